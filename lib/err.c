@@ -1,0 +1,69 @@
+/*
+ * err.c - the last-error message of vmtrace's library code and the
+ * print/die helpers used by command main paths.  Not for traced programs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "err.h"
+
+static __thread char vt_errbuf[1024];
+
+int vt_err_set(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(vt_errbuf, sizeof(vt_errbuf), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int vt_err_errno(const char *fmt, ...)
+{
+	int saved = errno;
+	size_t n;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(vt_errbuf, sizeof(vt_errbuf), fmt, ap);
+	va_end(ap);
+	n = strlen(vt_errbuf);
+	snprintf(vt_errbuf + n, sizeof(vt_errbuf) - n, ": %s", strerror(saved));
+	errno = saved;
+	return -1;
+}
+
+const char *vt_err_msg(void)
+{
+	return vt_errbuf;
+}
+
+void vt_err_print(const char *prog)
+{
+	fprintf(stderr, "vmtrace: %s: %s\n", prog, vt_errbuf[0] ? vt_errbuf : "unknown error");
+}
+
+void vt_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vmtrace: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void vt_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vmtrace: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(code);
+}

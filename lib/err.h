@@ -1,0 +1,38 @@
+/*
+ * err.h - error reporting for vmtrace's tools (not for the runtimes that
+ * live inside traced programs: they must never print or exit).
+ *
+ * Library code returns -1 (with errno) or NULL and records a message with
+ * vt_err_set(); only a command's main path prints it (vt_err_print) and
+ * exits.  Messages name the file and what is wrong with it.
+ */
+#ifndef VT_ERR_H
+#define VT_ERR_H
+
+#include <stdarg.h>
+#include "compiler.h"
+
+/* Exit codes of every vmtrace command (documented in docs/exit-codes.md). */
+enum vt_exit {
+	VT_EXIT_OK = 0,
+	VT_EXIT_FAIL = 1,	/* the work failed (I/O error, bad input data) */
+	VT_EXIT_USAGE = 2,	/* wrong options or arguments */
+	VT_EXIT_PARTIAL = 3,	/* done, but input was truncated/corrupt: warned */
+	VT_EXIT_PERM = 4,	/* no permission (root, ptrace, tracefs) */
+	VT_EXIT_UNSUPPORTED = 5,/* the machine lacks a feature (kvm, tracefs) */
+};
+
+/* Record a message for the last failure; returns -1 for `return vt_err_set(...)`. */
+int vt_err_set(const char *fmt, ...) VT_PRINTF(1, 2);
+/* Like vt_err_set() with ": strerror(errno)" appended. */
+int vt_err_errno(const char *fmt, ...) VT_PRINTF(1, 2);
+/* The last recorded message ("" if none). */
+const char *vt_err_msg(void);
+/* Print "vmtrace: <prog>: <last message>" to stderr. */
+void vt_err_print(const char *prog);
+/* Print a warning "vmtrace: warning: ..." to stderr. */
+void vt_warn(const char *fmt, ...) VT_PRINTF(1, 2);
+/* Print an error and exit with @code (tools only). */
+void vt_die(int code, const char *fmt, ...) VT_PRINTF(2, 3) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,337 @@
+/*
+ * meta.c - reader and writer of vmtrace.meta (see meta.h for the format).
+ * Used by tools on both sides; allocates, so never on a tracing hot path.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "err.h"
+#include "meta.h"
+
+#define VT_META_HEADER	"# vmtrace-meta 1"
+#define VT_META_MAX_ENTRIES 65536
+
+struct vt_meta_ent {
+	char *key;
+	char *val;
+};
+
+struct vt_meta {
+	struct vt_meta_ent *ent;
+	int nr;
+	int cap;
+};
+
+struct vt_meta *vt_meta_new(void)
+{
+	return calloc(1, sizeof(struct vt_meta));
+}
+
+void vt_meta_free(struct vt_meta *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < m->nr; i++) {
+		free(m->ent[i].key);
+		free(m->ent[i].val);
+	}
+	free(m->ent);
+	free(m);
+}
+
+static int key_ok(const char *k)
+{
+	size_t n = strlen(k);
+
+	if (n == 0 || n >= VT_META_KEY_MAX)
+		return 0;
+	for (; *k; k++) {
+		char c = *k;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+static int val_ok(const char *v)
+{
+	return strlen(v) < VT_META_VAL_MAX && !strchr(v, '\n') && !strchr(v, '\r');
+}
+
+static int find(const struct vt_meta *m, const char *key)
+{
+	for (int i = 0; i < m->nr; i++)
+		if (!strcmp(m->ent[i].key, key))
+			return i;
+	return -1;
+}
+
+static int put(struct vt_meta *m, const char *key, const char *val)
+{
+	int i = find(m, key);
+	char *v;
+
+	if (!key_ok(key))
+		return vt_err_set("bad metadata key '%.40s'", key);
+	if (!val_ok(val))
+		return vt_err_set("bad metadata value for '%s' (newline or too long)", key);
+	v = strdup(val);
+	if (!v)
+		return vt_err_set("out of memory");
+	if (i >= 0) {
+		free(m->ent[i].val);
+		m->ent[i].val = v;
+		return 0;
+	}
+	if (m->nr >= VT_META_MAX_ENTRIES) {
+		free(v);
+		return vt_err_set("too many metadata entries (max %d)", VT_META_MAX_ENTRIES);
+	}
+	if (m->nr == m->cap) {
+		int cap = m->cap ? m->cap * 2 : 32;
+		void *p = realloc(m->ent, cap * sizeof(*m->ent));
+		if (!p) {
+			free(v);
+			return vt_err_set("out of memory");
+		}
+		m->ent = p;
+		m->cap = cap;
+	}
+	m->ent[m->nr].key = strdup(key);
+	if (!m->ent[m->nr].key) {
+		free(v);
+		return vt_err_set("out of memory");
+	}
+	m->ent[m->nr].val = v;
+	m->nr++;
+	return 0;
+}
+
+int vt_meta_set(struct vt_meta *m, const char *key, const char *fmt, ...)
+{
+	char buf[VT_META_VAL_MAX + 1];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= VT_META_VAL_MAX)
+		return vt_err_set("metadata value for '%s' too long", key);
+	return put(m, key, buf);
+}
+
+int vt_meta_set_u64(struct vt_meta *m, const char *key, uint64_t v)
+{
+	return vt_meta_set(m, key, "%" PRIu64, v);
+}
+
+void vt_meta_del(struct vt_meta *m, const char *key)
+{
+	int i = find(m, key);
+
+	if (i < 0)
+		return;
+	free(m->ent[i].key);
+	free(m->ent[i].val);
+	memmove(&m->ent[i], &m->ent[i + 1], (m->nr - i - 1) * sizeof(*m->ent));
+	m->nr--;
+}
+
+const char *vt_meta_get(const struct vt_meta *m, const char *key)
+{
+	int i = find(m, key);
+
+	return i < 0 ? NULL : m->ent[i].val;
+}
+
+int vt_meta_get_u64(const struct vt_meta *m, const char *key, uint64_t *out)
+{
+	const char *v = vt_meta_get(m, key);
+	char *end;
+
+	if (!v || !*v || *v == '-')
+		return -1;
+	errno = 0;
+	*out = strtoull(v, &end, 0);
+	return (errno || *end) ? -1 : 0;
+}
+
+int vt_meta_get_i64(const struct vt_meta *m, const char *key, int64_t *out)
+{
+	const char *v = vt_meta_get(m, key);
+	char *end;
+
+	if (!v || !*v)
+		return -1;
+	errno = 0;
+	*out = strtoll(v, &end, 0);
+	return (errno || *end) ? -1 : 0;
+}
+
+int vt_meta_get_double(const struct vt_meta *m, const char *key, double *out)
+{
+	const char *v = vt_meta_get(m, key);
+	char *end;
+
+	if (!v || !*v)
+		return -1;
+	errno = 0;
+	*out = strtod(v, &end);
+	return (errno || *end) ? -1 : 0;
+}
+
+int vt_meta_count(const struct vt_meta *m)
+{
+	return m->nr;
+}
+
+const char *vt_meta_key(const struct vt_meta *m, int i)
+{
+	return (i >= 0 && i < m->nr) ? m->ent[i].key : NULL;
+}
+
+const char *vt_meta_val(const struct vt_meta *m, int i)
+{
+	return (i >= 0 && i < m->nr) ? m->ent[i].val : NULL;
+}
+
+int vt_meta_write(const struct vt_meta *m, const char *path)
+{
+	char tmp[4096];
+	FILE *fp;
+	int fd;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >= (int)sizeof(tmp))
+		return vt_err_set("%s: path too long", path);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return vt_err_errno("%s: cannot create", tmp);
+	fchmod(fd, 0644);
+	fp = fdopen(fd, "w");
+	if (!fp) {
+		close(fd);
+		unlink(tmp);
+		return vt_err_errno("%s: cannot open", tmp);
+	}
+	fprintf(fp, "%s\n", VT_META_HEADER);
+	for (int i = 0; i < m->nr; i++)
+		fprintf(fp, "%s=%s\n", m->ent[i].key, m->ent[i].val);
+	if (fflush(fp) || ferror(fp) || fsync(fileno(fp))) {
+		vt_err_errno("%s: write failed", path);
+		fclose(fp);
+		unlink(tmp);
+		return -1;
+	}
+	if (fclose(fp)) {
+		unlink(tmp);
+		return vt_err_errno("%s: write failed", path);
+	}
+	/* rename() replaces a symlink at @path rather than following it */
+	if (rename(tmp, path)) {
+		vt_err_errno("%s: cannot rename into place", path);
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int vt_meta_write_dir(const struct vt_meta *m, const char *dir)
+{
+	char path[4096];
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, VT_META_FILE) >= (int)sizeof(path))
+		return vt_err_set("%s: path too long", dir);
+	return vt_meta_write(m, path);
+}
+
+struct vt_meta *vt_meta_read(const char *path)
+{
+	char line[VT_META_KEY_MAX + VT_META_VAL_MAX + 8];
+	struct vt_meta *m;
+	int lineno = 0;
+	FILE *fp;
+
+	fp = fopen(path, "re");
+	if (!fp) {
+		vt_err_errno("%s: cannot open", path);
+		return NULL;
+	}
+	m = vt_meta_new();
+	if (!m) {
+		fclose(fp);
+		vt_err_set("out of memory");
+		return NULL;
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		size_t n = strlen(line);
+		char *eq;
+
+		lineno++;
+		if (n && line[n - 1] == '\n')
+			line[--n] = 0;
+		else if (!feof(fp)) {
+			vt_err_set("%s:%d: line too long", path, lineno);
+			goto bad;
+		}
+		if (lineno == 1 && strcmp(line, VT_META_HEADER)) {
+			vt_err_set("%s: not a vmtrace metadata file (first line is not '%s')",
+				   path, VT_META_HEADER);
+			goto bad;
+		}
+		if (!line[0] || line[0] == '#')
+			continue;
+		if (memchr(line, 0, n)) {
+			vt_err_set("%s:%d: NUL byte in line", path, lineno);
+			goto bad;
+		}
+		eq = strchr(line, '=');
+		if (!eq) {
+			vt_err_set("%s:%d: expected key=value", path, lineno);
+			goto bad;
+		}
+		*eq = 0;
+		if (find(m, line) >= 0) {
+			vt_err_set("%s:%d: duplicate key '%s'", path, lineno, line);
+			goto bad;
+		}
+		if (put(m, line, eq + 1)) {
+			char msg[256];
+			snprintf(msg, sizeof(msg), "%s", vt_err_msg());
+			vt_err_set("%s:%d: %s", path, lineno, msg);
+			goto bad;
+		}
+	}
+	if (ferror(fp)) {
+		vt_err_errno("%s: read error", path);
+		goto bad;
+	}
+	if (lineno == 0) {
+		vt_err_set("%s: empty metadata file", path);
+		goto bad;
+	}
+	fclose(fp);
+	return m;
+bad:
+	fclose(fp);
+	vt_meta_free(m);
+	return NULL;
+}
+
+struct vt_meta *vt_meta_read_dir(const char *dir)
+{
+	char path[4096];
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, VT_META_FILE) >= (int)sizeof(path)) {
+		vt_err_set("%s: path too long", dir);
+		return NULL;
+	}
+	return vt_meta_read(path);
+}

@@ -1,0 +1,109 @@
+/*
+ * uftrace.h - the uftrace data directory format (file version 4, as written
+ * and read by uftrace 0.13), owned here for every vmtrace module: the guest
+ * runtimes write it, merge and convert read it.  See docs/format/uftrace.md.
+ *
+ * A data directory holds:
+ *   info             binary header (below) + text "key:value" sections
+ *   task.txt         SESS/TASK/FORK lines, one per session/thread
+ *   sid-<SID>.map    the session's memory map (/proc/PID/maps text)
+ *   <exename>.sym    symbols: "<hex addr> <type> <name>" lines, sorted
+ *   <TID>.dat        the thread's records (struct vt_uft_record), in order
+ *   vmtrace.meta     vmtrace's metadata (lib/meta.h): clock, TSC frequency
+ *
+ * info header, little-endian, 40 bytes:
+ *   off size field
+ *     0    8 magic "Ftrace!\0"
+ *     8    4 version (4)
+ *    12    2 header_size (40)
+ *    14    1 endian (1 = little)
+ *    15    1 elf_class (2 = 64-bit)
+ *    16    8 feat_mask (VT_UFT_FEAT_*)
+ *    24    8 info_mask (VT_UFT_INFO_*)
+ *    32    2 max_stack
+ *    34    2 unused
+ *    36    4 unused
+ *
+ * <TID>.dat record, 16 bytes:
+ *   off size field
+ *     0    8 time   timestamp (raw TSC ticks when vmtrace.meta says
+ *                   clock=tsc, nanoseconds when clock=ns)
+ *     8    8 bits   0-1 type (VT_UFT_ENTRY/EXIT/LOST/EVENT)
+ *                   2   more (argument data follows; vmtrace never sets it)
+ *                   3-5 magic (5)
+ *                   6-15 depth (0..1023)
+ *                   16-63 addr (48 bits: function address, or the number of
+ *                         lost records for VT_UFT_LOST)
+ */
+#ifndef VT_UFTRACE_H
+#define VT_UFTRACE_H
+
+#include <stdint.h>
+#include "compiler.h"
+
+#define VT_UFT_MAGIC_STR	"Ftrace!"
+#define VT_UFT_FILE_VERSION	4
+#define VT_UFT_HEADER_SIZE	40
+#define VT_UFT_RECORD_MAGIC	5
+#define VT_UFT_MAX_DEPTH	1023
+#define VT_UFT_ADDR_MASK	((1ULL << 48) - 1)
+
+enum vt_uft_type {
+	VT_UFT_ENTRY = 0,
+	VT_UFT_EXIT = 1,
+	VT_UFT_LOST = 2,
+	VT_UFT_EVENT = 3,
+};
+
+/* feat_mask bits of the info header */
+enum {
+	VT_UFT_FEAT_PLTHOOK = 1U << 0,
+	VT_UFT_FEAT_TASK_SESSION = 1U << 1,
+	VT_UFT_FEAT_KERNEL = 1U << 2,
+	VT_UFT_FEAT_ARGUMENT = 1U << 3,
+	VT_UFT_FEAT_RETVAL = 1U << 4,
+	VT_UFT_FEAT_SYM_REL_ADDR = 1U << 5,
+	VT_UFT_FEAT_MAX_STACK = 1U << 6,
+	VT_UFT_FEAT_EVENT = 1U << 7,
+};
+
+/* info_mask bits of the info header: which text sections follow it */
+enum {
+	VT_UFT_INFO_EXE_NAME = 1U << 0,
+	VT_UFT_INFO_EXE_BUILD_ID = 1U << 1,
+	VT_UFT_INFO_EXIT_STATUS = 1U << 2,
+	VT_UFT_INFO_CMDLINE = 1U << 3,
+	VT_UFT_INFO_CPUINFO = 1U << 4,
+	VT_UFT_INFO_MEMINFO = 1U << 5,
+	VT_UFT_INFO_OSINFO = 1U << 6,
+	VT_UFT_INFO_TASKINFO = 1U << 7,
+	VT_UFT_INFO_USAGEINFO = 1U << 8,
+	VT_UFT_INFO_LOADINFO = 1U << 9,
+	VT_UFT_INFO_ARG_SPEC = 1U << 10,
+	VT_UFT_INFO_RECORD_DATE = 1U << 11,
+	VT_UFT_INFO_PATTERN_TYPE = 1U << 12,
+	VT_UFT_INFO_VERSION = 1U << 13,
+};
+
+struct vt_uft_record {
+	uint64_t time;
+	uint64_t bits;
+};
+VT_STATIC_ASSERT(sizeof(struct vt_uft_record) == 16, "uftrace record is 16 bytes");
+
+/* Pack the second word of a record (hot path: no branches). */
+static inline VT_NOTRACE uint64_t vt_uft_pack(unsigned type, unsigned depth, uint64_t addr)
+{
+	return (uint64_t)(type & 3) | ((uint64_t)VT_UFT_RECORD_MAGIC << 3) |
+	       ((uint64_t)(depth & VT_UFT_MAX_DEPTH) << 6) | ((addr & VT_UFT_ADDR_MASK) << 16);
+}
+
+static inline unsigned vt_uft_type(uint64_t bits) { return bits & 3; }
+static inline unsigned vt_uft_more(uint64_t bits) { return (bits >> 2) & 1; }
+static inline unsigned vt_uft_magic(uint64_t bits) { return (bits >> 3) & 7; }
+static inline unsigned vt_uft_depth(uint64_t bits) { return (bits >> 6) & VT_UFT_MAX_DEPTH; }
+static inline uint64_t vt_uft_addr(uint64_t bits) { return bits >> 16; }
+
+/* Directory-level writer and reader API: see below (lib/uftrace.c). */
+
+#endif

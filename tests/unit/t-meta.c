@@ -1,0 +1,71 @@
+/*
+ * t-meta.c - unit test of lib/meta.c: round trip, bad keys/values, and
+ * hostile files (no header, duplicate keys, NUL bytes, long lines).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "err.h"
+#include "meta.h"
+
+static void write_file(const char *path, const char *data, size_t n)
+{
+	FILE *fp = fopen(path, "wb");
+
+	CHECK(fp != NULL);
+	CHECK(fwrite(data, 1, n, fp) == n);
+	fclose(fp);
+}
+
+int main(void)
+{
+	struct vt_meta *m = vt_meta_new(), *r;
+	uint64_t u;
+	int64_t s;
+	char path[256];
+
+	CHECK(m != NULL);
+	CHECK(vt_meta_set(m, "clock", "tsc") == 0);
+	CHECK(vt_meta_set_u64(m, "tsc.hz", 2096001000ULL) == 0);
+	CHECK(vt_meta_set(m, "kvm.offset.0", "%lld", -123456789012LL) == 0);
+	CHECK(vt_meta_set(m, "clock", "ns") == 0);	/* replace */
+	CHECK(vt_meta_set(m, "bad key", "x") < 0);
+	CHECK(vt_meta_set(m, "k", "a\nb") < 0);
+	CHECK(vt_meta_count(m) == 3);
+
+	snprintf(path, sizeof(path), "%s/m.meta", getenv("VT_TMP") ? getenv("VT_TMP") : "/tmp");
+	CHECK(vt_meta_write(m, path) == 0);
+	r = vt_meta_read(path);
+	CHECK(r != NULL);
+	CHECK_STR(vt_meta_get(r, "clock"), "ns");
+	CHECK(vt_meta_get_u64(r, "tsc.hz", &u) == 0 && u == 2096001000ULL);
+	CHECK(vt_meta_get_i64(r, "kvm.offset.0", &s) == 0 && s == -123456789012LL);
+	CHECK(vt_meta_get_u64(r, "kvm.offset.0", &u) < 0);
+	CHECK(vt_meta_get(r, "missing") == NULL);
+	CHECK_STR(vt_meta_key(r, 0), "clock");
+	vt_meta_free(r);
+
+	write_file(path, "clock=tsc\n", 10);
+	CHECK(vt_meta_read(path) == NULL);
+	CHECK(strstr(vt_err_msg(), path) != NULL);
+	write_file(path, "# vmtrace-meta 1\na=1\na=2\n", 25);
+	CHECK(vt_meta_read(path) == NULL && strstr(vt_err_msg(), "duplicate"));
+	write_file(path, "# vmtrace-meta 1\na=1\0x\n", 23);
+	CHECK(vt_meta_read(path) == NULL);
+	write_file(path, "", 0);
+	CHECK(vt_meta_read(path) == NULL);
+	{
+		size_t n = 20000;
+		char *big = malloc(n);
+		memset(big, 'x', n);
+		memcpy(big, "# vmtrace-meta 1\nk=", 19);
+		write_file(path, big, n);
+		free(big);
+		CHECK(vt_meta_read(path) == NULL && strstr(vt_err_msg(), "too long"));
+	}
+	CHECK(vt_meta_read("/nonexistent/vmtrace.meta") == NULL);
+	CHECK(strstr(vt_err_msg(), "/nonexistent/vmtrace.meta") != NULL);
+	vt_meta_free(m);
+	return check_done();
+}
