@@ -104,6 +104,81 @@ static inline unsigned vt_uft_magic(uint64_t bits) { return (bits >> 3) & 7; }
 static inline unsigned vt_uft_depth(uint64_t bits) { return (bits >> 6) & VT_UFT_MAX_DEPTH; }
 static inline uint64_t vt_uft_addr(uint64_t bits) { return bits >> 16; }
 
-/* Directory-level writer and reader API: see below (lib/uftrace.c). */
+/*
+ * Directory-level API (lib/uftrace.c; Linux only, allocates: never on a
+ * per-event hot path).  All functions return 0 / a pointer on success and
+ * -1 / NULL on failure with a message naming the file (lib/err.h).
+ */
+#include <stddef.h>
+#include <sys/types.h>
+
+/* What the info file says about a recorded session. */
+struct vt_uft_info {
+	const char *exename;	/* absolute path of the traced executable */
+	const char *cmdline;	/* the command line, space separated */
+	int exit_status;	/* wait() status, or -1 if unknown */
+	int nr_tids;
+	const int *tids;	/* every thread that has a <TID>.dat */
+	uint16_t max_stack;	/* depth limit used while recording */
+	uint64_t elapsed_ns;	/* wall time of the run, 0 if unknown */
+};
+
+/* Create @dir (mode 0755) for a new trace.  An existing non-empty
+ * directory is refused unless @force (then its old trace files go). */
+int vt_uft_dir_create(const char *dir, int force);
+
+/* Write DIR/info from @info (the header + text sections uftrace 0.13
+ * needs for replay/graph/report/dump). */
+int vt_uft_write_info(const char *dir, const struct vt_uft_info *info);
+
+/* Append a line to DIR/task.txt (created on first use; O_APPEND, so safe
+ * from several threads/processes).  @ts is a timestamp in the trace clock. */
+int vt_uft_task_session(const char *dir, uint64_t ts, int pid, const char *sid,
+			const char *exename);
+int vt_uft_task_thread(const char *dir, uint64_t ts, int tid, int pid);
+int vt_uft_task_fork(const char *dir, uint64_t ts, int pid, int ppid);
+
+/* Write DIR/sid-<SID>.map from /proc/<pid>/maps (pid 0 = self). */
+int vt_uft_write_map(const char *dir, const char *sid, pid_t pid);
+
+/* One symbol of a .sym file. */
+struct vt_uft_sym {
+	uint64_t addr;		/* as recorded in the .dat files */
+	uint64_t size;
+	char type;		/* 'T' function, 'P' PLT ... */
+	const char *name;
+};
+
+/* Write DIR/<basename(exename)>.sym from @syms (sorted by the writer). */
+int vt_uft_write_syms(const char *dir, const char *exename,
+		      const struct vt_uft_sym *syms, size_t nr);
+/* Write DIR/<basename(path)>.sym from the ELF symbol table of @path
+ * (function symbols, addresses as loaded at @load_bias). */
+int vt_uft_write_syms_elf(const char *dir, const char *path, uint64_t load_bias);
+
+/* The path DIR/<tid>.dat (buffer of @len bytes); -1 if it does not fit. */
+int vt_uft_dat_path(char *buf, size_t len, const char *dir, int tid);
+
+/* Reading (untrusted input: every size and record is checked). */
+struct vt_uft_reader;
+struct vt_uft_stream;
+
+/* Open a data directory written by vmtrace or by uftrace record. */
+struct vt_uft_reader *vt_uft_open(const char *dir);
+void vt_uft_close(struct vt_uft_reader *r);
+/* Tasks found (task.txt, else the *.dat files). */
+int vt_uft_nr_tasks(const struct vt_uft_reader *r);
+int vt_uft_task_tid(const struct vt_uft_reader *r, int idx);
+int vt_uft_task_pid(const struct vt_uft_reader *r, int idx);
+/* Name of the function at @addr ("" if unknown); valid until close. */
+const char *vt_uft_sym_name(const struct vt_uft_reader *r, uint64_t addr);
+
+/* A forward reader of one task's records, with a bounded buffer. */
+struct vt_uft_stream *vt_uft_stream_open(struct vt_uft_reader *r, int idx);
+/* 1 with *rec filled, 0 at the end, -1 on a corrupt record (the stream
+ * ends there; the message says which file and which offset). */
+int vt_uft_stream_next(struct vt_uft_stream *s, struct vt_uft_record *rec);
+void vt_uft_stream_close(struct vt_uft_stream *s);
+
 
 #endif
