@@ -25,7 +25,8 @@ PKG     := pkg-config
 WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 OPT     ?= -O2
 CSTD    := -std=gnu11
-CPPFLAGS_ALL := -D_GNU_SOURCE -I$(SRC)/lib -I$(SRC)
+CPPFLAGS_ALL := -D_GNU_SOURCE -I$(SRC)/lib -I$(SRC) \
+		$(shell $(PKG) --cflags libtracefs libtraceevent libtracecmd 2>/dev/null)
 CFLAGS_ALL   := $(CSTD) $(OPT) -g $(WARN) -fno-omit-frame-pointer -fPIC $(CFLAGS)
 LDFLAGS_ALL  := $(LDFLAGS)
 ifeq ($(SAN),1)

@@ -1,3 +1,21 @@
 # lib/: the shared module: trace formats (read + write) and TSC helpers.
 # Built into libvtcore.a; guest/, host/, align/ and merge/ all link it.
-CORE_SRCS += lib/err.c lib/meta.c
+CORE_SRCS += lib/err.c lib/meta.c lib/uftrace.c lib/elfread.c lib/tsc.c
+# commands of the shared module: vmtrace tsc, info, convert
+VMTRACE_SRCS += lib/cmd_tsc.c lib/cmd_info.c lib/cmd_convert.c
+CORE_SRCS += lib/tracedat_write.c
+# trace.dat reader half (merge/align): libtracecmd + libtraceevent
+CORE_SRCS += lib/tracedat_read.c
+$(OUT)/obj/lib/tracedat_read.o: CPPFLAGS_ALL += $(shell pkg-config --cflags libtracecmd libtraceevent 2>/dev/null)
+$(OUT)/fuzz/obj/lib/tracedat_read.o: CPPFLAGS_ALL += $(shell pkg-config --cflags libtracecmd libtraceevent 2>/dev/null)
+DEPS += libtracecmd-dev libtraceevent-dev
+# guest<->host sync markers (markers.dat, emitters): align/ owns the design
+CORE_SRCS += lib/marker.c
+# ring-buffer page builder (fixtures): added by align/ for its trace.dat fixtures
+CORE_SRCS += lib/tracedat_page.c
+CORE_SRCS += lib/uftrace-append.c	# incremental .sym appends, .dat trim (guest/python)
+# t-elf uses <sys/sdt.h>; the consumer tests read our output with the real
+# uftrace and check its JSON with Debian's python3
+DEPS += systemtap-sdt-dev uftrace python3
+# the debugcon frame stream of freestanding guests (docs/format/unikernel.md)
+CORE_SRCS += lib/debugcon.c

@@ -149,15 +149,55 @@ struct vt_uft_sym {
 	const char *name;
 };
 
-/* Write DIR/<basename(exename)>.sym from @syms (sorted by the writer). */
+/* Write DIR/<basename(exename)>.sym from @syms (any order; sorted here).
+ * Addresses are as recorded in the .dat files; uftrace wants them relative
+ * to the start of @exename's first mapping, which is taken from DIR's
+ * sid-*.map: write the map first (0 is used if there is none). */
 int vt_uft_write_syms(const char *dir, const char *exename,
 		      const struct vt_uft_sym *syms, size_t nr);
-/* Write DIR/<basename(path)>.sym from the ELF symbol table of @path
- * (function symbols, addresses as loaded at @load_bias). */
+/* Write DIR/<basename(realpath(path))>.sym from the ELF symbol table of
+ * @path (.symtab, else .dynsym; function symbols).  The .sym holds
+ * addresses relative to the first PT_LOAD (uftrace's SYM_REL_ADDR), which
+ * is right wherever the file was loaded: @load_bias is not needed for it
+ * (kept for the API; pass 0). */
 int vt_uft_write_syms_elf(const char *dir, const char *path, uint64_t load_bias);
+
+/* Like vt_uft_write_syms(), with addresses made relative to @base (the
+ * start of the executable's first mapping in the sid map). */
+int vt_uft_write_syms_rel(const char *dir, const char *exename,
+			  const struct vt_uft_sym *syms, size_t nr, uint64_t base);
+
+/* Length of a session id: exactly 16 characters (uftrace reads 16). */
+#define VT_UFT_SID_LEN	16
+/* Make a session id (16 lowercase hex digits from @pid and @ts) into @buf
+ * of at least VT_UFT_SID_LEN + 1 bytes. */
+void vt_uft_sid_make(char *buf, int pid, uint64_t ts);
+
+/* Write DIR/sid-<SID>.map for a program whose image @path occupies
+ * [@start, @end) (freestanding or synthetic traces: no /proc/PID/maps).
+ * A "[stack]" line is added: uftrace needs one to place the kernel. */
+int vt_uft_write_map_fixed(const char *dir, const char *sid, uint64_t start, uint64_t end,
+			   const char *path);
+/* Same from the PT_LOAD segments of the ELF file @path loaded at
+ * @load_bias (0 for ET_EXEC), named by its realpath() as
+ * vt_uft_write_syms_elf() names it (use that name in the SESS line too). */
+int vt_uft_write_map_elf(const char *dir, const char *sid, const char *path,
+			 uint64_t load_bias);
 
 /* The path DIR/<tid>.dat (buffer of @len bytes); -1 if it does not fit. */
 int vt_uft_dat_path(char *buf, size_t len, const char *dir, int tid);
+
+/* Copy the clock=tsc data directory @in to @out (created as with
+ * vt_uft_dir_create(@out, @force)) with every timestamp converted to
+ * nanoseconds at @tsc_hz (0: take tsc.hz from @in's vmtrace.meta).
+ * 0 on success, VT_UFT_PARTIAL if an input was truncated or corrupt (the
+ * copy holds every complete record; message in vt_err_msg()), -1 on
+ * failure. */
+#define VT_UFT_PARTIAL	1
+int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int force);
+/* @tsc converted to nanoseconds at @hz, rounded to the nearest (128-bit
+ * intermediate; saturates at UINT64_MAX). */
+uint64_t vt_uft_tsc_to_ns(uint64_t tsc, uint64_t hz);
 
 /* Reading (untrusted input: every size and record is checked). */
 struct vt_uft_reader;
@@ -166,7 +206,7 @@ struct vt_uft_stream;
 /* Open a data directory written by vmtrace or by uftrace record. */
 struct vt_uft_reader *vt_uft_open(const char *dir);
 void vt_uft_close(struct vt_uft_reader *r);
-/* Tasks found (task.txt, else the *.dat files). */
+/* Tasks found in task.txt and as <TID>.dat files, sorted by tid. */
 int vt_uft_nr_tasks(const struct vt_uft_reader *r);
 int vt_uft_task_tid(const struct vt_uft_reader *r, int idx);
 int vt_uft_task_pid(const struct vt_uft_reader *r, int idx);
@@ -179,6 +219,41 @@ struct vt_uft_stream *vt_uft_stream_open(struct vt_uft_reader *r, int idx);
  * ends there; the message says which file and which offset). */
 int vt_uft_stream_next(struct vt_uft_stream *s, struct vt_uft_record *rec);
 void vt_uft_stream_close(struct vt_uft_stream *s);
+/* After the end: 1 if the file ended inside a record (a truncated last
+ * record, e.g. a killed writer: a clean end, but worth a warning). */
+int vt_uft_stream_truncated(const struct vt_uft_stream *s);
+/* File offset of the next record; the stream's file path. */
+uint64_t vt_uft_stream_offset(const struct vt_uft_stream *s);
+const char *vt_uft_stream_path(const struct vt_uft_stream *s);
+/* The payload of the last record when it had the 'more' bit (an event's
+ * data): its bytes and length, else NULL and 0. */
+const void *vt_uft_stream_payload(const struct vt_uft_stream *s, size_t *len);
 
+/* What the info file said (exename, cmdline, exit status, tids,
+ * max_stack); valid until close.  elapsed_ns is 0 if unknown. */
+const struct vt_uft_info *vt_uft_reader_info(const struct vt_uft_reader *r);
+/* feat_mask / info_mask of the info header. */
+uint64_t vt_uft_feat_mask(const struct vt_uft_reader *r);
+uint64_t vt_uft_info_mask(const struct vt_uft_reader *r);
+/* The directory it was opened on. */
+const char *vt_uft_reader_dir(const struct vt_uft_reader *r);
+/* Number of symbols loaded from the .sym files the sid maps name. */
+size_t vt_uft_nr_syms(const struct vt_uft_reader *r);
+/* Look up the symbol containing @addr: its start address and name, or
+ * NULL. */
+const char *vt_uft_sym_find(const struct vt_uft_reader *r, uint64_t addr, uint64_t *start);
+
+/*
+ * Incremental writing, for runtimes that learn symbols and mappings while
+ * the program runs (lib/uftrace-append.c; may allocate, never per event).
+ */
+/* Append one symbol to the open .sym file @fd as two lines: "<addr> <type>
+ * <name>" and an end marker at @addr + @size, so the symbol's size is known
+ * even if nothing follows (uftrace sorts the file when it reads it). */
+int vt_uft_sym_append(int fd, uint64_t addr, uint64_t size, char type, const char *name);
+/* Cut the .dat file @path after its last complete, valid record (a writer
+ * that grows its file in chunks leaves zeroed space after a crash).  Returns
+ * the number of records kept, or -1. */
+long vt_uft_dat_trim(const char *path);
 
 #endif

@@ -1,3 +1,38 @@
 # tools/: the vmtrace command dispatcher and setup helpers.
 VMTRACE_SRCS += tools/vmtrace.c
 DEPS += build-essential pkg-config
+
+# `vmtrace meta`: scripts mark their output directories (tools/uftrace-tsc).
+VMTRACE_SRCS += tools/meta.c
+
+# Test helpers of tests/tools/: the TSC printer and the traced program
+# whose core the gdb extension reads.
+TEST_TARGETS += $(OUT)/tests/tools/rdtsc
+$(OUT)/tests/tools/rdtsc: $(SRC)/tests/tools/rdtsc.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $<
+
+# patches/ (tools/debian-source, build-uftrace-tsc, build-virtiofsd-nosandbox):
+# unpacking and building Debian 12's uftrace 0.13 and qemu 7.2 (virtiofsd).
+DEPS += dpkg-dev patch xz-utils git libelf-dev
+DEPS += meson ninja-build libglib2.0-dev libpixman-1-dev libcap-ng-dev libseccomp-dev
+# gdb tools (tools/gdb/), tsc-khz-kcore, the sampler's guest (TCG)
+DEPS += gdb python3 qemu-system-x86
+
+TEST_TARGETS += $(OUT)/tests/tools/crashme
+$(OUT)/tests/tools/crashme: $(SRC)/tests/tools/crashme.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -pg -fno-inline -fno-optimize-sibling-calls -pthread -o $@ $<
+
+# The sampling test guest: multiboot, 32-bit, spins in a known call tree
+# (qemu-system-i386 -kernel; tests/tools/t-vmsample.sh).
+SPIN_SRC := tests/tools/spinguest
+SPIN_CFLAGS := -m32 -std=gnu11 -O1 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
+	       -fno-omit-frame-pointer -fno-asynchronous-unwind-tables
+TEST_TARGETS += $(OUT)/tests/tools/spin.elf
+$(OUT)/tests/tools/spin.elf: $(SRC)/$(SPIN_SRC)/boot.S $(SRC)/$(SPIN_SRC)/spin.c $(SRC)/$(SPIN_SRC)/link.ld
+	@mkdir -p $(dir $@)
+	$(CC) $(SPIN_CFLAGS) -c -o $(OUT)/tests/tools/spin-boot.o $(SRC)/$(SPIN_SRC)/boot.S
+	$(CC) $(SPIN_CFLAGS) -c -o $(OUT)/tests/tools/spin.o $(SRC)/$(SPIN_SRC)/spin.c
+	$(LD) -m elf_i386 -nostdlib -static --build-id=none --no-warn-rwx-segments -T $(SRC)/$(SPIN_SRC)/link.ld \
+		-o $@ $(OUT)/tests/tools/spin-boot.o $(OUT)/tests/tools/spin.o

@@ -17,6 +17,8 @@ typedef int (*vt_cmd_fn)(int argc, char **argv);
 #define CMD(name) extern int cmd_##name(int argc, char **argv) __attribute__((weak));
 CMD(tsc) CMD(run) CMD(convert) CMD(record) CMD(attach) CMD(top) CMD(align)
 CMD(merge) CMD(report) CMD(export) CMD(marker) CMD(info)
+CMD(debugcon)
+CMD(meta)
 #undef CMD
 
 static const struct {
@@ -37,6 +39,8 @@ static const struct {
 	E(export, "export merged events to an SQLite database"),
 	E(marker, "emit a guest<->host sync marker (guest side)"),
 	E(info, "describe a trace directory: clock, events, span, metadata"),
+	E(debugcon, "decode a freestanding guest's isa-debugcon trace dump to uftrace data"),
+	E(meta, "print or set a directory's vmtrace.meta keys (for scripts)"),
 #undef E
 };
 

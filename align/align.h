@@ -1,0 +1,232 @@
+/*
+ * align.h - the clock model of vmtrace: guest TSC <-> host TSC <-> ns, per
+ * vCPU, piecewise in host time, with a proven error bound.  See docs/align.md.
+ *
+ * Two layers:
+ *  - the model (align/model.c, align/match.c): pure.  Samples in (offset
+ *    events, debugfs snapshots, guest markers + host marker observations),
+ *    a model out; no I/O, no printing: warnings are data.
+ *  - the gathering layer (align/sources.c): reads a HOST dir (trace.dat,
+ *    vmtrace.meta) and a GUEST dir (markers.dat, vmtrace.meta) into samples.
+ *
+ * KVM's definition, per vCPU, between two offset writes:
+ *     tsc_guest = ((tsc_host * ratio) >> frac_bits) + offset
+ * A segment stores it as a line through a reference point:
+ *     tsc_guest = ref_tsc_guest + slope * (tsc_host - ref_tsc_host)
+ * which keeps full precision for 64-bit TSC values.
+ *
+ * Threads: a model is immutable once built; queries may run concurrently.
+ */
+#ifndef ALIGN_ALIGN_H
+#define ALIGN_ALIGN_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "marker.h"
+
+#define ALIGN_VCPU_ANY		(-1)	/* unknown vCPU / "the guest's clock" */
+#define ALIGN_TSC_END		UINT64_MAX	/* open end of the last segment */
+
+/* Where a segment's parameters came from, best first when they disagree. */
+enum align_source {
+	ALIGN_SRC_NONE = 0,
+	ALIGN_SRC_MARKERS,	/* sync markers: proven, with an error bound */
+	ALIGN_SRC_DEBUGFS,	/* /sys/kernel/debug/kvm/<vm>/vcpuN/tsc-offset */
+	ALIGN_SRC_TRACEPOINT,	/* kvm:kvm_write_tsc_offset */
+	ALIGN_SRC_USER,		/* given on the command line */
+};
+
+/* ---- samples (the model's input) ---- */
+
+/* One kvm:kvm_write_tsc_offset event. */
+struct align_offset_event {
+	uint64_t tsc_host;		/* event time */
+	int32_t vcpu;
+	int64_t prev_offset_tsc;
+	int64_t next_offset_tsc;
+};
+
+/* One debugfs reading of a vCPU's tsc-offset (+ tsc-scaling-ratio). */
+struct align_debugfs_snap {
+	uint64_t tsc_host;		/* when read; 0 = unknown (whole run) */
+	int32_t vcpu;
+	int64_t offset_tsc;
+	uint64_t ratio;			/* 0 = file absent: no scaling */
+	uint32_t frac_bits;		/* 48 Intel, 32 AMD; 0 = unknown */
+};
+
+/* The host's view of one marker action. */
+struct align_host_marker {
+	uint64_t tsc_host;		/* kvm_pio / write syscall time */
+	int32_t vcpu;			/* ALIGN_VCPU_ANY if not known */
+	uint32_t value;			/* value the host saw written */
+	uint32_t has_value;		/* 0: order-based matching (chardev) */
+};
+
+/* A matched marker: the guest bracket and the host instant. */
+struct align_marker_pair {
+	int32_t vcpu;
+	uint64_t seq;
+	uint64_t tsc_guest_before;
+	uint64_t tsc_guest_after;
+	uint64_t tsc_host;
+	uint32_t outlier;		/* 1: rejected by the estimator */
+};
+
+struct align_input {
+	uint64_t host_hz;		/* host TSC frequency (required) */
+	uint64_t guest_hz;		/* guest's own measurement, 0 = unknown */
+	uint32_t frac_bits;		/* scaling-ratio fraction bits, 0 = unknown */
+	uint64_t span_tsc_host_start;	/* host trace span, 0/0 = unknown */
+	uint64_t span_tsc_host_end;
+	const struct align_offset_event *offsets;
+	size_t n_offsets;
+	const struct align_debugfs_snap *snaps;
+	size_t n_snaps;
+	const struct vt_marker *guest_markers;	/* guest's markers.dat */
+	size_t n_guest_markers;
+	const struct align_host_marker *host_markers;
+	size_t n_host_markers;
+	/* ALIGN_SRC_USER: a fixed offset (and slope 1) when has_user_offset. */
+	int has_user_offset;
+	int64_t user_offset_tsc;
+	/* Allow a fitted slope != the known ratio (drift, unknown scaling). */
+	int fit_slope;
+};
+
+/* ---- the model ---- */
+
+/* One piece of one vCPU's map, valid for tsc_host in [start, end). */
+struct align_segment {
+	int32_t vcpu;			/* ALIGN_VCPU_ANY: all vCPUs */
+	uint64_t tsc_host_start;
+	uint64_t tsc_host_end;		/* ALIGN_TSC_END for the last */
+	uint64_t ref_tsc_host;
+	uint64_t ref_tsc_guest;
+	double slope;			/* guest ticks per host tick */
+	enum align_source source;
+	double bound_ns;		/* guaranteed |error| of host time; < 0:
+					 * not proven (no markers) */
+	uint32_t n_markers;		/* markers used */
+	uint32_t n_outliers;		/* markers rejected */
+};
+
+/* What each source said, for the report and the cross-check. */
+struct align_source_view {
+	enum align_source source;
+	int32_t vcpu;
+	uint64_t tsc_host;		/* where it applies (segment start) */
+	int64_t offset_tsc;		/* tsc_guest - tsc_host*slope at tsc_host */
+	double slope;
+	int agrees;			/* 1 within the bound of the chosen model,
+					 * 0 disagrees, -1 nothing to compare */
+	double diff_ns;			/* its offset - chosen offset, in ns */
+};
+
+struct align_model;
+
+/* Build the model from @in: match markers, estimate, cross-check, choose.
+ * NULL with vt_err_set() when no source is usable, or on allocation
+ * failure; a model is returned (with warnings) whenever any source is. */
+struct align_model *align_model_build(const struct align_input *in);
+void align_model_free(struct align_model *m);
+
+/* The segments, ordered by vcpu then time. */
+size_t align_model_nr_segments(const struct align_model *m);
+const struct align_segment *align_model_segment(const struct align_model *m, size_t i);
+/* The source views (one per source, vCPU and segment). */
+size_t align_model_nr_views(const struct align_model *m);
+const struct align_source_view *align_model_view(const struct align_model *m, size_t i);
+/* The matched marker pairs, in guest seq order. */
+size_t align_model_nr_pairs(const struct align_model *m);
+const struct align_marker_pair *align_model_pair(const struct align_model *m, size_t i);
+/* Warnings ("LOUD": disagreements, outliers, unmatched markers), in order. */
+size_t align_model_nr_warnings(const struct align_model *m);
+const char *align_model_warning(const struct align_model *m, size_t i);
+
+/* The source of most segments, the worst proven bound (< 0 if none is
+ * proven), and a one-line summary such as "markers (212 pairs), bound
+ * 3.1 us" (valid while @m lives). */
+enum align_source align_model_method(const struct align_model *m);
+double align_model_bound_ns(const struct align_model *m);
+const char *align_model_summary(const struct align_model *m);
+uint64_t align_model_host_hz(const struct align_model *m);
+const char *align_source_name(enum align_source s);
+
+/* ---- queries ---- */
+
+/* Host TSC -> ns (the host TSC's own epoch: ns = tsc * 1e9 / host_hz). */
+uint64_t align_host_to_ns(const struct align_model *m, uint64_t tsc_host);
+/* Plain ticks -> ns with an explicit frequency (single-domain converts). */
+uint64_t align_tsc_to_ns(uint64_t tsc, uint64_t hz);
+
+/* Guest TSC of @vcpu (ALIGN_VCPU_ANY: the first vCPU's map) -> host TSC.
+ * 0 on success, -1 if no segment covers it (a value before the first or
+ * after an offset change with no model; no message set: hot path). */
+int align_guest_to_host(const struct align_model *m, int vcpu, uint64_t tsc_guest,
+			uint64_t *tsc_host);
+int align_guest_to_ns(const struct align_model *m, int vcpu, uint64_t tsc_guest,
+		      uint64_t *ns);
+/* Host TSC -> the guest TSC @vcpu would have read then. */
+int align_host_to_guest(const struct align_model *m, int vcpu, uint64_t tsc_host,
+			uint64_t *tsc_guest);
+
+/* Streaming: a cursor remembers its segment, so a time-ordered stream of one
+ * vCPU (or ALIGN_VCPU_ANY) costs O(1) per event and resolves guest TSC
+ * values that two segments share (offset stepped back) in stream order. */
+struct align_cursor {
+	const struct align_model *m;
+	int vcpu;
+	size_t seg;			/* index into the model's segments */
+	uint64_t last_tsc_guest;	/* previous query */
+};
+void align_cursor_init(struct align_cursor *c, const struct align_model *m, int vcpu);
+int align_cursor_guest_to_ns(struct align_cursor *c, uint64_t tsc_guest, uint64_t *ns);
+
+/* ---- marker matching (pure; used by align_model_build, exported for tests) ---- */
+
+/* Pair guest markers with host observations: by value (seq in the low 24
+ * bits) where the host saw one, else by order with a time-consistency
+ * search.  *out gets a malloc'ed array in guest seq order.  Counts of
+ * markers seen on one side only go to *unmatched_guest / *unmatched_host.
+ * -1 on allocation failure. */
+int align_markers_match(const struct vt_marker *g, size_t ng,
+			const struct align_host_marker *h, size_t nh,
+			struct align_marker_pair **out, size_t *n,
+			size_t *unmatched_guest, size_t *unmatched_host);
+
+/* ---- gathering layer (align/sources.c: does the I/O) ---- */
+
+struct align_load_opts {
+	uint64_t host_hz;		/* override host tsc.hz (0: from meta) */
+	uint64_t guest_hz;		/* override guest tsc.hz (0: from meta) */
+	int marker_port;		/* -1: VT_MARKER_PORT and the debugcon port */
+	int marker_fd;			/* chardev fd of TCG markers, -1: from meta */
+};
+
+/* Samples read from disk; owns its arrays. */
+struct align_samples {
+	struct align_input in;		/* points into the arrays below */
+	struct align_offset_event *offsets;
+	struct align_debugfs_snap *snaps;
+	struct vt_marker *guest_markers;
+	struct align_host_marker *host_markers;
+	size_t n_bad_guest_markers;	/* rejected records of markers.dat */
+	char host_hz_from[64];		/* "meta", "option", ... */
+	char guest_hz_from[64];
+	char *notes;			/* '\n'-separated: what was found/missing */
+};
+
+void align_load_opts_init(struct align_load_opts *o);
+/* Read HOSTDIR (may be NULL) and GUESTDIR (may be NULL) into @s.  Missing
+ * optional parts are notes, not errors; -1 (message names the file) on a
+ * file that exists but cannot be read or is corrupt beyond use. */
+int align_samples_load(struct align_samples *s, const char *host_dir, const char *guest_dir,
+		       const struct align_load_opts *o);
+void align_samples_free(struct align_samples *s);
+
+/* Convenience for merge: load + build.  NULL with a message on failure. */
+struct align_model *align_model_from_dirs(const char *host_dir, const char *guest_dir,
+					  const struct align_load_opts *o);
+
+#endif

@@ -1,0 +1,181 @@
+/*
+ * cmd_marker.c - `vmtrace marker`, run inside a Linux guest: emits sync
+ * markers (a PIO write of the marker value to a port, or one byte to an
+ * isa-debugcon port under TCG) between two ordered TSC reads, and appends
+ * their records to DIR/markers.dat.  Main thread of the command; blocks.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/io.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "err.h"
+#include "marker.h"
+
+#define MARKER_DEF_INTERVAL_MS	100
+#define MARKER_MAX_COUNT	1000000
+#define MS_PER_S		1000
+#define NS_PER_MS		1000000L
+#define MARKER_PATH_MAX		4096
+
+static volatile sig_atomic_t marker_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	marker_stop = 1;
+}
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: vmtrace marker [-n N] [--interval MS] [--port P] [--chardev] -o DIR\n"
+		"  Emit N guest<->host sync markers (default 1), MS milliseconds apart\n"
+		"  (default %d), and append them to DIR/markers.dat.  Needs root (ioperm).\n"
+		"  --port P     PIO marker port (default 0x%x; with --chardev 0x%x)\n"
+		"  --chardev    one-byte writes to an isa-debugcon port (TCG: the host sees\n"
+		"               QEMU write them to the chardev)\n", MARKER_DEF_INTERVAL_MS,
+		VT_MARKER_PORT, VT_MARKER_DEBUGCON_PORT);
+}
+
+static int parse_ul(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	*out = strtoul(s, &end, 0);
+	return (errno || *end || *out > max) ? -1 : 0;
+}
+
+/* seq to continue from: one past the last record of an existing file */
+static int next_seq(const char *dir, uint64_t *seq)
+{
+	char path[MARKER_PATH_MAX];
+	struct vt_marker *recs;
+	size_t n, bad;
+	struct stat st;
+
+	*seq = 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, VT_MARKER_FILE);
+	if (stat(path, &st) < 0)
+		return 0;
+	if (vt_marker_read(path, &recs, &n, &bad) < 0)
+		return -1;
+	if (n)
+		*seq = recs[n - 1].seq + 1;
+	free(recs);
+	if (bad)
+		vt_warn("%s: %zu bad records kept as they are; appending after them", path, bad);
+	return 0;
+}
+
+int cmd_marker(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "chardev", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long count = 1, interval = MARKER_DEF_INTERVAL_MS, port = 0, v;
+	struct vt_marker_writer *w;
+	const char *dir = NULL;
+	int chardev = 0, c, ret = VT_EXIT_OK;
+	struct sigaction sa;
+	uint64_t seq;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "n:o:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (parse_ul(optarg, MARKER_MAX_COUNT, &v) || !v)
+				vt_die(VT_EXIT_USAGE, "marker: bad count '%s' (1..%d)", optarg,
+				       MARKER_MAX_COUNT);
+			count = v;
+			break;
+		case 'i':
+			if (parse_ul(optarg, 3600 * MS_PER_S, &v))
+				vt_die(VT_EXIT_USAGE, "marker: bad interval '%s' (ms)", optarg);
+			interval = v;
+			break;
+		case 'p':
+			if (parse_ul(optarg, 0xffff, &v))
+				vt_die(VT_EXIT_USAGE, "marker: bad port '%s'", optarg);
+			port = v;
+			break;
+		case 'c':
+			chardev = 1;
+			break;
+		case 'o':
+			dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return VT_EXIT_OK;
+		default:
+			usage(stderr);
+			return VT_EXIT_USAGE;
+		}
+	}
+	if (!dir || optind != argc) {
+		usage(stderr);
+		return VT_EXIT_USAGE;
+	}
+	if (!port)
+		port = chardev ? VT_MARKER_DEBUGCON_PORT : VT_MARKER_PORT;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		vt_die(VT_EXIT_FAIL, "marker: %s: cannot create: %s", dir, strerror(errno));
+	if (ioperm(port, 1, 1) < 0)
+		vt_die(errno == EPERM ? VT_EXIT_PERM : VT_EXIT_UNSUPPORTED,
+		       "marker: ioperm(0x%lx): %s (needs root / CAP_SYS_RAWIO, x86)", port,
+		       strerror(errno));
+	if (next_seq(dir, &seq) < 0) {
+		vt_err_print("marker");
+		return VT_EXIT_FAIL;
+	}
+	w = vt_marker_writer_open(dir);
+	if (!w) {
+		vt_err_print("marker");
+		return VT_EXIT_FAIL;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	for (unsigned long i = 0; i < count && !marker_stop; i++, seq++) {
+		struct vt_marker rec;
+		int cpu0 = sched_getcpu(), cpu1;
+
+		if (chardev)
+			vt_marker_emit_chardev(&rec, (uint16_t)port, seq);
+		else
+			vt_marker_emit_pio(&rec, (uint16_t)port, seq);
+		cpu1 = sched_getcpu();
+		rec.cpu = (cpu0 >= 0 && cpu0 == cpu1) ? (uint32_t)cpu0 : VT_MARKER_CPU_NONE;
+		if (vt_marker_writer_add(w, &rec) < 0) {
+			vt_err_print("marker");
+			ret = VT_EXIT_FAIL;
+			break;
+		}
+		if (i + 1 < count && interval) {
+			struct timespec ts = { (time_t)(interval / MS_PER_S),
+					       (long)(interval % MS_PER_S) * NS_PER_MS };
+
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !marker_stop)
+				;
+		}
+	}
+	if (vt_marker_writer_close(w) < 0) {
+		vt_err_print("marker");
+		ret = VT_EXIT_FAIL;
+	}
+	return ret;
+}

@@ -1,0 +1,34 @@
+# align/: the clock model guest TSC <-> host TSC <-> ns (pure), its
+# gathering layer, `vmtrace align` and the guest's `vmtrace marker`.
+ALIGN_MODEL_SRCS := align/model.c align/match.c
+VMTRACE_SRCS += $(ALIGN_MODEL_SRCS) align/sources.c align/cmd_align.c align/cmd_marker.c
+VMTRACE_LIBS += $(shell pkg-config --libs libtracecmd libtraceevent 2>/dev/null || echo -ltracecmd -ltraceevent)
+
+# tests/unit/t-align links the pure model objects (no I/O, no libtracecmd use)
+ALIGN_MODEL_OBJS := $(ALIGN_MODEL_SRCS:%.c=$(OUT)/obj/%.o)
+$(OUT)/tests/t-align: $(ALIGN_MODEL_OBJS)
+$(OUT)/tests/t-align: LDFLAGS_ALL += $(ALIGN_MODEL_OBJS)
+
+# tests/align: a generator of host/guest fixture directories with known answers
+TEST_TARGETS += $(OUT)/tests/align/mkfixture
+$(OUT)/tests/align/mkfixture: $(SRC)/tests/align/mkfixture.c $(OUT)/lib/libvtcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(OUT)/lib/libvtcore.a \
+		$(VMTRACE_LIBS) -lm
+
+# tests/align: a freestanding multiboot guest emitting markers (real-data
+# tests under TCG and KVM); chardev markers, and a PIO-marker variant
+MARKER_GUEST_FLAGS := -m32 -ffreestanding -nostdlib -static -no-pie -fno-pic -O2 \
+	-fno-stack-protector -I$(SRC)/lib -Wl,--build-id=none -Wl,-Ttext=0x100000
+TEST_TARGETS += $(OUT)/tests/align/marker-guest.elf $(OUT)/tests/align/marker-guest-pio.elf
+$(OUT)/tests/align/marker-guest.elf: $(SRC)/tests/align/marker-guest.c $(SRC)/lib/marker.h
+	@mkdir -p $(dir $@)
+	$(CC) $(MARKER_GUEST_FLAGS) -o $@ $<
+$(OUT)/tests/align/marker-guest-pio.elf: $(SRC)/tests/align/marker-guest.c $(SRC)/lib/marker.h
+	@mkdir -p $(dir $@)
+	$(CC) $(MARKER_GUEST_FLAGS) -DMARKER_PIO -o $@ $<
+
+# tests/fuzz/fuzz-markers: the markers.dat reader + the model on its output
+ALIGN_FUZZ_OBJS := $(ALIGN_MODEL_SRCS:%.c=$(OUT)/fuzz/obj/%.o)
+$(OUT)/fuzz/fuzz-markers: $(ALIGN_FUZZ_OBJS)
+$(OUT)/fuzz/fuzz-markers: FUZZ_EXTRA_LIBS += $(ALIGN_FUZZ_OBJS)

@@ -1,0 +1,559 @@
+/*
+ * sources.c - the gathering layer of the aligner: reads a HOST directory
+ * (trace.dat through lib/tracedat.h, vmtrace.meta) and a GUEST directory
+ * (markers.dat, vmtrace.meta) into the samples align_model_build() takes.
+ * Tools only (align, merge): blocking I/O, allocates.  Guest files are
+ * untrusted: lib/marker.c bounds them.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "align/align.h"
+#include "err.h"
+#include "meta.h"
+#include "tracedat.h"
+
+#define SRC_PATH_MAX		4096
+#define SRC_KEY_MAX		VT_META_KEY_MAX
+#define SRC_MAX_VMS		64
+#define SRC_MAX_VCPUS		1024
+#define SRC_MAX_SERIES		100000	/* debugfs readings per vCPU */
+#define SRC_MAX_THREADS		4096
+#define SRC_FRAC_INTEL		48
+#define SRC_FRAC_AMD		32
+#define SRC_FRAC_GUESS_MIN	40	/* ratio >= 2^40: 48 fraction bits */
+#define SRC_NOTES_MAX		8192
+#define SRC_PIO_OUT		1	/* kvm_pio rw of a write */
+
+struct tidmap {
+	int tid;
+	int vcpu;
+};
+
+static int grow_push(void **p, size_t *n, size_t *cap, size_t size, const void *item)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 64;
+		void *np = realloc(*p, nc * size);
+
+		if (!np)
+			return vt_err_set("out of memory");
+		*p = np;
+		*cap = nc;
+	}
+	memcpy((char *)*p + *n * size, item, size);
+	(*n)++;
+	return 0;
+}
+
+static VT_PRINTF(2, 3) void note(struct align_samples *s, const char *fmt, ...)
+{
+	size_t len = s->notes ? strlen(s->notes) : 0;
+	va_list ap;
+
+	if (!s->notes) {
+		s->notes = calloc(1, SRC_NOTES_MAX);
+		if (!s->notes)
+			return;
+	}
+	if (len + 2 >= SRC_NOTES_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->notes + len, SRC_NOTES_MAX - len - 1, fmt, ap);
+	va_end(ap);
+	len = strlen(s->notes);
+	s->notes[len] = '\n';
+	s->notes[len + 1] = 0;
+}
+
+void align_load_opts_init(struct align_load_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->marker_port = -1;
+	o->marker_fd = -1;
+}
+
+static int file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+static int need_dir(const char *dir, const char *what)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		return vt_err_errno("%s directory %s", what, dir);
+	if (!S_ISDIR(st.st_mode))
+		return vt_err_set("%s directory %s: not a directory", what, dir);
+	return 0;
+}
+
+/* frac bits of the scaling ratio: meta's kvm.tsc_scaling_frac_bits, else
+ * the CPU vendor, else the ratio's size (ratios are close to 1.0) */
+static uint32_t frac_bits_of(const struct vt_meta *m, uint64_t ratio)
+{
+	const char *vendor = vt_meta_get(m, "cpu.vendor");
+	uint64_t fb;
+
+	if (!vt_meta_get_u64(m, "kvm.tsc_scaling_frac_bits", &fb) && fb > 0 && fb < 64)
+		return (uint32_t)fb;
+	if (vendor && strstr(vendor, "AMD"))
+		return SRC_FRAC_AMD;
+	if (vendor && strstr(vendor, "Intel"))
+		return SRC_FRAC_INTEL;
+	return ratio >= (1ull << SRC_FRAC_GUESS_MIN) ? SRC_FRAC_INTEL : SRC_FRAC_AMD;
+}
+
+/* "VALUE TSC_HOST WHEN" of the recorder's debugfs series */
+static int parse_reading(const char *v, long long *val, unsigned long long *tsc)
+{
+	char *end;
+
+	errno = 0;
+	*val = strtoll(v, &end, 0);
+	if (errno || end == v || *end != ' ')
+		return -1;
+	*tsc = strtoull(end + 1, &end, 0);
+	if (errno || (*end && *end != ' '))
+		return -1;
+	return 0;
+}
+
+static int load_debugfs(struct align_samples *s, const struct vt_meta *m, const char *path,
+			size_t *cap)
+{
+	uint64_t nvm = 0, nvcpu, nr;
+	char key[SRC_KEY_MAX];
+
+	if (vt_meta_get_u64(m, "kvm.vms", &nvm) || nvm == 0)
+		return 0;
+	if (nvm > 1)
+		note(s, "host: %llu VMs in the recording: using vm0's debugfs readings",
+		     (unsigned long long)nvm);
+	snprintf(key, sizeof(key), "kvm.vm0.vcpus");
+	if (vt_meta_get_u64(m, key, &nvcpu))
+		return 0;
+	if (nvcpu > SRC_MAX_VCPUS)
+		return vt_err_set("%s: kvm.vm0.vcpus = %llu: too many", path,
+				  (unsigned long long)nvcpu);
+	for (uint64_t v = 0; v < nvcpu; v++) {
+		uint64_t ratio = 0, rnr = 0;
+
+		/* the latest ratio reading applies to every offset reading */
+		snprintf(key, sizeof(key), "kvm.vm0.vcpu%llu.tsc_scaling_ratio.nr",
+			 (unsigned long long)v);
+		if (!vt_meta_get_u64(m, key, &rnr) && rnr > 0 && rnr <= SRC_MAX_SERIES) {
+			long long val;
+			unsigned long long tsc;
+			const char *rv;
+
+			snprintf(key, sizeof(key), "kvm.vm0.vcpu%llu.tsc_scaling_ratio.%llu",
+				 (unsigned long long)v, (unsigned long long)(rnr - 1));
+			rv = vt_meta_get(m, key);
+			if (rv && !parse_reading(rv, &val, &tsc))
+				ratio = (uint64_t)val;
+		}
+		snprintf(key, sizeof(key), "kvm.vm0.vcpu%llu.tsc_offset.nr", (unsigned long long)v);
+		if (vt_meta_get_u64(m, key, &nr) || nr == 0)
+			continue;
+		if (nr > SRC_MAX_SERIES)
+			return vt_err_set("%s: %s = %llu: too many", path, key,
+					  (unsigned long long)nr);
+		for (uint64_t i = 0; i < nr; i++) {
+			struct align_debugfs_snap d = { 0 };
+			unsigned long long tsc;
+			long long val;
+			const char *rv;
+
+			snprintf(key, sizeof(key), "kvm.vm0.vcpu%llu.tsc_offset.%llu",
+				 (unsigned long long)v, (unsigned long long)i);
+			rv = vt_meta_get(m, key);
+			if (!rv || parse_reading(rv, &val, &tsc))
+				return vt_err_set("%s: %s: expected \"OFFSET TSC WHEN\", got \"%s\"",
+						  path, key, rv ? rv : "(missing)");
+			d.tsc_host = tsc;
+			d.vcpu = (int32_t)v;
+			d.offset_tsc = val;
+			d.ratio = ratio;
+			d.frac_bits = ratio ? frac_bits_of(m, ratio) : 0;
+			if (grow_push((void **)&s->snaps, &s->in.n_snaps, cap, sizeof(d), &d))
+				return -1;
+		}
+	}
+	if (s->in.n_snaps)
+		note(s, "host: %zu debugfs tsc-offset readings (vm0)", s->in.n_snaps);
+	return 0;
+}
+
+static int load_threads(const struct vt_meta *m, struct tidmap *t, size_t *nt)
+{
+	uint64_t n = 0;
+
+	*nt = 0;
+	if (vt_meta_get_u64(m, "kvm.vcpu_threads", &n))
+		return 0;
+	if (n > SRC_MAX_THREADS)
+		n = SRC_MAX_THREADS;
+	for (uint64_t i = 0; i < n; i++) {
+		char key[SRC_KEY_MAX];
+		int64_t tid, vcpu;
+
+		snprintf(key, sizeof(key), "kvm.thread%llu.tid", (unsigned long long)i);
+		if (vt_meta_get_i64(m, key, &tid))
+			continue;
+		snprintf(key, sizeof(key), "kvm.thread%llu.vcpu", (unsigned long long)i);
+		if (vt_meta_get_i64(m, key, &vcpu))
+			continue;
+		t[*nt].tid = (int)tid;
+		t[*nt].vcpu = (int)vcpu;
+		(*nt)++;
+	}
+	return 0;
+}
+
+/* The vCPU a thread runs: from the meta's thread list, else from the name
+ * the trace recorded for it (QEMU names them "CPU n/KVM", "CPU n/TCG");
+ * remembered, -1 for other threads. */
+static int32_t tid_vcpu(struct vt_td_reader *r, struct tidmap *t, size_t *nt, int pid)
+{
+	const char *comm;
+	int v;
+
+	for (size_t i = 0; i < *nt; i++)
+		if (t[i].tid == pid)
+			return t[i].vcpu;
+	comm = vt_td_read_comm(r, pid);
+	if (!comm || sscanf(comm, "CPU %d/", &v) != 1 || v < 0)
+		v = ALIGN_VCPU_ANY;
+	if (*nt < SRC_MAX_THREADS) {
+		t[*nt].tid = pid;
+		t[*nt].vcpu = v;
+		(*nt)++;
+	}
+	return v;
+}
+
+/* candidate chardev writes (TCG markers): one-byte writes per fd */
+struct cwrite {
+	uint64_t tsc_host;
+	int fd;
+	int32_t vcpu;		/* the writer's vCPU, -1: not a vCPU thread */
+};
+
+static int is_write_syscall(const char *name)
+{
+	return !strcmp(name, "sys_enter_write") || !strcmp(name, "sys_enter_writev") ||
+	       !strcmp(name, "sys_enter_pwrite64");
+}
+
+/* Pick the fd whose one-byte writes match the guest's chardev markers best
+ * (or @want_fd) and append those writes as order-matched observations.
+ * Writes of vCPU threads are preferred: QEMU writes a debugcon byte from
+ * the vCPU thread that executed the out instruction. */
+static int pick_chardev(struct align_samples *s, struct cwrite *w, size_t nw, int want_fd,
+			size_t *cap)
+{
+	int fds[64], nfd = 0, best_fd = -1, tie_fd = -1, vcpu_only = 0;
+	size_t best = 0, nchar = 0;
+	struct align_host_marker *obs;
+
+	for (size_t i = 0; i < s->in.n_guest_markers; i++)
+		if (s->guest_markers[i].kind == VT_MARKER_CHARDEV)
+			nchar++;
+	if (!nchar || !nw)
+		return 0;
+	for (size_t i = 0; i < nw; i++)
+		vcpu_only |= w[i].vcpu != ALIGN_VCPU_ANY;
+	for (size_t i = 0; i < nw && nfd < (int)VT_ARRAY_SIZE(fds); i++) {
+		int k;
+
+		if (vcpu_only && w[i].vcpu == ALIGN_VCPU_ANY)
+			continue;
+		for (k = 0; k < nfd && fds[k] != w[i].fd; k++)
+			;
+		if (k == nfd)
+			fds[nfd++] = w[i].fd;
+	}
+	obs = calloc(nw, sizeof(*obs));
+	if (!obs)
+		return vt_err_set("out of memory");
+	for (int k = 0; k < nfd; k++) {
+		struct align_marker_pair *p = NULL;
+		size_t no = 0, np = 0, ug, uh;
+
+		if (want_fd >= 0 && fds[k] != want_fd)
+			continue;
+		for (size_t i = 0; i < nw; i++)
+			if (w[i].fd == fds[k] && (!vcpu_only || w[i].vcpu != ALIGN_VCPU_ANY))
+				obs[no++] = (struct align_host_marker){ w[i].tsc_host, w[i].vcpu, 0, 0 };
+		if (align_markers_match(s->guest_markers, s->in.n_guest_markers, obs, no,
+					&p, &np, &ug, &uh) < 0) {
+			free(obs);
+			return -1;
+		}
+		free(p);
+		if (np > best) {
+			best = np;
+			best_fd = fds[k];
+			tie_fd = -1;
+		} else if (np == best && np) {
+			tie_fd = fds[k];
+		}
+	}
+	if (best_fd < 0) {
+		note(s, "host: no write() fd matches the guest's %zu chardev markers", nchar);
+		free(obs);
+		return 0;
+	}
+	note(s, "host: chardev markers: one-byte writes to fd %d%s (%zu of %zu guest markers "
+	     "match by order and time)", best_fd, vcpu_only ? " by vCPU threads" : "", best,
+	     nchar);
+	if (tie_fd >= 0)
+		note(s, "host: AMBIGUOUS: fd %d matches as well as fd %d: give --marker-fd",
+		     tie_fd, best_fd);
+	for (size_t i = 0; i < nw; i++) {
+		struct align_host_marker h = { w[i].tsc_host, w[i].vcpu, 0, 0 };
+
+		if (w[i].fd != best_fd || (vcpu_only && w[i].vcpu == ALIGN_VCPU_ANY))
+			continue;
+		if (grow_push((void **)&s->host_markers, &s->in.n_host_markers, cap,
+			      sizeof(h), &h)) {
+			free(obs);
+			return -1;
+		}
+	}
+	free(obs);
+	return 0;
+}
+
+static int load_tracedat(struct align_samples *s, const char *path, const struct vt_meta *m,
+			 const struct align_load_opts *o, size_t *cap_off, size_t *cap_hm)
+{
+	struct tidmap *tm = calloc(SRC_MAX_THREADS, sizeof(*tm));
+	struct cwrite *cw = NULL;
+	size_t ntm = 0, ncw = 0, cap_cw = 0, nev = 0, npio = 0;
+	struct vt_td_reader *r;
+	struct vt_td_event ev;
+	const char *clock;
+	int port = o->marker_port >= 0 ? o->marker_port : VT_MARKER_PORT;
+	int want_fd = o->marker_fd;
+	int64_t mfd;
+	int ret = -1, rc;
+
+	if (!tm)
+		return vt_err_set("out of memory");
+	if (m) {
+		load_threads(m, tm, &ntm);
+		if (want_fd < 0 && !vt_meta_get_i64(m, "markers.chardev_fd", &mfd))
+			want_fd = (int)mfd;
+	}
+	r = vt_td_read_open(path);
+	if (!r)
+		goto out;
+	clock = vt_td_read_clock(r);
+	if (vt_td_clock_is_ns(clock)) {
+		vt_err_set("%s: recorded with trace clock '%s' (ns): guest TSC values cannot be "
+			   "related to it; record with the x86-tsc clock (vmtrace record, or "
+			   "trace-cmd record -C x86-tsc)", path, clock);
+		goto out;
+	}
+	while ((rc = vt_td_read_next_any(r, &ev)) == 1) {
+		uint64_t a, b, c, d;
+
+		nev++;
+		if (!s->in.span_tsc_host_start || ev.ts < s->in.span_tsc_host_start)
+			s->in.span_tsc_host_start = ev.ts;
+		if (ev.ts > s->in.span_tsc_host_end)
+			s->in.span_tsc_host_end = ev.ts;
+		if (!strcmp(ev.system, "kvm") && !strcmp(ev.name, "kvm_write_tsc_offset")) {
+			struct align_offset_event oe;
+
+			if (vt_td_field_u64(&ev, "vcpu_id", &a) ||
+			    vt_td_field_u64(&ev, "previous_tsc_offset", &b) ||
+			    vt_td_field_u64(&ev, "next_tsc_offset", &c))
+				continue;
+			oe = (struct align_offset_event){ ev.ts, (int32_t)a, (int64_t)b, (int64_t)c };
+			if (grow_push((void **)&s->offsets, &s->in.n_offsets, cap_off,
+				      sizeof(oe), &oe))
+				goto out;
+		} else if (!strcmp(ev.system, "kvm") && !strcmp(ev.name, "kvm_pio")) {
+			struct align_host_marker h;
+
+			if (vt_td_field_u64(&ev, "rw", &a) || vt_td_field_u64(&ev, "port", &b) ||
+			    vt_td_field_u64(&ev, "val", &c))
+				continue;
+			if (a != SRC_PIO_OUT || (int)b != port)
+				continue;
+			if (!vt_td_field_u64(&ev, "count", &d) && d != 1)
+				continue;	/* rep outs: no single value */
+			h = (struct align_host_marker){ ev.ts, tid_vcpu(r, tm, &ntm, ev.pid),
+							(uint32_t)c, 1 };
+			if (grow_push((void **)&s->host_markers, &s->in.n_host_markers, cap_hm,
+				      sizeof(h), &h))
+				goto out;
+			npio++;
+		} else if (!strcmp(ev.system, "syscalls") && is_write_syscall(ev.name)) {
+			struct cwrite w;
+
+			if (vt_td_field_u64(&ev, "fd", &a))
+				continue;
+			if (!vt_td_field_u64(&ev, "count", &b) && b != 1)
+				continue;
+			w = (struct cwrite){ ev.ts, (int)a, tid_vcpu(r, tm, &ntm, ev.pid) };
+			if (grow_push((void **)&cw, &ncw, &cap_cw, sizeof(w), &w))
+				goto out;
+		}
+	}
+	if (rc < 0)
+		goto out;
+	note(s, "host: %s: %zu events (clock %s), %zu kvm_write_tsc_offset, %zu kvm_pio "
+	     "writes to marker port 0x%x, %zu one-byte write syscalls", path, nev,
+	     *clock ? clock : "unknown", s->in.n_offsets, npio, port, ncw);
+	if (pick_chardev(s, cw, ncw, want_fd, cap_hm))
+		goto out;
+	ret = 0;
+out:
+	if (r)
+		vt_td_read_close(r);
+	free(tm);
+	free(cw);
+	return ret;
+}
+
+static int load_host(struct align_samples *s, const char *dir, const struct align_load_opts *o)
+{
+	char path[SRC_PATH_MAX], mpath[SRC_PATH_MAX];
+	size_t cap_snap = 0, cap_off = 0, cap_hm = 0;
+	struct vt_meta *m = NULL;
+	uint64_t v;
+	int ret = -1;
+
+	snprintf(mpath, sizeof(mpath), "%s/%s", dir, VT_META_FILE);
+	snprintf(path, sizeof(path), "%s/%s", dir, VT_TD_FILE);
+	if (file_exists(mpath)) {
+		m = vt_meta_read(mpath);
+		if (!m)
+			return -1;
+	} else {
+		note(s, "host: %s: missing (no tsc.hz, no debugfs readings)", mpath);
+	}
+	if (o->host_hz) {
+		s->in.host_hz = o->host_hz;
+		snprintf(s->host_hz_from, sizeof(s->host_hz_from), "option --tsc-hz");
+	} else if (m && !vt_meta_get_u64(m, "tsc.hz", &v) && v) {
+		s->in.host_hz = v;
+		snprintf(s->host_hz_from, sizeof(s->host_hz_from), "%s",
+			 vt_meta_get(m, "tsc.source") ? vt_meta_get(m, "tsc.source") : "meta");
+	}
+	if (m) {
+		if (!vt_meta_get_u64(m, "record.start_tsc_host", &v))
+			s->in.span_tsc_host_start = v;
+		if (!vt_meta_get_u64(m, "record.stop_tsc_host", &v))
+			s->in.span_tsc_host_end = v;
+		if (load_debugfs(s, m, mpath, &cap_snap))
+			goto out;
+	}
+	if (file_exists(path)) {
+		if (load_tracedat(s, path, m, o, &cap_off, &cap_hm))
+			goto out;
+	} else {
+		note(s, "host: %s: missing (no tracepoint offsets, no host marker events)", path);
+	}
+	ret = 0;
+out:
+	vt_meta_free(m);
+	return ret;
+}
+
+static int load_guest(struct align_samples *s, const char *dir, const struct align_load_opts *o)
+{
+	char path[SRC_PATH_MAX], mpath[SRC_PATH_MAX];
+	struct vt_meta *m = NULL;
+	uint64_t v;
+
+	snprintf(mpath, sizeof(mpath), "%s/%s", dir, VT_META_FILE);
+	snprintf(path, sizeof(path), "%s/%s", dir, VT_MARKER_FILE);
+	if (file_exists(mpath)) {
+		m = vt_meta_read(mpath);
+		if (!m)
+			return -1;
+	}
+	if (o->guest_hz) {
+		s->in.guest_hz = o->guest_hz;
+		snprintf(s->guest_hz_from, sizeof(s->guest_hz_from), "option --guest-tsc-hz");
+	} else if (m && !vt_meta_get_u64(m, "tsc.hz", &v) && v) {
+		s->in.guest_hz = v;
+		snprintf(s->guest_hz_from, sizeof(s->guest_hz_from), "meta");
+	}
+	vt_meta_free(m);
+	if (!file_exists(path)) {
+		note(s, "guest: %s: missing (no markers)", path);
+		return 0;
+	}
+	if (vt_marker_read(path, &s->guest_markers, &s->in.n_guest_markers,
+			   &s->n_bad_guest_markers) < 0)
+		return -1;
+	note(s, "guest: %s: %zu markers%s", path, s->in.n_guest_markers,
+	     s->n_bad_guest_markers ? " (some records rejected: corrupt or truncated)" : "");
+	return 0;
+}
+
+int align_samples_load(struct align_samples *s, const char *host_dir, const char *guest_dir,
+		       const struct align_load_opts *o)
+{
+	struct align_load_opts def;
+
+	memset(s, 0, sizeof(*s));
+	if (!o) {
+		align_load_opts_init(&def);
+		o = &def;
+	}
+	if ((host_dir && need_dir(host_dir, "host")) || (guest_dir && need_dir(guest_dir, "guest")))
+		return -1;
+	/* the guest first: chardev matching on the host side needs its markers */
+	if (guest_dir && load_guest(s, guest_dir, o))
+		return -1;
+	if (host_dir && load_host(s, host_dir, o))
+		return -1;
+	if (!s->in.host_hz && o->host_hz)
+		s->in.host_hz = o->host_hz;
+	s->in.offsets = s->offsets;
+	s->in.snaps = s->snaps;
+	s->in.guest_markers = s->guest_markers;
+	s->in.host_markers = s->host_markers;
+	if (s->n_bad_guest_markers)
+		note(s, "guest: %zu marker records rejected (corrupt/truncated)",
+		     s->n_bad_guest_markers);
+	return 0;
+}
+
+void align_samples_free(struct align_samples *s)
+{
+	free(s->offsets);
+	free(s->snaps);
+	free(s->guest_markers);
+	free(s->host_markers);
+	free(s->notes);
+	memset(s, 0, sizeof(*s));
+}
+
+struct align_model *align_model_from_dirs(const char *host_dir, const char *guest_dir,
+					  const struct align_load_opts *o)
+{
+	struct align_samples s;
+	struct align_model *m;
+
+	if (align_samples_load(&s, host_dir, guest_dir, o) < 0) {
+		align_samples_free(&s);
+		return NULL;
+	}
+	m = align_model_build(&s.in);
+	align_samples_free(&s);
+	return m;
+}

@@ -1,0 +1,141 @@
+#!/bin/bash
+# examples/python-virtio/mkimage.sh: builds the guest of the python-virtio
+# example from Debian packages only, into a cache directory.
+#
+#   mkimage.sh kernel DIR   DIR/vmlinuz + DIR/modules/*.ko + DIR/modules.order:
+#                           linux-image-amd64 fetched with `apt-get download`
+#                           (kept in $VT_DEB_CACHE) and unpacked with
+#                           `dpkg-deb -x`; nothing is installed on the host
+#   mkimage.sh base DIR     DIR/base.cpio: busybox-static, the kernel modules,
+#                           Debian's python3.11 + the stdlib it needs + libs
+#   mkimage.sh top DIR BUILD  DIR/top.cpio: /init, the workload, the vmtrace
+#                           command and Python extension from BUILD
+#
+# The initramfs the guest boots is base.cpio followed by top.cpio (the
+# kernel unpacks concatenated archives in order), so a rebuild of vmtrace
+# only redoes the small top archive.
+set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../common/mkroot.sh"
+
+: "${VT_DEB_CACHE:=/var/cache/vmtrace/debs}"
+PY=python3.11
+# virtio transport, disk, serial port, ext4 for the data disk (crc32c for
+# its checksums), in dependency order (checked again by dep_order below)
+MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
+virtio_blk virtio_console crc16 mbcache jbd2 crc32c_generic ext4"
+# stdlib parts a traced workload does not need (tests, GUIs, build files)
+PY_SKIP="test idlelib tkinter turtledemo ensurepip lib2to3 distutils pydoc_data
+config-3.11-x86_64-linux-gnu site-packages dist-packages"
+
+die() { echo "mkimage: $*" >&2; exit 1; }
+
+# The newest cached linux-image .deb, downloading it if none is cached.
+kernel_deb() {
+	local deb pkg
+	deb=$(ls -t "$VT_DEB_CACHE"/linux-image-*-amd64_*.deb 2>/dev/null | head -1 || true)
+	if [ -n "$deb" ]; then
+		echo "$deb"
+		return
+	fi
+	mkdir -p "$VT_DEB_CACHE"
+	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/ { print $2; exit }')
+	if [ -z "$pkg" ]; then
+		apt-get update -qq >&2 || die "apt-get update failed"
+		pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ { print $2; exit }')
+	fi
+	[ -n "$pkg" ] || die "apt-cache knows no linux-image-amd64 package"
+	echo "mkimage: downloading $pkg into $VT_DEB_CACHE" >&2
+	# _apt cannot write a root-owned cache: download as root, quietly
+	(cd "$VT_DEB_CACHE" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2) ||
+		die "apt-get download $pkg failed"
+	ls -t "$VT_DEB_CACHE"/"$pkg"_*.deb | head -1
+}
+
+# The "depends=" list of a module (from its .modinfo section).
+mod_deps() {
+	objcopy -O binary --only-section=.modinfo "$1" /dev/stdout 2>/dev/null |
+		tr '\0' '\n' | sed -n 's/^depends=//p' | tr ',' ' '
+}
+
+build_kernel() {
+	local dir=$1 deb tmp kver m f
+	deb=$(kernel_deb)
+	tmp="$dir/.unpack"
+	rm -rf "$tmp" && mkdir -p "$tmp"
+	dpkg-deb -x "$deb" "$tmp"
+	kver=$(ls "$tmp/lib/modules" | head -1)
+	[ -n "$kver" ] || die "$deb has no /lib/modules"
+	rm -rf "$dir/modules" && mkdir -p "$dir/modules"
+	: >"$dir/modules.order.tmp"
+	for m in $MODULES; do
+		f=$(find "$tmp/lib/modules/$kver" -name "$m.ko" | head -1)
+		[ -n "$f" ] || die "$deb has no module $m.ko"
+		for d in $(mod_deps "$f"); do
+			grep -qx "$d" "$dir/modules.order.tmp" ||
+				die "module $m needs $d, listed after it in MODULES"
+		done
+		cp "$f" "$dir/modules/"
+		echo "$m" >>"$dir/modules.order.tmp"
+	done
+	mv "$dir/modules.order.tmp" "$dir/modules.order"
+	cp "$tmp/boot/vmlinuz-$kver" "$dir/vmlinuz.tmp"
+	echo "$kver" >"$dir/kernel.version"
+	rm -rf "$tmp"
+	mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"
+}
+
+build_base() {
+	local dir=$1 root skip f
+	root="$dir/base.root"
+	[ -f "$dir/vmlinuz" ] || die "$dir/vmlinuz missing: run '$0 kernel $dir' first"
+	[ -x /bin/busybox ] || die "/bin/busybox missing (Debian package busybox-static)"
+	rm -rf "$root" && mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,run,data,lib/modules,usr/bin,usr/lib}
+	cp /bin/busybox "$root/bin/busybox"
+	for f in $(/bin/busybox --list); do
+		[ -e "$root/bin/$f" ] || ln -s busybox "$root/bin/$f"
+	done
+	cp "$dir"/modules/*.ko "$dir/modules.order" "$root/lib/modules/"
+	vt_root_copy_elf "$root" /usr/bin/$PY
+	skip=()
+	for f in $PY_SKIP; do skip+=(--exclude="./$f"); done
+	mkdir -p "$root/usr/lib/$PY"
+	tar -C /usr/lib/$PY "${skip[@]}" --exclude='./lib-dynload/_test*' \
+		--exclude='./lib-dynload/xxlimited*' --exclude='*.opt-1.pyc' \
+		--exclude='*.opt-2.pyc' -cf - . | tar -C "$root/usr/lib/$PY" -xf -
+	vt_root_copy_elf "$root" /usr/lib/$PY/lib-dynload/*.so
+	ln -s $PY "$root/usr/bin/python3"
+	# the guest's own timezone/locale needs: none; a minimal passwd for getpwuid
+	echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
+	echo 'root:x:0:' >"$root/etc/group"
+	vt_root_cpio "$root" "$dir/base.cpio"
+	rm -rf "$root"
+}
+
+build_top() {
+	local dir=$1 build=$2 root f
+	root="$dir/top.root"
+	rm -rf "$root" && mkdir -p "$root/etc/vmtrace" "$root/opt/vmtrace/bin"
+	install -m 0755 "$HERE/init" "$root/init"
+	install -m 0644 "$HERE/workload.py" "$root/opt/vmtrace/workload.py"
+	if [ -x "$build/bin/vmtrace" ]; then
+		cp "$build/bin/vmtrace" "$root/opt/vmtrace/bin/vmtrace"
+		vt_root_copy_libs "$root" "$build/bin/vmtrace"
+	fi
+	if [ -d "$build/python" ]; then
+		mkdir -p "$root/opt/vmtrace/python"
+		cp -a "$build/python/." "$root/opt/vmtrace/python/"
+		for f in $(find "$root/opt/vmtrace/python" -name '*.so'); do
+			vt_root_copy_libs "$root" "$f"
+		done
+	fi
+	vt_root_cpio "$root" "$dir/top.cpio"
+	rm -rf "$root"
+}
+
+case "${1:-}" in
+kernel) build_kernel "$2" ;;
+base) build_base "$2" ;;
+top) build_top "$2" "$3" ;;
+*) die "usage: $0 kernel|base DIR | top DIR BUILD" ;;
+esac

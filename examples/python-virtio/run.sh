@@ -1,0 +1,128 @@
+#!/bin/bash
+# examples/python-virtio/run.sh: the host side of the python-virtio example
+# (run by `make run` / `make runkvm` with the image already built).
+#
+# Boots the cached guest (KVM if it boots, else TCG), recording the host
+# around QEMU, collects the guest's traces from the virtio-serial stream,
+# aligns and merges host + guest, and prints a summary.
+#
+# Environment (set by the Makefile): VT_BUILD (build dir with bin/vmtrace),
+# VT_CACHE (image dir), VT_OUT (output dir, replaced), VT_ACCEL
+# (auto|kvm|tcg), VT_ROUNDS, VT_MB, VT_GUEST_ONLY=1 (no host recording,
+# align or merge: the boot test), VT_BOOT_TIMEOUT (s, KVM handshake bound),
+# VT_RUN_TIMEOUT (s, whole guest run), VT_QEMU (the QEMU binary).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../common/vm.sh"
+. "$HERE/../common/post.sh"
+
+: "${VT_BUILD:?}" "${VT_CACHE:?}" "${VT_OUT:?}"
+: "${VT_ACCEL:=auto}" "${VT_ROUNDS:=8}" "${VT_MB:=4}" "${VT_GUEST_ONLY:=0}"
+: "${VT_BOOT_TIMEOUT:=30}" "${VT_RUN_TIMEOUT:=600}"
+VT="$VT_BUILD/bin/vmtrace"
+: "${VT_QEMU:=qemu-system-x86_64}"
+OUT=$VT_OUT
+HANDSHAKE="vmtrace-guest: boot ok"
+# TCG: a Linux boot takes seconds, not minutes; beyond this it is stuck
+TCG_BOOT_TIMEOUT=120
+DISK_MB=256
+
+fail() { echo "python-virtio: $*" >&2; exit 1; }
+
+[ -x "$VT" ] || fail "$VT missing: run 'make' first"
+command -v "$VT_QEMU" >/dev/null || fail "$VT_QEMU missing (Debian package qemu-system-x86)"
+rm -rf "$OUT" && mkdir -p "$OUT" || fail "cannot create $OUT"
+
+record=0
+[ "$VT_GUEST_ONLY" = 1 ] || ! vt_cmd_built "$VT" record || record=1
+
+# boot ACCEL BOUND: one guest run; 0 done, 2 no handshake within BOUND s
+boot() {
+	local accel=$1 bound=$2 method cpu qemu
+	rm -rf "$OUT/host" "$OUT/guest.tar" "$OUT/console.log" "$OUT/debugcon.bin"
+	rm -f "$OUT/disk.img"
+	truncate -s ${DISK_MB}M "$OUT/disk.img" && mke2fs -q -t ext4 -F "$OUT/disk.img" ||
+		fail "mke2fs $OUT/disk.img failed"
+	if [ "$accel" = kvm ]; then
+		method=pio
+		cpu=host
+	else
+		method=chardev
+		cpu=qemu64
+	fi
+	qemu=("$VT_QEMU" -name vmtrace-python-virtio -accel "$accel" -cpu "$cpu"
+		-smp 1 -m 1024 -nodefaults -nographic -no-reboot -monitor none
+		-pidfile "$OUT/qemu.pid"
+		-serial "file:$OUT/console.log"
+		-kernel "$VT_CACHE/vmlinuz" -initrd "$VT_CACHE/initrd.img"
+		-append "console=ttyS0 quiet panic=-1 VT_WORKLOAD_ROUNDS=$VT_ROUNDS VT_WORKLOAD_MB=$VT_MB VT_MARKER_METHOD=$method"
+		-drive "file=$OUT/disk.img,format=raw,if=virtio,cache=none"
+		-device virtio-serial-pci
+		-chardev "file,id=vtout,path=$OUT/guest.tar"
+		-device virtserialport,chardev=vtout,name=org.vmtrace.out
+		-chardev "file,id=vtmk,path=$OUT/debugcon.bin"
+		-device isa-debugcon,iobase=0xe9,chardev=vtmk)
+	if [ $record = 1 ]; then
+		vt_vm_start "$OUT/qemu.log" "$OUT/qemu.pid" -- "$VT" record -o "$OUT/host" -- "${qemu[@]}"
+	else
+		vt_vm_start "$OUT/qemu.log" "$OUT/qemu.pid" -- "${qemu[@]}"
+	fi
+	if ! vt_vm_wait_line "$OUT/console.log" "$HANDSHAKE" "$bound" "$VT_VM_PID"; then
+		vt_vm_kill "$OUT/qemu.pid"
+		vt_vm_wait_exit "$VT_VM_PID" 10 || kill "$VT_VM_PID" 2>/dev/null
+		return 2
+	fi
+	echo "  guest booted ($(sed -n "s/.*$HANDSHAKE \([0-9.]*\).*/\1/p" "$OUT/console.log" | head -1) s guest uptime at init)"
+	if ! vt_vm_wait_exit "$VT_VM_PID" "$VT_RUN_TIMEOUT"; then
+		vt_vm_kill "$OUT/qemu.pid"
+		vt_vm_wait_exit "$VT_VM_PID" 10
+		tail -20 "$OUT/console.log" >&2
+		fail "the guest did not finish within $VT_RUN_TIMEOUT s (console: $OUT/console.log)"
+	fi
+	ACCEL_USED=$accel
+	return 0
+}
+
+echo "python-virtio: guest image $VT_CACHE (kernel $(cat "$VT_CACHE/kernel.version"))"
+[ $record = 1 ] || [ "$VT_GUEST_ONLY" = 1 ] ||
+	echo "python-virtio: 'vmtrace record' is not built yet: the host side is not recorded"
+ACCEL_USED=""
+ACCEL_NOTE=""
+start=$(date +%s)
+case $VT_ACCEL in
+auto | kvm)
+	if vt_kvm_usable; then
+		echo "python-virtio: booting under KVM (handshake bound ${VT_BOOT_TIMEOUT} s)"
+		boot kvm "$VT_BOOT_TIMEOUT"
+		if [ -z "$ACCEL_USED" ]; then
+			ACCEL_NOTE="KVM could not boot the Linux guest: no boot handshake on the serial console within ${VT_BOOT_TIMEOUT} s (PVM-based KVM, as on the project's machines, hangs Linux kernels right after decompression)"
+			[ "$VT_ACCEL" = kvm ] && fail "$ACCEL_NOTE"
+		fi
+	else
+		ACCEL_NOTE="no usable /dev/kvm on this machine"
+		[ "$VT_ACCEL" = kvm ] && fail "ACCEL=kvm: $ACCEL_NOTE"
+	fi
+	;;
+tcg) ACCEL_NOTE="TCG requested (ACCEL=tcg)" ;;
+*) fail "ACCEL must be auto, kvm or tcg (not '$VT_ACCEL')" ;;
+esac
+if [ -z "$ACCEL_USED" ]; then
+	echo "python-virtio: $ACCEL_NOTE -> using TCG (software emulation; markers go through isa-debugcon)"
+	boot tcg "$TCG_BOOT_TIMEOUT" ||
+		{ tail -20 "$OUT/console.log" >&2; fail "the guest did not boot under TCG within $TCG_BOOT_TIMEOUT s (console: $OUT/console.log)"; }
+fi
+echo "python-virtio: guest ran under $ACCEL_USED in $(($(date +%s) - start)) s"
+echo "accel=$ACCEL_USED" >"$OUT/run.txt"
+[ -n "$ACCEL_NOTE" ] && echo "accel_note=$ACCEL_NOTE" >>"$OUT/run.txt"
+
+grep -a 'vmtrace-guest: error' "$OUT/console.log" >&2 && fail "the guest reported an error (console: $OUT/console.log)"
+grep -qa 'vmtrace-guest: traces sent' "$OUT/console.log" ||
+	fail "the guest did not send its traces (console: $OUT/console.log)"
+vt_post_unpack_guest "$OUT/guest.tar" "$OUT/guest" || exit 1
+grep -q '^workload_exit=0$' "$OUT/guest/guest.txt" ||
+	{ tail "$OUT/guest/workload.log" >&2; fail "the guest workload failed (log: $OUT/guest/workload.log)"; }
+sed 's/^/  guest: /' "$OUT/guest/guest.txt"
+
+[ "$VT_GUEST_ONLY" = 1 ] && { echo "python-virtio: guest-only run done: $OUT"; exit 0; }
+vt_post_align_merge "$VT" "$OUT" || exit 1
+vt_post_summary "$OUT"

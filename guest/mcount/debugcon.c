@@ -1,0 +1,314 @@
+/*
+ * debugcon.c - `vmtrace debugcon -o DIR [--elf IMAGE] FILE`: turn what a
+ * freestanding guest wrote to isa-debugcon (lib/debugcon.h frames: its
+ * libvmtrace-mcount-free.a records and PIO markers) into a uftrace data
+ * directory in the guest TSC clock, plus DIR/markers.dat.  Runs in the
+ * vmtrace command's main thread; the capture is untrusted input.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "debugcon.h"
+#include "err.h"
+#include "marker.h"
+#include "meta.h"
+#include "tsc.h"
+#include "uftrace.h"
+
+/* the guest is one task: pid = tid = 1 */
+#define DC_TID		1
+#define DC_MAX_CAPTURE	(1ULL << 30)
+
+struct dc_state {
+	const char *dir;
+	int dat_fd;
+	uint64_t nr_records;
+	uint64_t bad_records;
+	uint64_t first_tsc;
+	uint64_t lost;
+	struct vt_marker_writer *mw;
+	uint64_t nr_markers;
+	uint64_t bad_markers;
+	int failed;
+};
+
+static void dc_usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: vmtrace debugcon -o DIR [--elf IMAGE] [--tsc-hz HZ] [--force] FILE\n"
+		"Decode FILE, the isa-debugcon output of a guest using\n"
+		"libvmtrace-mcount-free.a (docs/format/unikernel.md), into the uftrace\n"
+		"data directory DIR (TSC clock) and DIR/markers.dat.  IMAGE: the guest's\n"
+		"ELF64 image (e.g. build/guest/unikernel64.elf), for symbols.  HZ: the\n"
+		"guest TSC rate (default: this host's, right for TCG and for KVM\n"
+		"without TSC scaling).\n");
+}
+
+/* Keep the records up to the first invalid one (untrusted). */
+static int dc_records(struct dc_state *s, const uint8_t *p, size_t len)
+{
+	size_t nr = len / sizeof(struct vt_uft_record), ok = 0;
+	char path[PATH_MAX];
+
+	for (; ok < nr; ok++) {
+		struct vt_uft_record r;
+
+		memcpy(&r, p + ok * sizeof(r), sizeof(r));
+		if (vt_uft_magic(r.bits) != VT_UFT_RECORD_MAGIC || vt_uft_more(r.bits))
+			break;
+		if (vt_uft_type(r.bits) == VT_UFT_LOST)
+			s->lost += vt_uft_addr(r.bits);
+		if (!s->nr_records && !ok)
+			s->first_tsc = r.time;
+	}
+	s->bad_records += nr - ok + (len % sizeof(struct vt_uft_record) ? 1 : 0);
+	if (s->dat_fd < 0) {
+		if (vt_uft_dat_path(path, sizeof(path), s->dir, DC_TID) < 0)
+			return vt_err_set("%s: path too long", s->dir);
+		s->dat_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (s->dat_fd < 0)
+			return vt_err_errno("%s: cannot create", path);
+	}
+	len = ok * sizeof(struct vt_uft_record);
+	while (len) {
+		ssize_t n = write(s->dat_fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return vt_err_errno("%s/%d.dat: write failed", s->dir, DC_TID);
+		p += n;
+		len -= (size_t)n;
+	}
+	s->nr_records += ok;
+	return 0;
+}
+
+static int dc_markers(struct dc_state *s, const uint8_t *p, size_t len)
+{
+	size_t nr = len / VT_MARKER_REC_SIZE;
+
+	if (!s->mw) {
+		s->mw = vt_marker_writer_open(s->dir);
+		if (!s->mw)
+			return -1;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		struct vt_marker m;
+
+		if (vt_marker_decode(p + i * VT_MARKER_REC_SIZE, &m) < 0) {
+			s->bad_markers++;
+			continue;
+		}
+		if (vt_marker_writer_add(s->mw, &m) < 0)
+			return -1;
+		s->nr_markers++;
+	}
+	s->bad_markers += len % VT_MARKER_REC_SIZE ? 1 : 0;
+	return 0;
+}
+
+static int dc_frame(void *arg, unsigned type, const uint8_t *payload, size_t len)
+{
+	struct dc_state *s = arg;
+	int rc = 0;
+
+	if (type == VT_DC_RECORDS)
+		rc = dc_records(s, payload, len);
+	else if (type == VT_DC_MARKERS)
+		rc = dc_markers(s, payload, len);
+	if (rc < 0) {
+		s->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static uint8_t *dc_read_file(const char *path, size_t *len)
+{
+	struct stat st;
+	uint8_t *buf;
+	size_t done = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		vt_err_errno("%s: cannot open", path);
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > DC_MAX_CAPTURE) {
+		vt_err_set("%s: not a regular file of at most %llu bytes", path,
+			   (unsigned long long)DC_MAX_CAPTURE);
+		close(fd);
+		return NULL;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		vt_err_set("%s: out of memory", path);
+		close(fd);
+		return NULL;
+	}
+	while (done < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + done, (size_t)st.st_size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	close(fd);
+	*len = done;
+	return buf;
+}
+
+/* info, task.txt, map, sym, meta of the decoded directory. */
+static int dc_session(const struct dc_state *s, const char *elf, uint64_t tsc_hz)
+{
+	char sid[VT_UFT_SID_LEN + 1];
+	const char *exename = elf ? elf : "unikernel";
+	int tid = DC_TID;
+	struct vt_uft_info info = {
+		.exename = exename,
+		.cmdline = exename,
+		.exit_status = -1,
+		.nr_tids = 1,
+		.tids = &tid,
+		.max_stack = VT_UFT_MAX_DEPTH,
+	};
+	struct vt_meta *m;
+	int rc;
+
+	vt_uft_sid_make(sid, DC_TID, s->first_tsc);
+	if (vt_uft_task_session(s->dir, s->first_tsc, DC_TID, sid, exename) < 0 ||
+	    vt_uft_task_thread(s->dir, s->first_tsc, DC_TID, DC_TID) < 0)
+		return -1;
+	if (elf) {
+		if (vt_uft_write_map_elf(s->dir, sid, elf, 0) < 0 ||
+		    vt_uft_write_syms_elf(s->dir, elf, 0) < 0)
+			return -1;
+	} else if (vt_uft_write_map_fixed(s->dir, sid, 0, 1ULL << 30, exename) < 0) {
+		return -1;
+	}
+	if (vt_uft_write_info(s->dir, &info) < 0)
+		return -1;
+	m = vt_meta_new();
+	if (!m)
+		return vt_err_set("out of memory");
+	vt_meta_set(m, "clock", "tsc");
+	vt_meta_set(m, "domain", "guest");
+	vt_meta_set(m, "producer", "vmtrace debugcon");
+	if (tsc_hz) {
+		vt_meta_set_u64(m, "tsc.hz", tsc_hz);
+		vt_meta_set(m, "tsc.hz_source", "option --tsc-hz");
+	} else {
+		/* QEMU's TCG and KVM (no TSC scaling) give the guest the host's TSC rate */
+		struct vt_tsc_freq f;
+
+		if (vt_tsc_freq_opts(&f, VT_TSC_NO_CALIBRATE) == 0 || vt_tsc_freq(&f) == 0)
+			vt_tsc_meta_set(m, &f);
+	}
+	vt_meta_set_u64(m, "mcount.lost", s->lost);
+	vt_meta_set_u64(m, "markers", s->nr_markers);
+	rc = vt_meta_write_dir(m, s->dir);
+	vt_meta_free(m);
+	return rc;
+}
+
+int cmd_debugcon(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "elf", required_argument, NULL, 'e' },
+		{ "tsc-hz", required_argument, NULL, 't' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct dc_state s = { .dat_fd = -1 };
+	const char *elf = NULL;
+	uint64_t tsc_hz = 0;
+	int force = 0, c, rc, exit_code = VT_EXIT_OK;
+	uint8_t *buf;
+	size_t len = 0;
+	char *endp;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:e:t:fh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			s.dir = optarg;
+			break;
+		case 'e':
+			elf = optarg;
+			break;
+		case 't':
+			errno = 0;
+			tsc_hz = strtoull(optarg, &endp, 10);
+			if (errno || *endp || !tsc_hz) {
+				fprintf(stderr, "vmtrace: debugcon: --tsc-hz %s: want Hz\n", optarg);
+				return VT_EXIT_USAGE;
+			}
+			break;
+		case 'f':
+			force = 1;
+			break;
+		case 'h':
+			dc_usage(stdout);
+			return VT_EXIT_OK;
+		default:
+			dc_usage(stderr);
+			return VT_EXIT_USAGE;
+		}
+	}
+	if (!s.dir || optind != argc - 1) {
+		dc_usage(stderr);
+		return VT_EXIT_USAGE;
+	}
+	buf = dc_read_file(argv[optind], &len);
+	if (!buf) {
+		vt_err_print("debugcon");
+		return VT_EXIT_FAIL;
+	}
+	if (vt_uft_dir_create(s.dir, force) < 0) {
+		free(buf);
+		vt_err_print("debugcon");
+		return VT_EXIT_FAIL;
+	}
+	rc = vt_dc_parse(argv[optind], buf, len, dc_frame, &s);
+	free(buf);
+	if (s.dat_fd >= 0)
+		close(s.dat_fd);
+	if (s.mw && vt_marker_writer_close(s.mw) < 0 && rc >= 0)
+		rc = -1;
+	if (rc < 0 && s.failed) {
+		vt_err_print("debugcon");
+		return VT_EXIT_FAIL;
+	}
+	if (rc < 0) {
+		vt_warn("%s", vt_err_msg());
+		exit_code = VT_EXIT_PARTIAL;
+	} else if (rc == 0) {
+		vt_warn("%s: no end frame: the guest stopped early (kept every complete frame)",
+			argv[optind]);
+		exit_code = VT_EXIT_PARTIAL;
+	}
+	if (s.bad_records || s.bad_markers) {
+		vt_warn("%s: dropped %llu invalid records, %llu invalid markers", argv[optind],
+			(unsigned long long)s.bad_records, (unsigned long long)s.bad_markers);
+		exit_code = VT_EXIT_PARTIAL;
+	}
+	if (dc_session(&s, elf, tsc_hz) < 0) {
+		vt_err_print("debugcon");
+		return VT_EXIT_FAIL;
+	}
+	printf("%s: %llu records (%llu lost in the guest), %llu markers\n", s.dir,
+	       (unsigned long long)s.nr_records, (unsigned long long)s.lost,
+	       (unsigned long long)s.nr_markers);
+	return exit_code;
+}

@@ -1,0 +1,340 @@
+/*
+ * run.c - `vmtrace run -o DIR -- PROG ARGS`: trace a program's -pg /
+ * -finstrument-functions code with the preloaded mcount runtime into a
+ * uftrace data directory in the TSC clock.  Runs in the vmtrace command's
+ * main thread; prepares the directory before the program starts (so a
+ * bad directory fails early and a killed program leaves a readable
+ * trace), waits for it, and writes the final info.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "err.h"
+#include "meta.h"
+#include "tsc.h"
+#include "uftrace.h"
+#include "guest/mcount/session.h"
+
+#define RUN_LIB_NAME	"libvmtrace-mcount.so"
+/* overrides where the runtime library is looked up */
+#define RUN_ENV_LIB	"VMTRACE_MCOUNT_LIB"
+#define RUN_NS_SUFFIX	".ns"
+#define RUN_SIG_EXIT	128	/* exit code of a program killed by a signal */
+#define NSEC_PER_SEC	1000000000ULL
+
+struct run_opts {
+	const char *dir;
+	unsigned long depth;
+	unsigned long bufsize;
+	int entries_only;
+	int ns;
+	int force;
+	char **argv;
+};
+
+static void run_usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: vmtrace run -o DIR [options] -- PROGRAM [ARGS...]\n"
+		"Trace PROGRAM (built with -pg, -pg -mfentry or -finstrument-functions)\n"
+		"into the uftrace data directory DIR; timestamps are raw TSC ticks.\n\n"
+		"  -o, --output DIR     output directory (required)\n"
+		"  -D, --depth N        record calls up to depth N (1..%d, default %d)\n"
+		"  -e, --entries-only   record entries only, hook no returns\n"
+		"  -b, --bufsize BYTES  per-thread buffer (default %d): flushed when full\n"
+		"      --ns             also write DIR%s in nanoseconds (for uftrace replay)\n"
+		"  -f, --force          replace an existing trace in DIR\n",
+		VT_UFT_MAX_DEPTH, MCOUNT_DEFAULT_DEPTH, MCOUNT_DEFAULT_BUF_BYTES, RUN_NS_SUFFIX);
+}
+
+static int run_parse(int argc, char **argv, struct run_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "depth", required_argument, NULL, 'D' },
+		{ "entries-only", no_argument, NULL, 'e' },
+		{ "bufsize", required_argument, NULL, 'b' },
+		{ "ns", no_argument, NULL, 'n' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->depth = MCOUNT_DEFAULT_DEPTH;
+	o->bufsize = MCOUNT_DEFAULT_BUF_BYTES;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:D:eb:fh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->dir = optarg;
+			break;
+		case 'D':
+			if (mcount_session_parse_uint(optarg, 1, VT_UFT_MAX_DEPTH, &o->depth))
+				return vt_err_set("--depth %s: want 1..%d", optarg,
+						  VT_UFT_MAX_DEPTH);
+			break;
+		case 'e':
+			o->entries_only = 1;
+			break;
+		case 'b':
+			if (mcount_session_parse_uint(optarg, MCOUNT_MIN_BUF_BYTES,
+						      MCOUNT_MAX_BUF_BYTES, &o->bufsize))
+				return vt_err_set("--bufsize %s: want %d..%d bytes", optarg,
+						  MCOUNT_MIN_BUF_BYTES, MCOUNT_MAX_BUF_BYTES);
+			break;
+		case 'n':
+			o->ns = 1;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'h':
+			run_usage(stdout);
+			exit(VT_EXIT_OK);
+		default:
+			return vt_err_set("bad option (see vmtrace run --help)");
+		}
+	}
+	if (!o->dir)
+		return vt_err_set("no output directory: -o DIR is required");
+	if (optind >= argc)
+		return vt_err_set("no program to run (vmtrace run -o DIR -- PROGRAM ARGS)");
+	o->argv = argv + optind;
+	return 0;
+}
+
+/* Find @prog like execvp() does; the absolute path into @out. */
+static int run_find_prog(const char *prog, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(prog, '/')) {
+		if (!realpath(prog, out))
+			return vt_err_errno("%s: cannot run", prog);
+		if (access(out, X_OK))
+			return vt_err_errno("%s: cannot run", prog);
+		return 0;
+	}
+	if (!path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? path : ".", prog) <
+			    (int)sizeof(buf) &&
+		    access(buf, X_OK) == 0 && realpath(buf, out))
+			return 0;
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return vt_err_set("%s: not found in PATH", prog);
+}
+
+/* The runtime library: $VMTRACE_MCOUNT_LIB, else ../lib/ next to us. */
+static int run_find_lib(char *out, size_t len)
+{
+	const char *env = getenv(RUN_ENV_LIB);
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env) {
+		if (!realpath(env, out))
+			return vt_err_errno("%s (from %s)", env, RUN_ENV_LIB);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return vt_err_errno("/proc/self/exe");
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	if (snprintf(out, len, "%s/../lib/%s", self, RUN_LIB_NAME) >= (int)len)
+		return vt_err_set("%s: path too long", self);
+	if (access(out, R_OK))
+		return vt_err_errno("%s: the mcount runtime is missing (make?)", out);
+	return 0;
+}
+
+static uint64_t run_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* The TSC frequency and its source into @m (lib/tsc.c decides it; the
+ * ~0.1 s calibration only when no other method gives a figure). */
+static int run_tsc_meta(struct vt_meta *m)
+{
+	struct vt_tsc_freq f;
+
+	if (vt_tsc_freq_opts(&f, VT_TSC_NO_CALIBRATE) < 0 && vt_tsc_freq(&f) < 0)
+		return -1;
+	return vt_tsc_meta_set(m, &f);
+}
+
+/* vmtrace.meta of the run: clock, TSC frequency and how it was found. */
+static int run_write_meta(const char *dir, const struct run_opts *o)
+{
+	struct vt_meta *m = vt_meta_new();
+	int rc;
+
+	if (!m)
+		return vt_err_set("out of memory");
+	vt_meta_set(m, "clock", "tsc");
+	vt_meta_set(m, "domain", "guest");
+	vt_meta_set(m, "producer", "vmtrace run");
+	rc = run_tsc_meta(m);
+	if (rc == 0) {
+		vt_meta_set_u64(m, "mcount.depth", o->depth);
+		vt_meta_set(m, "mcount.entries_only", "%d", o->entries_only);
+		vt_meta_set_u64(m, "mcount.bufsize", o->bufsize);
+		rc = vt_meta_write_dir(m, dir);
+	}
+	vt_meta_free(m);
+	return rc;
+}
+
+/* "a b c" from argv (for the info file). */
+static void run_cmdline(char **argv, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; argv[i] && off + 1 < len; i++) {
+		int n = snprintf(buf + off, len - off, "%s%s", i ? " " : "", argv[i]);
+
+		if (n < 0 || (size_t)n >= len - off)
+			break;
+		off += (size_t)n;
+	}
+}
+
+static int run_setenv(const struct run_opts *o, const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *preload;
+	char num[32];
+	int rc;
+
+	if (old && *old)
+		rc = asprintf(&preload, "%s:%s", lib, old);
+	else
+		rc = asprintf(&preload, "%s", lib);
+	if (rc < 0)
+		return -1;
+	rc = setenv("LD_PRELOAD", preload, 1);
+	free(preload);
+	snprintf(num, sizeof(num), "%lu", o->depth);
+	rc |= setenv(MCOUNT_ENV_DEPTH, num, 1);
+	snprintf(num, sizeof(num), "%lu", o->bufsize);
+	rc |= setenv(MCOUNT_ENV_BUFSIZE, num, 1);
+	rc |= setenv(MCOUNT_ENV_ENTRIES, o->entries_only ? "1" : "0", 1);
+	rc |= setenv(MCOUNT_ENV_RUN, "1", 1);
+	rc |= setenv(MCOUNT_ENV_DIR, o->dir, 1);
+	return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	char prog[PATH_MAX], lib[PATH_MAX], dir[PATH_MAX], cmdline[4096];
+	struct run_opts o;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	uint64_t start_ns;
+	pid_t pid;
+	int status, rc = VT_EXIT_OK;
+
+	if (run_parse(argc, argv, &o) < 0) {
+		vt_err_print("run");
+		return VT_EXIT_USAGE;
+	}
+	if (run_find_prog(o.argv[0], prog, sizeof(prog)) < 0 ||
+	    run_find_lib(lib, sizeof(lib)) < 0) {
+		vt_err_print("run");
+		return VT_EXIT_FAIL;
+	}
+	if (vt_uft_dir_create(o.dir, o.force) < 0) {
+		vt_err_print("run");
+		return errno == EACCES || errno == EPERM || errno == EROFS ? VT_EXIT_PERM
+									   : VT_EXIT_FAIL;
+	}
+	/* the runtime and the program may chdir: give them an absolute path */
+	if (!realpath(o.dir, dir)) {
+		vt_err_errno("%s", o.dir);
+		vt_err_print("run");
+		return VT_EXIT_FAIL;
+	}
+	o.dir = dir;
+	run_cmdline(o.argv, cmdline, sizeof(cmdline));
+	if (run_write_meta(dir, &o) < 0 ||
+	    mcount_session_write_info(dir, prog, cmdline, -1, o.depth, 0) < 0) {
+		vt_err_print("run");
+		return VT_EXIT_FAIL;
+	}
+
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	start_ns = run_now_ns();
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		vt_err_errno("fork");
+		vt_err_print("run");
+		return VT_EXIT_FAIL;
+	}
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		if (run_setenv(&o, lib) == 0)
+			execv(prog, o.argv);
+		fprintf(stderr, "vmtrace: run: %s: %s\n", prog, strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			vt_err_errno("waitpid %d", (int)pid);
+			vt_err_print("run");
+			return VT_EXIT_FAIL;
+		}
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+
+	if (mcount_session_write_info(dir, prog, cmdline, status, o.depth,
+				      run_now_ns() - start_ns) < 0) {
+		vt_err_print("run");
+		return VT_EXIT_FAIL;
+	}
+	if (o.ns) {
+		char ns_dir[PATH_MAX + sizeof(RUN_NS_SUFFIX)];
+		int crc;
+
+		snprintf(ns_dir, sizeof(ns_dir), "%s%s", dir, RUN_NS_SUFFIX);
+		crc = vt_uft_convert_ns(dir, ns_dir, 0, 1);
+		if (crc < 0) {
+			vt_err_print("run");
+			return VT_EXIT_FAIL;
+		}
+		if (crc == VT_UFT_PARTIAL)
+			vt_warn("%s", vt_err_msg());
+	}
+	if (WIFEXITED(status))
+		rc = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		rc = RUN_SIG_EXIT + WTERMSIG(status);
+	return rc;
+}

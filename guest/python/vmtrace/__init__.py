@@ -1,0 +1,112 @@
+"""vmtrace: trace a Python program's calls with the raw TSC.
+
+Every Python call (and, in the modules named by ``lines``, every line) is
+written as it happens into a uftrace data directory, one memory-mapped file
+per thread, timestamps in the TSC clock of the machine (guest) it runs on.
+
+    import vmtrace
+    vmtrace.start("trace.data", lines=["myproject"])
+    ...
+    vmtrace.stop()
+
+    with vmtrace.trace("trace.data"):
+        ...
+"""
+import atexit
+import contextlib
+import os
+import sys
+
+from . import _vmtrace
+
+__all__ = ["start", "stop", "trace", "active", "finalize", "backend", "DEFAULT_DIR"]
+
+DEFAULT_DIR = "vmtrace.data"
+backend = _vmtrace.backend
+_atexit_done = False
+
+
+def _split(lines):
+    if lines is None:
+        return ()
+    if isinstance(lines, str):
+        lines = lines.split(",")
+    return tuple(p.strip() for p in lines if p.strip())
+
+
+def start(dir=DEFAULT_DIR, lines=None, c_calls=True, max_depth=0, clock=None):
+    """Begin tracing all threads into the uftrace directory ``dir``.
+
+    lines: module-name prefixes ("pkg,other") whose line events are wanted.
+    c_calls: record calls of builtins and other C functions.
+    max_depth: do not record calls deeper than this (0: uftrace's 1024).
+    clock: "tsc" (default) or "ns" (CLOCK_MONOTONIC, for direct uftrace use);
+    the VMTRACE_CLOCK environment variable sets the default.
+    """
+    global _atexit_done
+    clock = clock or os.environ.get("VMTRACE_CLOCK", "tsc")
+    _vmtrace.start(os.path.abspath(dir), lines=_split(lines), c_calls=bool(c_calls),
+                   max_depth=int(max_depth), exename=os.path.realpath(sys.executable),
+                   cmdline=" ".join([sys.executable] + sys.argv), clock=clock)
+    if not _atexit_done:
+        atexit.register(_at_exit)
+        _atexit_done = True
+
+
+def stop(exit_status=-1):
+    """End tracing; the directory is complete.  Returns a dict with 'lost'
+    (records not written, e.g. the disk was full), 'errno' and 'dir', or
+    None if tracing was off."""
+    res = _vmtrace.stop(exit_status=exit_status)
+    if res is not None:
+        finalize(res["dir"])
+    return res
+
+
+def active():
+    """True while tracing."""
+    return _vmtrace.active()
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def finalize(dir):
+    """Cut the .dat files of finished writers in ``dir`` and its fork-PID
+    children after their last complete record (a writer killed or ended by
+    os._exit leaves preallocated space).  Live writers are left alone."""
+    for root, dirs, files in os.walk(dir):
+        base = os.path.basename(root)
+        if root != dir:
+            if not base.startswith("fork-"):
+                continue
+            try:
+                if _pid_alive(int(base[5:])):
+                    continue
+            except ValueError:
+                continue
+        for f in files:
+            if f.endswith(".dat"):
+                _vmtrace.trim(os.path.join(root, f))
+
+
+def _at_exit():
+    if _vmtrace.active():
+        stop()
+
+
+@contextlib.contextmanager
+def trace(dir=DEFAULT_DIR, **kw):
+    """Context manager: trace the body of the with statement."""
+    start(dir, **kw)
+    try:
+        yield
+    finally:
+        stop()

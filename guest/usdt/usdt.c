@@ -1,0 +1,474 @@
+/*
+ * usdt.c - reads the SystemTap SDT notes of an ELF file (CPython's
+ * "python" provider), turns each marker into a uprobe event with fetch
+ * args and the semaphore as the uprobe's reference counter, and removes
+ * them again.  Runs in the recorder's main thread (host or guest side);
+ * may allocate and block.
+ *
+ * A note (owner "stapsdt", type 3) carries, little-endian:
+ *   off size
+ *     0    8  pc: link-time address of the marker's nop
+ *     8    8  base: link-time address of .stapsdt.base (prelink fix-up)
+ *    16    8  semaphore: link-time address of a 2-byte counter, or 0
+ *    24    -  provider\0 name\0 args\0
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <tracefs.h>
+#include "elfread.h"
+#include "err.h"
+#include "usdt.h"
+
+#define STAPSDT_NOTE_TYPE	3
+#define STAPSDT_FIXED		24
+#define USDT_GROUP_PREFIX	"vmtrace_py_"
+#define USDT_REMOVE_TRIES	20
+#define USDT_REMOVE_WAIT_US	50000
+
+struct read_ctx {
+	const struct vt_elf *elf;
+	const char *provider;
+	struct usdt_probe *out;
+	int max;
+	int nr;
+	uint64_t base_addr;	/* address of .stapsdt.base in this file */
+	int have_base;
+};
+
+static int vaddr_to_off(const struct vt_elf *e, uint64_t vaddr, uint64_t *off)
+{
+	struct vt_elf_load l;
+
+	for (int i = 0; i < vt_elf_nr_loads(e); i++) {
+		if (vt_elf_load(e, i, &l))
+			continue;
+		if (vaddr >= l.vaddr && vaddr < l.vaddr + l.memsz) {
+			*off = vaddr - l.vaddr + l.offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int copy_str(char *dst, size_t len, const char **p, const char *end)
+{
+	size_t n = strnlen(*p, end - *p);
+
+	if (*p + n >= end || n >= len)
+		return -1;
+	memcpy(dst, *p, n + 1);
+	*p += n + 1;
+	return 0;
+}
+
+static int note_cb(void *arg, const struct vt_elf_note *n)
+{
+	struct read_ctx *c = arg;
+	struct usdt_probe *p;
+	const char *s, *end;
+	uint64_t pc, base, sem;
+
+	if (n->type != STAPSDT_NOTE_TYPE || strcmp(n->name, "stapsdt"))
+		return 0;
+	if (n->descsz < STAPSDT_FIXED + 3)
+		return vt_err_set("%s: note at offset %llu: SDT note too short",
+				  vt_elf_path(c->elf), (unsigned long long)n->offset);
+	memcpy(&pc, n->desc, 8);
+	memcpy(&base, n->desc + 8, 8);
+	memcpy(&sem, n->desc + 16, 8);
+	if (c->nr >= c->max)
+		return 0;
+	p = &c->out[c->nr];
+	memset(p, 0, sizeof(*p));
+	s = (const char *)n->desc + STAPSDT_FIXED;
+	end = (const char *)n->desc + n->descsz;
+	if (copy_str(p->provider, sizeof(p->provider), &s, end) ||
+	    copy_str(p->name, sizeof(p->name), &s, end) ||
+	    copy_str(p->args, sizeof(p->args), &s, end))
+		return vt_err_set("%s: note at offset %llu: bad SDT strings",
+				  vt_elf_path(c->elf), (unsigned long long)n->offset);
+	if (c->provider && strcmp(p->provider, c->provider))
+		return 0;
+	if (c->have_base && base != c->base_addr) {
+		pc += c->base_addr - base;
+		if (sem)
+			sem += c->base_addr - base;
+	}
+	p->pc_vaddr = pc;
+	p->sem_vaddr = sem;
+	if (vaddr_to_off(c->elf, pc, &p->pc_off))
+		return vt_err_set("%s: marker %s:%s at 0x%llx is in no loaded segment",
+				  vt_elf_path(c->elf), p->provider, p->name,
+				  (unsigned long long)pc);
+	if (sem && vaddr_to_off(c->elf, sem, &p->sem_off))
+		return vt_err_set("%s: semaphore of %s:%s at 0x%llx is in no loaded segment",
+				  vt_elf_path(c->elf), p->provider, p->name,
+				  (unsigned long long)sem);
+	c->nr++;
+	return 0;
+}
+
+int usdt_probes_read(const char *path, const char *provider, struct usdt_probe *out, int max)
+{
+	struct read_ctx c = { .provider = provider, .out = out, .max = max };
+	struct vt_elf_section sec;
+	struct vt_elf *e;
+	int ret;
+
+	e = vt_elf_open(path);
+	if (!e)
+		return -1;
+	c.elf = e;
+	/*
+	 * Prelinked files moved .stapsdt.base: the note's base is the link
+	 * address, the section's the actual one; markers move by the
+	 * difference.  With no prelink the two are equal.
+	 */
+	if (!vt_elf_section(e, ".stapsdt.base", &sec)) {
+		c.have_base = 1;
+		c.base_addr = sec.addr;
+	}
+	ret = vt_elf_notes(e, ".note.stapsdt", note_cb, &c);
+	vt_elf_close(e);
+	return ret ? -1 : c.nr;
+}
+
+/* Kernel pt_regs name of an x86-64 register operand ("rax", "eax", "r12d"). */
+static const char *reg_name(const char *r, char *buf, size_t len)
+{
+	static const struct { const char *a, *b, *c, *d, *kn; } regs[] = {
+		{ "rax", "eax", "ax", "al", "ax" }, { "rbx", "ebx", "bx", "bl", "bx" },
+		{ "rcx", "ecx", "cx", "cl", "cx" }, { "rdx", "edx", "dx", "dl", "dx" },
+		{ "rsi", "esi", "si", "sil", "si" }, { "rdi", "edi", "di", "dil", "di" },
+		{ "rbp", "ebp", "bp", "bpl", "bp" }, { "rsp", "esp", "sp", "spl", "sp" },
+		{ "rip", "eip", "ip", "ip", "ip" },
+	};
+	int n;
+
+	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
+		if (!strcmp(r, regs[i].a) || !strcmp(r, regs[i].b) ||
+		    !strcmp(r, regs[i].c) || !strcmp(r, regs[i].d))
+			return regs[i].kn;
+	if (r[0] == 'r' && isdigit((unsigned char)r[1])) {
+		n = atoi(r + 1);
+		if (n >= 8 && n <= 15) {
+			snprintf(buf, len, "r%d", n);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* One operand "SIZE@OPERAND" to a fetch arg body (without name/type). */
+static int one_fetch(const char *op, int is_string, char *out, size_t len, char *type, size_t tlen)
+{
+	char rbuf[8], regbuf[16];
+	const char *at = strchr(op, '@'), *kn;
+	long size, disp = 0;
+	char *end;
+
+	if (!at)
+		return vt_err_set("SDT operand '%s' has no size", op);
+	size = strtol(op, &end, 10);
+	if (end != at || size == 0 || labs(size) > 8)
+		return vt_err_set("SDT operand '%s' has a bad size", op);
+	snprintf(type, tlen, "%c%ld", size < 0 ? 's' : 'u', labs(size) * 8);
+	op = at + 1;
+	if (is_string)
+		snprintf(type, tlen, "string");
+	if (op[0] == '$') {		/* immediate */
+		if (is_string)
+			return vt_err_set("SDT operand '%s': immediate cannot be a string", op);
+		snprintf(out, len, "\\%s", op + 1);
+		return 0;
+	}
+	if (op[0] != '%') {		/* DISP(%reg) */
+		disp = strtol(op, &end, 10);
+		if (*end != '(' || end[1] != '%')
+			return vt_err_set("SDT operand '%s' is not supported", op);
+		op = end + 2;
+		snprintf(regbuf, sizeof(regbuf), "%.*s", (int)strcspn(op, ")"), op);
+		kn = reg_name(regbuf, rbuf, sizeof(rbuf));
+		if (!kn || !strcmp(kn, "ip"))
+			return vt_err_set("SDT operand register '%s' is not supported", regbuf);
+		if (is_string)
+			snprintf(out, len, "+0(%+ld(%%%s))", disp, kn);
+		else
+			snprintf(out, len, "%+ld(%%%s)", disp, kn);
+		return 0;
+	}
+	snprintf(regbuf, sizeof(regbuf), "%s", op + 1);
+	kn = reg_name(regbuf, rbuf, sizeof(rbuf));
+	if (!kn)
+		return vt_err_set("SDT operand register '%s' is not supported", regbuf);
+	if (is_string)
+		snprintf(out, len, "+0(%%%s)", kn);
+	else
+		snprintf(out, len, "%%%s", kn);
+	return 0;
+}
+
+static int in_list(const char *s, const char *const *list)
+{
+	for (; list && *list; list++)
+		if (!strcmp(s, *list))
+			return 1;
+	return 0;
+}
+
+int usdt_fetchargs(const char *stap_args, const char *const *names,
+		   const char *const *string_names, char *out, size_t len)
+{
+	char args[USDT_ARGS_MAX], body[128], type[16];
+	char *save = NULL, *tok;
+	size_t used = 0;
+	int i = 0;
+
+	if (snprintf(args, sizeof(args), "%s", stap_args) >= (int)sizeof(args))
+		return vt_err_set("SDT argument string too long");
+	out[0] = 0;
+	for (tok = strtok_r(args, " ", &save); tok && names[i]; tok = strtok_r(NULL, " ", &save), i++) {
+		int n;
+
+		if (!names[i][0])
+			continue;
+		if (one_fetch(tok, in_list(names[i], string_names), body, sizeof(body),
+			      type, sizeof(type)))
+			return -1;
+		n = snprintf(out + used, len - used, "%s%s=%s:%s", used ? " " : "",
+			     names[i], body, type);
+		if (n < 0 || (size_t)n >= len - used)
+			return vt_err_set("uprobe fetch args too long");
+		used += n;
+	}
+	if (names[i])
+		return vt_err_set("SDT marker has fewer arguments than expected (%d)", i);
+	return 0;
+}
+
+static int has_python_markers(const char *path)
+{
+	struct usdt_probe p[4];
+
+	return usdt_probes_read(path, "python", p, 4) > 0;
+}
+
+int usdt_python_file_of_pid(pid_t pid, char *out, size_t len)
+{
+	char maps[64], line[4096 + 256], exe[PATH_MAX], path[PATH_MAX];
+	FILE *fp;
+	ssize_t n;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	fp = fopen(maps, "re");
+	if (!fp)
+		return vt_err_errno("%s: cannot open", maps);
+	while (fgets(line, sizeof(line), fp)) {
+		char *f = strchr(line, '/');
+
+		if (!f || !strstr(f, "libpython"))
+			continue;
+		f[strcspn(f, "\n")] = 0;
+		if (has_python_markers(f)) {
+			snprintf(out, len, "%s", f);
+			fclose(fp);
+			return 0;
+		}
+	}
+	fclose(fp);
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	n = readlink(exe, path, sizeof(path) - 1);
+	if (n < 0)
+		return vt_err_errno("%s: cannot read", exe);
+	path[n] = 0;
+	if (!has_python_markers(path))
+		return vt_err_set("process %d (%s) maps no file with CPython's USDT markers "
+				  "(a CPython built --with-dtrace is needed)", (int)pid, path);
+	snprintf(out, len, "%s", path);
+	return 0;
+}
+
+static const char *const fn_args[] = { "file", "func", "line", NULL };
+static const char *const fn_strings[] = { "file", "func", NULL };
+static const char *const gc_start_args[] = { "generation", NULL };
+static const char *const gc_done_args[] = { "collected", NULL };
+static const char *const imp_start_args[] = { "module", NULL };
+static const char *const imp_done_args[] = { "module", "found", NULL };
+static const char *const imp_strings[] = { "module", NULL };
+
+static const struct usdt_python_event python_events[] = {
+	{ "function__entry", fn_args, fn_strings },
+	{ "function__return", fn_args, fn_strings },
+	{ "gc__start", gc_start_args, NULL },
+	{ "gc__done", gc_done_args, NULL },
+	{ "import__find__load__start", imp_start_args, imp_strings },
+	{ "import__find__load__done", imp_done_args, imp_strings },
+};
+
+static int uprobe_events_write(const char *line)
+{
+	char *path = tracefs_get_tracing_file("uprobe_events");
+	int fd, ret = 0;
+
+	if (!path)
+		return vt_err_set("tracefs not found (mount -t tracefs nodev /sys/kernel/tracing)");
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0) {
+		ret = vt_err_errno("%s: cannot open", path);
+	} else {
+		if (write(fd, line, strlen(line)) < 0)
+			ret = vt_err_errno("%s: cannot write '%s'", path, line);
+		close(fd);
+	}
+	tracefs_put_tracing_file(path);
+	return ret;
+}
+
+static int remove_event(const char *group, const char *name)
+{
+	char line[2 * USDT_NAME_MAX + 8];
+
+	snprintf(line, sizeof(line), "-:%s/%s\n", group, name);
+	for (int i = 0; i < USDT_REMOVE_TRIES; i++) {
+		if (!uprobe_events_write(line))
+			return 0;
+		if (errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			return -1;
+		usleep(USDT_REMOVE_WAIT_US);
+	}
+	return -1;
+}
+
+/* Remove probe groups left by a vmtrace that died before cleaning up. */
+static void sweep_stale(void)
+{
+	char *path = tracefs_get_tracing_file("uprobe_events");
+	char line[8192], group[USDT_NAME_MAX], name[USDT_NAME_MAX];
+	FILE *fp;
+
+	if (!path)
+		return;
+	fp = fopen(path, "re");
+	tracefs_put_tracing_file(path);
+	if (!fp)
+		return;
+	while (fgets(line, sizeof(line), fp)) {
+		int pid;
+
+		if (sscanf(line, "p:" USDT_GROUP_PREFIX "%d/%63s", &pid, name) != 2)
+			continue;
+		if (pid <= 0 || (kill(pid, 0) && errno == ESRCH)) {
+			snprintf(group, sizeof(group), USDT_GROUP_PREFIX "%d", pid);
+			remove_event(group, name);
+		}
+	}
+	fclose(fp);
+}
+
+int usdt_python_create(struct usdt_session *s, const char *file)
+{
+	struct usdt_probe probes[USDT_MAX_PROBES];
+	char fetch[USDT_FETCH_MAX], line[8192];
+	int nr;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->group, sizeof(s->group), USDT_GROUP_PREFIX "%d", (int)getpid());
+	if (!realpath(file, s->file))
+		return vt_err_errno("%s: cannot resolve", file);
+	nr = usdt_probes_read(s->file, "python", probes, USDT_MAX_PROBES);
+	if (nr < 0)
+		return -1;
+	if (nr == 0)
+		return vt_err_set("%s: no CPython USDT markers (provider \"python\"); "
+				  "CPython must be built --with-dtrace", s->file);
+	sweep_stale();
+	for (size_t e = 0; e < sizeof(python_events) / sizeof(python_events[0]); e++) {
+		const struct usdt_python_event *ev = &python_events[e];
+		const struct usdt_probe *p = NULL;
+		int n;
+
+		for (int i = 0; i < nr; i++)
+			if (!strcmp(probes[i].name, ev->marker))
+				p = &probes[i];
+		if (!p) {
+			s->missing[s->nr_missing++] = ev->marker;
+			continue;
+		}
+		if (usdt_fetchargs(p->args, ev->args, ev->strings, fetch, sizeof(fetch)))
+			goto fail;
+		if (p->sem_vaddr)
+			n = snprintf(line, sizeof(line), "p:%s/%s %s:0x%llx(0x%llx) %s\n",
+				     s->group, ev->marker, s->file,
+				     (unsigned long long)p->pc_off,
+				     (unsigned long long)p->sem_off, fetch);
+		else
+			n = snprintf(line, sizeof(line), "p:%s/%s %s:0x%llx %s\n",
+				     s->group, ev->marker, s->file,
+				     (unsigned long long)p->pc_off, fetch);
+		if (n < 0 || n >= (int)sizeof(line)) {
+			vt_err_set("%s: uprobe definition too long", s->file);
+			goto fail;
+		}
+		if (uprobe_events_write(line))
+			goto fail;
+		snprintf(s->names[s->nr], USDT_NAME_MAX, "%s", ev->marker);
+		n = snprintf(line, sizeof(line), "%s:%s", s->group, ev->marker);
+		memcpy(s->events[s->nr], line, (size_t)n + 1 < sizeof(s->events[0]) ?
+		       (size_t)n + 1 : sizeof(s->events[0]));
+		s->events[s->nr][sizeof(s->events[0]) - 1] = 0;
+		s->nr++;
+	}
+	return 0;
+fail:
+	{
+		char msg[1024];
+
+		snprintf(msg, sizeof(msg), "%s", vt_err_msg());
+		usdt_python_remove(s);
+		vt_err_set("%s", msg);
+	}
+	return -1;
+}
+
+int usdt_python_remove(struct usdt_session *s)
+{
+	int ret = 0;
+
+	for (int i = s->nr - 1; i >= 0; i--)
+		if (remove_event(s->group, s->names[i]))
+			ret = -1;
+	s->nr = 0;
+	return ret;
+}
+
+void usdt_python_explain(const struct usdt_session *s, void *out)
+{
+	FILE *fp = out;
+	int fn = 0;
+
+	for (int i = 0; i < s->nr; i++)
+		if (!strcmp(s->names[i], "function__entry"))
+			fn = 1;
+	fprintf(fp, "vmtrace: python markers of %s: %d probed", s->file, s->nr);
+	for (int i = 0; i < s->nr; i++)
+		fprintf(fp, "%s%s", i ? ", " : " (", s->names[i]);
+	fprintf(fp, "%s\n", s->nr ? ")" : "");
+	if (!fn)
+		fprintf(fp, "vmtrace: this interpreter has no function markers (CPython 3.12 and "
+			"3.13 removed them): gc and imports only; for every call use "
+			"`vmtrace attach PID` (the extension)\n");
+	else if (strstr(s->file, "3.11") || strstr(s->file, "3.12") || strstr(s->file, "3.13"))
+		fprintf(fp, "vmtrace: on CPython 3.11+ function__entry/return fire only for frames "
+			"entered from C (thread targets, callbacks, the main module), not for "
+			"Python-to-Python calls (CPython issue 98894); for every call use "
+			"`vmtrace attach PID`\n");
+}

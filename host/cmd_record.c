@@ -1,0 +1,273 @@
+/*
+ * cmd_record.c - `vmtrace record`: the command-line front of the tracefs
+ * recorder (host/record.h).  Main thread only: parses options, optionally
+ * forks the command to trace, polls the recorder until the command exits
+ * or a signal arrives, then writes the output directory and reports.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "err.h"
+#include "record.h"
+
+#define REC_MAX_EVENTS		256
+#define REC_NS_PER_MS		1000000L
+#define REC_EXIT_SIGNAL_BASE	128
+#define REC_EXEC_FAILED		127
+#define REC_CMDLINE_MAX		4096
+
+static volatile sig_atomic_t rec_signals;
+static volatile sig_atomic_t rec_last_signal;
+
+static void rec_on_signal(int sig)
+{
+	rec_signals++;
+	rec_last_signal = sig;
+}
+
+static void rec_usage(FILE *fp)
+{
+	fprintf(fp,
+"usage: vmtrace record [-e SYSTEM[:EVENT]]... [-p PID]... [-o DIR] [-b KB]\n"
+"                      [--guest] [--force] [-- COMMAND ARGS...]\n"
+"\n"
+"Record kernel events in the x86-tsc trace clock into DIR/trace.dat\n"
+"(trace-cmd v6, read by trace-cmd report and KernelShark) and\n"
+"DIR/vmtrace.meta.  Uses its own tracefs instance; needs root.\n"
+"\n"
+"  -e SYSTEM[:EVENT]  event or whole system to record (repeatable);\n"
+"                     replaces the defaults\n"
+"  -p PID             trace the syscalls of PID, its threads and children\n"
+"                     (repeatable); other events stay system-wide\n"
+"  -o DIR             output directory (default vmtrace-host or vmtrace-guest)\n"
+"  -b KB              ring buffer per CPU in KB (default %u)\n"
+"  --guest            inside a guest: block, irq, sched_switch defaults\n"
+"  --force            reuse an existing DIR (its trace files are replaced)\n"
+"  -- COMMAND         run COMMAND traced, stop when it exits, exit with its status\n"
+"\n"
+"Host defaults: kvm:{write_tsc_offset,exit,entry,pio,mmio,fast_mmio,hypercall,\n"
+"msi_set_irq,set_irq,inj_virq,apic_accept_irq,userspace_exit,pvclock_update,\n"
+"update_master_clock,track_tsc}, sched:sched_switch, sched:sched_wakeup, and\n"
+"syscalls of the traced pids.  Ctrl-C stops cleanly and keeps everything.\n",
+		HOST_RECORD_DEFAULT_BUFFER_KB);
+}
+
+static int rec_exit_code(int err)
+{
+	if (err == EACCES || err == EPERM)
+		return VT_EXIT_PERM;
+	if (err == ENODEV)
+		return VT_EXIT_UNSUPPORTED;
+	if (err == EEXIST)
+		return VT_EXIT_USAGE;
+	return VT_EXIT_FAIL;
+}
+
+/* Fork @argv held at a pipe until recording runs; -1 on failure. */
+static pid_t rec_spawn(char **argv, int *go_fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return vt_err_errno("pipe");
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return vt_err_errno("fork");
+	}
+	if (pid == 0) {
+		char b;
+
+		close(p[1]);
+		if (read(p[0], &b, 1) != 1)
+			_exit(REC_EXEC_FAILED);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "vmtrace: record: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(REC_EXEC_FAILED);
+	}
+	close(p[0]);
+	*go_fd = p[1];
+	return pid;
+}
+
+static void rec_join_args(char *buf, size_t len, char **argv)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (int i = 0; argv[i] && n < len; i++)
+		n += snprintf(buf + n, len - n, "%s%s", i ? " " : "", argv[i]);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "guest", no_argument, NULL, 'g' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *events[REC_MAX_EVENTS];
+	pid_t pids[HOST_RECORD_MAX_PIDS];
+	struct host_record_opts o = { .buffer_kb = HOST_RECORD_DEFAULT_BUFFER_KB };
+	struct host_record_result res;
+	struct host_record *r;
+	struct sigaction sa;
+	char cmdline[REC_CMDLINE_MAX], val[32];
+	pid_t child = -1;
+	int c, go_fd = -1, status = 0, child_done = 0, ret = VT_EXIT_OK;
+
+	o.events = events;
+	o.pids = pids;
+	while ((c = getopt_long(argc, argv, "+e:p:o:b:h", longopts, NULL)) != -1) {
+		char *end;
+		long v;
+
+		switch (c) {
+		case 'e':
+			if (o.nr_events >= REC_MAX_EVENTS)
+				vt_die(VT_EXIT_USAGE, "record: too many -e (max %d)", REC_MAX_EVENTS);
+			events[o.nr_events++] = optarg;
+			break;
+		case 'p':
+			v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > INT32_MAX)
+				vt_die(VT_EXIT_USAGE, "record: -p %s: not a pid", optarg);
+			if (o.nr_pids >= HOST_RECORD_MAX_PIDS)
+				vt_die(VT_EXIT_USAGE, "record: too many -p (max %d)",
+				       HOST_RECORD_MAX_PIDS);
+			if (kill((pid_t)v, 0) && errno == ESRCH)
+				vt_die(VT_EXIT_USAGE, "record: -p %ld: no such process", v);
+			pids[o.nr_pids++] = (pid_t)v;
+			break;
+		case 'o':
+			o.out_dir = optarg;
+			break;
+		case 'b':
+			v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > (1L << 22))
+				vt_die(VT_EXIT_USAGE, "record: -b %s: want a size in KB (1..4194304)",
+				       optarg);
+			o.buffer_kb = (unsigned)v;
+			break;
+		case 'g':
+			o.guest = 1;
+			break;
+		case 'f':
+			o.force = 1;
+			break;
+		case 'h':
+			rec_usage(stdout);
+			return VT_EXIT_OK;
+		default:
+			rec_usage(stderr);
+			return VT_EXIT_USAGE;
+		}
+	}
+	if (!o.out_dir)
+		o.out_dir = o.guest ? "vmtrace-guest" : "vmtrace-host";
+	o.kvm_facts = !o.guest;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = rec_on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	if (optind < argc) {
+		rec_join_args(cmdline, sizeof(cmdline), argv + optind);
+		o.command = cmdline;
+		child = rec_spawn(argv + optind, &go_fd);
+		if (child < 0) {
+			vt_err_print("record");
+			return VT_EXIT_FAIL;
+		}
+		if (o.nr_pids >= HOST_RECORD_MAX_PIDS)
+			vt_die(VT_EXIT_USAGE, "record: too many pids");
+		pids[o.nr_pids++] = child;
+	}
+	r = host_record_start(&o);
+	if (!r) {
+		int e = errno;
+
+		vt_err_print("record");
+		if (child > 0) {
+			close(go_fd);
+			waitpid(child, NULL, 0);
+		}
+		return rec_exit_code(e);
+	}
+	if (child > 0) {
+		if (write(go_fd, "g", 1) != 1)
+			vt_warn("cannot start the command: %s", strerror(errno));
+		close(go_fd);
+	}
+	fprintf(stderr, "vmtrace: record: recording to %s%s\n", o.out_dir,
+		child > 0 ? "" : " (Ctrl-C to stop)");
+	for (;;) {
+		struct timespec ts = { 0, HOST_RECORD_POLL_MS * REC_NS_PER_MS };
+		int seen = rec_signals;
+
+		nanosleep(&ts, NULL);
+		if (host_record_poll(r)) {
+			vt_err_print("record");
+			ret = VT_EXIT_FAIL;
+			break;
+		}
+		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
+			child_done = 1;
+			break;
+		}
+		if (rec_signals && child <= 0)
+			break;
+		if (rec_signals > 1)
+			break;	/* second signal: do not wait for the command */
+		if (rec_signals && !seen)
+			kill(child, rec_last_signal);
+	}
+	if (child > 0) {
+		if (!child_done)
+			vt_warn("command %d still running; recording stopped", (int)child);
+		else if (WIFEXITED(status))
+			snprintf(val, sizeof(val), "%d", WEXITSTATUS(status));
+		else
+			snprintf(val, sizeof(val), "signal %d", WTERMSIG(status));
+		if (child_done)
+			host_record_meta(r, "record.command_exit", val);
+	}
+	if (host_record_stop(r, &res)) {
+		vt_err_print("record");
+		return VT_EXIT_FAIL;
+	}
+	fprintf(stderr, "vmtrace: record: %llu events, %llu bytes of pages on %u CPUs, "
+		"%llu lost%s -> %s/trace.dat\n",
+		(unsigned long long)res.events, (unsigned long long)res.bytes, res.nr_cpus,
+		(unsigned long long)res.lost, res.lost_pages ? " (gaps flagged in pages)" : "",
+		o.out_dir);
+	if (res.lost || res.lost_pages) {
+		fprintf(stderr, "vmtrace: record: WARNING: events were lost; per CPU counts in "
+			"%s/vmtrace.meta (lost.cpuN); try a larger -b\n", o.out_dir);
+		for (unsigned i = 0; i < res.nr_cpus && i < HOST_RECORD_REPORT_CPUS; i++)
+			if (res.lost_cpu[i])
+				fprintf(stderr, "vmtrace: record:   cpu%u: %llu lost\n", i,
+					(unsigned long long)res.lost_cpu[i]);
+	}
+	if (ret)
+		return ret;
+	if (child > 0 && child_done) {
+		if (WIFEXITED(status))
+			return WEXITSTATUS(status);
+		return REC_EXIT_SIGNAL_BASE + WTERMSIG(status);
+	}
+	return VT_EXIT_OK;
+}

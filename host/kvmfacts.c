@@ -1,0 +1,363 @@
+/*
+ * kvmfacts.c - collects KVM facts of traced QEMU processes for the
+ * recorder's metadata: vCPU threads ("CPU n/KVM", also "CPU n/TCG") from
+ * /proc, and each vCPU's debugfs tsc-offset / tsc-scaling-ratio with the
+ * host TSC read just before.  Runs on the recorder's main thread from its
+ * poll loop; allocates, does blocking file I/O (small files only).
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "err.h"
+#include "kvmfacts.h"
+#include "tsc.h"
+
+#define KVM_DEBUGFS_DIR		"/sys/kernel/debug/kvm"
+#define KVM_VAL_MAX		32
+#define KVM_COMM_MAX		32
+#define KVM_PATH_MAX		1200
+
+enum kvm_when { KVM_START, KVM_CHANGE, KVM_END };
+static const char *const kvm_when_name[] = { "start", "change", "end" };
+
+/* One reading of a debugfs value. */
+struct kvm_reading {
+	char val[KVM_VAL_MAX];
+	uint64_t tsc_host;
+	enum kvm_when when;
+};
+
+/* The history of one debugfs file of a vCPU. */
+struct kvm_series {
+	struct kvm_reading *r;
+	int nr, cap;
+};
+
+struct kvm_vcpu {
+	int idx;
+	struct kvm_series offset;
+	struct kvm_series ratio;
+};
+
+struct kvm_vm {
+	pid_t pid;
+	char dir[64];		/* "<pid>-<fd>" */
+	struct kvm_vcpu *vcpu;
+	int nr_vcpu;
+};
+
+struct kvm_thread {
+	pid_t tid, pid;
+	int idx;
+	char comm[KVM_COMM_MAX];
+};
+
+struct host_kvm {
+	char *dir;
+	struct kvm_vm *vm;
+	int nr_vm;
+	struct kvm_thread *thr;
+	int nr_thr;
+};
+
+struct host_kvm *host_kvm_new(const char *debugfs_dir)
+{
+	struct host_kvm *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	k->dir = strdup(debugfs_dir ? debugfs_dir : KVM_DEBUGFS_DIR);
+	if (!k->dir) {
+		free(k);
+		return NULL;
+	}
+	return k;
+}
+
+void host_kvm_free(struct host_kvm *k)
+{
+	if (!k)
+		return;
+	for (int i = 0; i < k->nr_vm; i++) {
+		for (int j = 0; j < k->vm[i].nr_vcpu; j++) {
+			free(k->vm[i].vcpu[j].offset.r);
+			free(k->vm[i].vcpu[j].ratio.r);
+		}
+		free(k->vm[i].vcpu);
+	}
+	free(k->vm);
+	free(k->thr);
+	free(k->dir);
+	free(k);
+}
+
+/* Read a small text file into @buf, trailing newline removed; -1 if absent. */
+static int kvm_read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	while (n && isspace((unsigned char)buf[n - 1]))
+		buf[--n] = 0;
+	return 0;
+}
+
+static void kvm_series_note(struct kvm_series *s, const char *path, int final)
+{
+	char val[KVM_VAL_MAX];
+	uint64_t tsc = vt_rdtsc_ordered();
+	struct kvm_reading *rd;
+
+	if (kvm_read_small(path, val, sizeof(val)))
+		return;
+	if (!final && s->nr && !strcmp(s->r[s->nr - 1].val, val))
+		return;
+	if (s->nr == s->cap) {
+		int cap = s->cap ? s->cap * 2 : 4;
+		struct kvm_reading *n = realloc(s->r, cap * sizeof(*n));
+
+		if (!n)
+			return;
+		s->r = n;
+		s->cap = cap;
+	}
+	rd = &s->r[s->nr++];
+	snprintf(rd->val, sizeof(rd->val), "%s", val);
+	rd->tsc_host = tsc;
+	rd->when = final ? KVM_END : (s->nr == 1 ? KVM_START : KVM_CHANGE);
+}
+
+static struct kvm_vm *kvm_vm_get(struct host_kvm *k, pid_t pid, const char *dir)
+{
+	struct kvm_vm *n;
+
+	for (int i = 0; i < k->nr_vm; i++)
+		if (!strcmp(k->vm[i].dir, dir))
+			return &k->vm[i];
+	n = realloc(k->vm, (k->nr_vm + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	k->vm = n;
+	n = &k->vm[k->nr_vm++];
+	memset(n, 0, sizeof(*n));
+	n->pid = pid;
+	snprintf(n->dir, sizeof(n->dir), "%.63s", dir);
+	return n;
+}
+
+static struct kvm_vcpu *kvm_vcpu_get(struct kvm_vm *vm, int idx)
+{
+	struct kvm_vcpu *n;
+
+	for (int i = 0; i < vm->nr_vcpu; i++)
+		if (vm->vcpu[i].idx == idx)
+			return &vm->vcpu[i];
+	n = realloc(vm->vcpu, (vm->nr_vcpu + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	vm->vcpu = n;
+	n = &vm->vcpu[vm->nr_vcpu++];
+	memset(n, 0, sizeof(*n));
+	n->idx = idx;
+	return n;
+}
+
+static int kvm_pid_wanted(pid_t pid, const pid_t *pids, int nr)
+{
+	if (!nr)
+		return 1;
+	for (int i = 0; i < nr; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+static void kvm_poll_vm(struct host_kvm *k, struct kvm_vm *vm, int final)
+{
+	char path[KVM_PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int idx;
+
+	snprintf(path, sizeof(path), "%s/%s", k->dir, vm->dir);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct kvm_vcpu *v;
+
+		if (strlen(de->d_name) > 32 || sscanf(de->d_name, "vcpu%d", &idx) != 1)
+			continue;
+		v = kvm_vcpu_get(vm, idx);
+		if (!v)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/%s/tsc-offset", k->dir, vm->dir, de->d_name);
+		kvm_series_note(&v->offset, path, final);
+		snprintf(path, sizeof(path), "%s/%s/%s/tsc-scaling-ratio", k->dir, vm->dir,
+			 de->d_name);
+		kvm_series_note(&v->ratio, path, final);
+	}
+	closedir(d);
+}
+
+/* Find "CPU n/KVM" (or /TCG) threads of process @pid. */
+static void kvm_scan_threads(struct host_kvm *k, pid_t pid)
+{
+	char path[KVM_PATH_MAX], comm[KVM_COMM_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct kvm_thread *n;
+		pid_t tid = atoi(de->d_name);
+		int idx, known = 0;
+		char kind[8];
+
+		if (tid <= 0)
+			continue;
+		for (int i = 0; i < k->nr_thr; i++)
+			known |= k->thr[i].tid == tid;
+		if (known)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+		if (kvm_read_small(path, comm, sizeof(comm)) ||
+		    sscanf(comm, "CPU %d/%7s", &idx, kind) != 2)
+			continue;
+		n = realloc(k->thr, (k->nr_thr + 1) * sizeof(*n));
+		if (!n)
+			break;
+		k->thr = n;
+		n = &k->thr[k->nr_thr++];
+		n->tid = tid;
+		n->pid = pid;
+		n->idx = idx;
+		snprintf(n->comm, sizeof(n->comm), "%s", comm);
+	}
+	closedir(d);
+}
+
+void host_kvm_poll(struct host_kvm *k, const pid_t *pids, int nr, int final)
+{
+	struct dirent *de;
+	DIR *d;
+
+	for (int i = 0; i < nr; i++)
+		kvm_scan_threads(k, pids[i]);
+	d = opendir(k->dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct kvm_vm *vm;
+		int pid, fd;
+
+		if (strlen(de->d_name) >= sizeof(((struct kvm_vm *)0)->dir) ||
+		    sscanf(de->d_name, "%d-%d", &pid, &fd) != 2 ||
+		    !kvm_pid_wanted(pid, pids, nr))
+			continue;
+		vm = kvm_vm_get(k, pid, de->d_name);
+		if (!vm)
+			continue;
+		if (!nr)
+			kvm_scan_threads(k, pid);
+		kvm_poll_vm(k, vm, final);
+	}
+	closedir(d);
+}
+
+int host_kvm_nr_threads(const struct host_kvm *k)
+{
+	return k->nr_thr;
+}
+
+pid_t host_kvm_thread_tid(const struct host_kvm *k, int i)
+{
+	return k->thr[i].tid;
+}
+
+const char *host_kvm_thread_comm(const struct host_kvm *k, int i)
+{
+	return k->thr[i].comm;
+}
+
+static int kvm_series_meta(struct vt_meta *m, const char *prefix, const struct kvm_series *s)
+{
+	char key[VT_META_KEY_MAX];
+
+	if (!s->nr)
+		return 0;
+	snprintf(key, sizeof(key), "%s.nr", prefix);
+	if (vt_meta_set(m, key, "%d", s->nr))
+		return -1;
+	for (int i = 0; i < s->nr; i++) {
+		snprintf(key, sizeof(key), "%s.%d", prefix, i);
+		if (vt_meta_set(m, key, "%s %llu %s", s->r[i].val,
+				(unsigned long long)s->r[i].tsc_host,
+				kvm_when_name[s->r[i].when]))
+			return -1;
+	}
+	return 0;
+}
+
+int host_kvm_to_meta(const struct host_kvm *k, struct vt_meta *m)
+{
+	char key[VT_META_KEY_MAX];
+
+	if (vt_meta_set(m, "kvm.vms", "%d", k->nr_vm) ||
+	    vt_meta_set(m, "kvm.vcpu_threads", "%d", k->nr_thr))
+		return -1;
+	for (int i = 0; i < k->nr_thr; i++) {
+		const struct kvm_thread *t = &k->thr[i];
+
+		snprintf(key, sizeof(key), "kvm.thread%d.tid", i);
+		if (vt_meta_set(m, key, "%d", (int)t->tid))
+			return -1;
+		snprintf(key, sizeof(key), "kvm.thread%d.pid", i);
+		if (vt_meta_set(m, key, "%d", (int)t->pid))
+			return -1;
+		snprintf(key, sizeof(key), "kvm.thread%d.vcpu", i);
+		if (vt_meta_set(m, key, "%d", t->idx))
+			return -1;
+		snprintf(key, sizeof(key), "kvm.thread%d.comm", i);
+		if (vt_meta_set(m, key, "%s", t->comm))
+			return -1;
+	}
+	for (int i = 0; i < k->nr_vm; i++) {
+		const struct kvm_vm *vm = &k->vm[i];
+
+		snprintf(key, sizeof(key), "kvm.vm%d.pid", i);
+		if (vt_meta_set(m, key, "%d", (int)vm->pid))
+			return -1;
+		snprintf(key, sizeof(key), "kvm.vm%d.debugfs", i);
+		if (vt_meta_set(m, key, "%s", vm->dir))
+			return -1;
+		snprintf(key, sizeof(key), "kvm.vm%d.vcpus", i);
+		if (vt_meta_set(m, key, "%d", vm->nr_vcpu))
+			return -1;
+		for (int j = 0; j < vm->nr_vcpu; j++) {
+			snprintf(key, sizeof(key), "kvm.vm%d.vcpu%d.tsc_offset", i,
+				 vm->vcpu[j].idx);
+			if (kvm_series_meta(m, key, &vm->vcpu[j].offset))
+				return -1;
+			snprintf(key, sizeof(key), "kvm.vm%d.vcpu%d.tsc_scaling_ratio", i,
+				 vm->vcpu[j].idx);
+			if (kvm_series_meta(m, key, &vm->vcpu[j].ratio))
+				return -1;
+		}
+	}
+	return 0;
+}

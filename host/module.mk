@@ -1,0 +1,22 @@
+# host/: the tracefs recorder (`vmtrace record`, also `--guest` inside a
+# VM) and the KVM facts collector.  Needs libtracefs/libtraceevent.
+VMTRACE_SRCS += host/record.c host/kvmfacts.c host/cmd_record.c
+VMTRACE_LIBS += $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || echo -ltracefs -ltraceevent) -lpthread
+HOST_TRACE_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent libtracecmd 2>/dev/null)
+$(OUT)/obj/host/%.o: CPPFLAGS_ALL += $(HOST_TRACE_CFLAGS)
+DEPS += libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd qemu-system-x86 gcc-multilib
+
+# tests/host: a libtracecmd read-back checker, a syscall generator (bench),
+# and a multiboot guest that writes a known PIO sequence.
+TEST_TARGETS += $(OUT)/tests/host/tdcount $(OUT)/tests/host/pio-guest.elf
+BENCH_TARGETS += $(OUT)/tests/host/sysloop $(OUT)/tests/host/tdcount
+$(OUT)/tests/host/tdcount: $(SRC)/tests/host/tdcount.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(HOST_TRACE_CFLAGS) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< \
+		$(shell pkg-config --libs libtracecmd libtraceevent 2>/dev/null || echo -ltracecmd -ltraceevent)
+$(OUT)/tests/host/sysloop: $(SRC)/tests/host/sysloop.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $<
+$(OUT)/tests/host/pio-guest.elf: $(SRC)/tests/host/pio-guest.S
+	@mkdir -p $(dir $@)
+	$(CC) -m32 -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-Ttext=0x100000 -o $@ $<

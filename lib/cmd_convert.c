@@ -1,0 +1,70 @@
+/*
+ * cmd_convert.c - `vmtrace convert IN OUT`: copy a clock=tsc uftrace data
+ * directory to a clock=ns one (lib/uftrace.c vt_uft_convert_ns), so that
+ * `uftrace replay` shows real durations.  Command main thread.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "err.h"
+#include "uftrace.h"
+
+static void usage(FILE *fp)
+{
+	fprintf(fp, "usage: vmtrace convert [--tsc-hz HZ] [-f] IN OUT\n"
+		"  copy the TSC-clock trace directory IN to OUT in nanoseconds\n"
+		"  --tsc-hz HZ   TSC frequency (default: tsc.hz of IN/vmtrace.meta)\n"
+		"  -f, --force   replace the trace files of an existing OUT\n");
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tsc-hz", required_argument, NULL, 'z' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t hz = 0;
+	int force = 0, c, ret;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'z':
+			errno = 0;
+			hz = strtoull(optarg, &end, 0);
+			if (errno || *end || hz < 1000) {
+				fprintf(stderr, "vmtrace: convert: bad --tsc-hz '%s' (Hz, >= 1000)\n",
+					optarg);
+				return VT_EXIT_USAGE;
+			}
+			break;
+		case 'f':
+			force = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return VT_EXIT_OK;
+		default:
+			usage(stderr);
+			return VT_EXIT_USAGE;
+		}
+	}
+	if (optind + 2 != argc) {
+		usage(stderr);
+		return VT_EXIT_USAGE;
+	}
+	ret = vt_uft_convert_ns(argv[optind], argv[optind + 1], hz, force);
+	if (ret < 0) {
+		vt_err_print("convert");
+		return VT_EXIT_FAIL;
+	}
+	if (ret == VT_UFT_PARTIAL) {
+		vt_warn("%s", vt_err_msg());
+		return VT_EXIT_PARTIAL;
+	}
+	return VT_EXIT_OK;
+}

@@ -1,0 +1,244 @@
+/*
+ * cmd_info.c - `vmtrace info DIR`: describe a trace directory: its
+ * vmtrace.meta (clock, TSC frequency, domain...), and for uftrace data the
+ * tasks, record counts per type and the time span, with every truncated
+ * or corrupt file named.  Command main thread; prints and exits.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "err.h"
+#include "meta.h"
+#include "uftrace.h"
+
+struct task_stats {
+	uint64_t nr[4];		/* by enum vt_uft_type */
+	uint64_t first, last;
+	uint64_t backwards;	/* records older than the one before */
+	int truncated, corrupt;
+};
+
+static void usage(FILE *fp)
+{
+	fprintf(fp, "usage: vmtrace info [-r] DIR\n"
+		"  describe a trace directory: metadata, tasks, records, time span\n"
+		"  -r, --records   also list every record (tid, time, type, depth, function)\n");
+}
+
+/* Print a span of @d timestamps in the directory's clock. */
+static void print_span(uint64_t d, const char *clock, uint64_t hz)
+{
+	if (!strcmp(clock, "tsc")) {
+		printf("%" PRIu64 " TSC ticks", d);
+		if (hz)
+			printf(" = %.9f s at %" PRIu64 " Hz", (double)d / hz, hz);
+	} else {
+		printf("%.9f s", d / 1e9);
+	}
+}
+
+static const char *const type_name[] = { "entry", "exit", "lost", "event" };
+
+static int scan_task(struct vt_uft_reader *r, int idx, struct task_stats *st, int list)
+{
+	struct vt_uft_stream *s = vt_uft_stream_open(r, idx);
+	struct vt_uft_record rec;
+	uint64_t prev = 0;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	if (!s)
+		return -1;
+	while ((ret = vt_uft_stream_next(s, &rec)) == 1) {
+		uint64_t total = st->nr[0] + st->nr[1] + st->nr[2] + st->nr[3];
+
+		st->nr[vt_uft_type(rec.bits)]++;
+		if (list) {
+			unsigned t = vt_uft_type(rec.bits);
+			uint64_t a = vt_uft_addr(rec.bits);
+
+			printf("  %8d %20" PRIu64 " %-5s %5u ", vt_uft_task_tid(r, idx), rec.time,
+			       type_name[t], vt_uft_depth(rec.bits));
+			if (t == VT_UFT_LOST)
+				printf("(%" PRIu64 " lost)\n", a);
+			else if (t == VT_UFT_EVENT)
+				printf("(event %" PRIu64 ")\n", a);
+			else
+				printf("%s <%#" PRIx64 ">\n", vt_uft_sym_name(r, a), a);
+		}
+		if (!total)
+			st->first = rec.time;
+		else if (rec.time < prev)
+			st->backwards++;
+		if (rec.time > st->last)
+			st->last = rec.time;
+		prev = rec.time;
+	}
+	if (ret < 0) {
+		st->corrupt = 1;
+		vt_warn("%s", vt_err_msg());
+	} else if (vt_uft_stream_truncated(s)) {
+		st->truncated = 1;
+		vt_warn("%s: ends inside a record at offset %" PRIu64 " (truncated: a killed "
+			"writer?)", vt_uft_stream_path(s), vt_uft_stream_offset(s));
+	}
+	vt_uft_stream_close(s);
+	return 0;
+}
+
+static int info_uftrace(const char *dir, const char *clock, uint64_t hz, int list)
+{
+	struct vt_uft_reader *r = vt_uft_open(dir);
+	const struct vt_uft_info *in;
+	uint64_t first = UINT64_MAX, last = 0, all[4] = { 0 };
+	int partial = 0;
+
+	if (!r) {
+		vt_err_print("info");
+		return VT_EXIT_FAIL;
+	}
+	in = vt_uft_reader_info(r);
+	printf("\nuftrace data (feat_mask %#" PRIx64 ", info_mask %#" PRIx64 ")\n",
+	       vt_uft_feat_mask(r), vt_uft_info_mask(r));
+	printf("  exename:     %s\n", in->exename);
+	printf("  cmdline:     %s\n", in->cmdline);
+	if (in->exit_status >= 0)
+		printf("  exit status: %d\n", in->exit_status);
+	if (in->max_stack)
+		printf("  max depth:   %u\n", in->max_stack);
+	printf("  symbols:     %zu\n", vt_uft_nr_syms(r));
+	printf("  tasks:       %d\n\n", vt_uft_nr_tasks(r));
+	if (list) {
+		printf("  %8s %20s %-5s %5s %s\n", "TID", "TIME", "TYPE", "DEPTH", "FUNCTION");
+		for (int i = 0; i < vt_uft_nr_tasks(r); i++) {
+			struct task_stats ignored;
+
+			if (scan_task(r, i, &ignored, 1)) {
+				vt_err_print("info");
+				vt_uft_close(r);
+				return VT_EXIT_FAIL;
+			}
+		}
+		printf("\n");
+	}
+	printf("  %8s %8s %10s %10s %8s %8s  %s\n", "TID", "PID", "ENTRY", "EXIT", "LOST",
+	       "EVENT", "SPAN");
+	for (int i = 0; i < vt_uft_nr_tasks(r); i++) {
+		struct task_stats st;
+		uint64_t n;
+
+		if (scan_task(r, i, &st, 0)) {
+			vt_err_print("info");
+			vt_uft_close(r);
+			return VT_EXIT_FAIL;
+		}
+		partial |= st.truncated | st.corrupt;
+		n = st.nr[0] + st.nr[1] + st.nr[2] + st.nr[3];
+		printf("  %8d %8d %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 "  ",
+		       vt_uft_task_tid(r, i), vt_uft_task_pid(r, i), st.nr[VT_UFT_ENTRY],
+		       st.nr[VT_UFT_EXIT], st.nr[VT_UFT_LOST], st.nr[VT_UFT_EVENT]);
+		if (n)
+			print_span(st.last - st.first, clock, hz);
+		else
+			printf("-");
+		printf("%s%s\n", st.truncated ? " (truncated)" : "", st.corrupt ? " (corrupt)" : "");
+		if (st.backwards)
+			vt_warn("task %d: %" PRIu64 " records older than their predecessor",
+				vt_uft_task_tid(r, i), st.backwards);
+		for (int t = 0; t < 4; t++)
+			all[t] += st.nr[t];
+		if (n && st.first < first)
+			first = st.first;
+		if (n && st.last > last)
+			last = st.last;
+	}
+	printf("\n  records:     %" PRIu64 " (%" PRIu64 " entry, %" PRIu64 " exit, %" PRIu64
+	       " lost, %" PRIu64 " event)\n", all[0] + all[1] + all[2] + all[3], all[0], all[1],
+	       all[2], all[3]);
+	if (last >= first && first != UINT64_MAX) {
+		printf("  time:        %" PRIu64 " .. %" PRIu64 " (%s)\n  span:        ", first,
+		       last, clock);
+		print_span(last - first, clock, hz);
+		printf("\n");
+	}
+	vt_uft_close(r);
+	return partial ? VT_EXIT_PARTIAL : VT_EXIT_OK;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "records", no_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int list = 0;
+	char path[4096];
+	const char *dir, *clock = "ns";
+	struct vt_meta *m = NULL;
+	uint64_t hz = 0;
+	int c, ret = VT_EXIT_OK;
+
+	while ((c = getopt_long(argc, argv, "rh", opts, NULL)) != -1) {
+		if (c == 'r') {
+			list = 1;
+			continue;
+		}
+		if (c == 'h') {
+			usage(stdout);
+			return VT_EXIT_OK;
+		}
+		usage(stderr);
+		return VT_EXIT_USAGE;
+	}
+	if (optind + 1 != argc) {
+		usage(stderr);
+		return VT_EXIT_USAGE;
+	}
+	dir = argv[optind];
+	if (access(dir, R_OK | X_OK)) {
+		vt_err_errno("%s: cannot read directory", dir);
+		vt_err_print("info");
+		return VT_EXIT_FAIL;
+	}
+	printf("directory:     %s\n", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, VT_META_FILE);
+	if (!access(path, F_OK)) {
+		m = vt_meta_read(path);
+		if (!m) {
+			vt_err_print("info");
+			ret = VT_EXIT_PARTIAL;
+		}
+	}
+	if (m) {
+		const char *v = vt_meta_get(m, "clock");
+
+		if (v)
+			clock = v;
+		vt_meta_get_u64(m, "tsc.hz", &hz);
+		printf("clock:         %s\n", clock);
+		if (hz)
+			printf("TSC Hz:        %" PRIu64 " (source: %s)\n", hz,
+			       vt_meta_get(m, "tsc.hz_source") ? vt_meta_get(m, "tsc.hz_source") :
+			       "not recorded");
+		printf("metadata:\n");
+		for (int i = 0; i < vt_meta_count(m); i++)
+			printf("  %s=%s\n", vt_meta_key(m, i), vt_meta_val(m, i));
+	} else {
+		printf("clock:         ns (no %s: assumed, as uftrace record writes)\n",
+		       VT_META_FILE);
+	}
+	snprintf(path, sizeof(path), "%s/info", dir);
+	if (!access(path, F_OK)) {
+		int r = info_uftrace(dir, clock, hz, list);
+
+		if (r != VT_EXIT_OK)
+			ret = r;
+	} else {
+		printf("\n(no uftrace data: no %s)\n", path);
+	}
+	vt_meta_free(m);
+	return ret;
+}

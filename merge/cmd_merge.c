@@ -1,0 +1,451 @@
+/*
+ * cmd_merge.c - `vmtrace merge HOSTDIR [GUESTDIR...] -o OUT`: opens the
+ * inputs (readers), builds the clock model per guest (align/), pulls every
+ * event in time order from the sorter, links flows and hands each event to
+ * the chosen sink.  One thread; memory bounded by names and threads, not by
+ * the number of events.  Design: docs/merge.md.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "err.h"
+#include "meta.h"
+#include "tracedat.h"
+#include "merge.h"
+
+#define PROGRESS_EVERY	(1u << 20)	/* events between progress checks */
+#define NS_PER_SEC	1000000000ULL
+
+/* align/ is optional at link time (weak): without it guests use an offset */
+extern struct align_model *align_model_from_dirs(const char *host_dir, const char *guest_dir,
+						 const struct align_load_opts *o)
+	__attribute__((weak));
+extern void align_load_opts_init(struct align_load_opts *o) __attribute__((weak));
+extern void align_model_free(struct align_model *m) __attribute__((weak));
+extern const char *align_model_summary(const struct align_model *m) __attribute__((weak));
+extern double align_model_bound_ns(const struct align_model *m) __attribute__((weak));
+extern uint64_t align_model_host_hz(const struct align_model *m) __attribute__((weak));
+extern size_t align_model_nr_warnings(const struct align_model *m) __attribute__((weak));
+extern const char *align_model_warning(const struct align_model *m, size_t i)
+	__attribute__((weak));
+
+static struct merge_source sources[MERGE_MAX_SOURCES];
+static struct align_model *models[MERGE_MAX_SOURCES];
+static int nr_sources;
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: vmtrace merge HOSTDIR [GUESTDIR...] -o OUT [options]\n"
+		"       vmtrace merge DIR -o OUT          (one input: a plain conversion)\n"
+		"\n"
+		"Merge a host recording (trace.dat) and guest traces (uftrace data dirs,\n"
+		"guest kernel trace.dat) into one timeline in nanoseconds.\n"
+		"\n"
+		"  -o, --output OUT       output: .pftrace/.perfetto-trace, .json, or a directory\n"
+		"  -F, --format FMT       perfetto | chrome | uftrace (default: from OUT)\n"
+		"      --tsc-hz HZ        host TSC frequency (default: HOSTDIR/vmtrace.meta)\n"
+		"      --guest-offset N   guest_tsc - host_tsc in ticks, used when no clock\n"
+		"                         model can be built (default 0: same TSC)\n"
+		"      --no-align         do not build a clock model; use --guest-offset\n"
+		"  -q, --quiet            no progress line, no summary\n"
+		"  -h, --help\n");
+}
+
+static int is_dir(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int has_file(const char *dir, const char *name)
+{
+	char p[4200];
+	struct stat st;
+
+	if (snprintf(p, sizeof(p), "%s/%s", dir, name) >= (int)sizeof(p))
+		return 0;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static const struct merge_sink_ops *sink_for(const char *fmt, const char *out)
+{
+	if (fmt) {
+		if (!strcmp(fmt, "perfetto"))
+			return &merge_sink_perfetto;
+		if (!strcmp(fmt, "chrome") || !strcmp(fmt, "json"))
+			return &merge_sink_chrome;
+		if (!strcmp(fmt, "uftrace"))
+			return &merge_sink_uftrace;
+		return NULL;
+	}
+	size_t n = strlen(out);
+	const char *dot = strrchr(out, '.');
+
+	if (is_dir(out) || (n && out[n - 1] == '/'))
+		return &merge_sink_uftrace;
+	if (dot && (!strcmp(dot, ".pftrace") || !strcmp(dot, ".perfetto-trace") ||
+		    !strcmp(dot, ".pb")))
+		return &merge_sink_perfetto;
+	if (dot && !strcmp(dot, ".json"))
+		return &merge_sink_chrome;
+	if (!dot || strchr(dot, '/'))
+		return &merge_sink_uftrace;	/* no extension: a directory */
+	return NULL;
+}
+
+/* tsc.hz of DIR's vmtrace.meta (0 if absent), its clock, and for the host
+ * the QEMU pid and vCPU threads the recorder found (kvm.* keys). */
+static uint64_t meta_hz(const char *dir, int *is_ns, struct merge_source *host)
+{
+	struct vt_meta *m = is_dir(dir) ? vt_meta_read_dir(dir) : NULL;
+	uint64_t hz = 0, n = 0;
+	int64_t pid, tid, vcpu;
+	char key[64];
+	double d;
+
+	*is_ns = 0;
+	if (!m)
+		return 0;
+	if (vt_meta_get_u64(m, "tsc.hz", &hz) < 0 && vt_meta_get_double(m, "tsc.hz", &d) == 0)
+		hz = (uint64_t)(d + 0.5);
+	const char *c = vt_meta_get(m, "clock");
+
+	if (c && !strcmp(c, "ns"))
+		*is_ns = 1;
+	if (host && vt_meta_get_i64(m, "kvm.vm0.pid", &pid) == 0 && pid > 0 && pid < INT32_MAX)
+		host->qemu_pid = (int)pid;
+	if (host)
+		vt_meta_get_u64(m, "kvm.vcpu_threads", &n);
+	for (uint64_t i = 0; host && i < n && host->nr_vthreads < MERGE_MAX_VTHREADS; i++) {
+		snprintf(key, sizeof(key), "kvm.thread%llu.tid", (unsigned long long)i);
+		if (vt_meta_get_i64(m, key, &tid) || tid <= 0 || tid > INT32_MAX)
+			continue;
+		snprintf(key, sizeof(key), "kvm.thread%llu.vcpu", (unsigned long long)i);
+		if (vt_meta_get_i64(m, key, &vcpu) || vcpu < 0 || vcpu > INT32_MAX)
+			continue;
+		host->vthread_tid[host->nr_vthreads] = (int)tid;
+		host->vthread_vcpu[host->nr_vthreads++] = (int)vcpu;
+	}
+	vt_meta_free(m);
+	return hz;
+}
+
+/* Add the readers of one input path: a trace.dat file, or a directory with
+ * a trace.dat and/or uftrace data (info), or subdirectories with them. */
+static int add_input(struct merge_source *src, int idx, int *found)
+{
+	char p[4200];
+
+	if (!is_dir(src->path)) {
+		(*found)++;
+		return merge_reader_tracedat(src, idx, src->path);
+	}
+	if (has_file(src->path, VT_TD_FILE)) {
+		if (snprintf(p, sizeof(p), "%s/%s", src->path, VT_TD_FILE) >= (int)sizeof(p))
+			return vt_err_set("%s: path too long", src->path);
+		(*found)++;
+		if (merge_reader_tracedat(src, idx, p) < 0)
+			return -1;
+	}
+	if (has_file(src->path, "info")) {
+		(*found)++;
+		if (merge_reader_uftrace(src, idx) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void progress(uint64_t n, uint64_t ts_ns, uint64_t first_ns, int force_end)
+{
+	static struct timespec last;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!force_end && now.tv_sec == last.tv_sec)
+		return;
+	last = now;
+	fprintf(stderr, "\rmerge: %" PRIu64 " events, at %.3f s%s", n,
+		(double)(ts_ns - first_ns) / NS_PER_SEC, force_end ? "\n" : "   ");
+}
+
+static void summary(const struct merge_sink_ops *sink, const char *out, uint64_t total,
+		    uint64_t first_ns, uint64_t last_ns)
+{
+	fprintf(stderr, "merge: %" PRIu64 " events -> %s (%s)\n", total, out, sink->name);
+	for (int i = 0; i < nr_sources; i++) {
+		const struct merge_source *s = &sources[i];
+
+		fprintf(stderr, "  %-8s %-40s %12" PRIu64 " events", s->label, s->path, s->events);
+		if (s->events)
+			fprintf(stderr, ", %.6f .. %.6f s", (double)s->first_ns / NS_PER_SEC,
+				(double)s->last_ns / NS_PER_SEC);
+		fprintf(stderr, "%s\n", s->partial ? " (PARTIAL: truncated/corrupt input)" : "");
+	}
+	if (total)
+		fprintf(stderr, "  span     %.9f s (%.6f .. %.6f s on the host TSC clock)\n",
+			(double)(last_ns - first_ns) / NS_PER_SEC, (double)first_ns / NS_PER_SEC,
+			(double)last_ns / NS_PER_SEC);
+	for (int i = 0; i < nr_sources; i++) {
+		const struct merge_source *s = &sources[i];
+
+		if (s->clock.domain != MERGE_DOM_GUEST)
+			continue;
+		if (models[i])
+			fprintf(stderr, "  align    %s: %s\n", s->label, align_model_summary(models[i]));
+		else
+			fprintf(stderr, "  align    %s: no clock model: guest TSC - %" PRId64
+				" = host TSC (error bound unknown)\n", s->label, s->clock.offset_tsc);
+		if (s->clock.unmapped)
+			fprintf(stderr, "  align    %s: %" PRIu64 " stamps outside the model, "
+				"placed with the offset\n", s->label, s->clock.unmapped);
+	}
+	fprintf(stderr, "  flows    %" PRIu64 "\n", merge_flow_count());
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "tsc-hz", required_argument, NULL, 'H' },
+		{ "guest-offset", required_argument, NULL, 'G' },
+		{ "no-align", no_argument, NULL, 'N' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL, *fmt = NULL;
+	uint64_t tsc_hz = 0;
+	int64_t guest_offset = 0;
+	int no_align = 0, quiet = 0, c, ret = VT_EXIT_OK;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "o:F:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'F':
+			fmt = optarg;
+			break;
+		case 'H':
+			tsc_hz = strtoull(optarg, &end, 0);
+			if (*end || !tsc_hz) {
+				fprintf(stderr, "vmtrace merge: bad --tsc-hz '%s'\n", optarg);
+				return VT_EXIT_USAGE;
+			}
+			break;
+		case 'G':
+			guest_offset = strtoll(optarg, &end, 0);
+			if (*end) {
+				fprintf(stderr, "vmtrace merge: bad --guest-offset '%s'\n", optarg);
+				return VT_EXIT_USAGE;
+			}
+			break;
+		case 'N':
+			no_align = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return VT_EXIT_OK;
+		default:
+			usage(stderr);
+			return VT_EXIT_USAGE;
+		}
+	}
+	int nin = argc - optind;
+
+	if (nin < 1 || !out) {
+		usage(stderr);
+		return VT_EXIT_USAGE;
+	}
+	if (nin > MERGE_MAX_SOURCES) {
+		fprintf(stderr, "vmtrace merge: at most %d inputs\n", MERGE_MAX_SOURCES);
+		return VT_EXIT_USAGE;
+	}
+	const struct merge_sink_ops *sink = sink_for(fmt, out);
+
+	if (!sink) {
+		fprintf(stderr, "vmtrace merge: %s: unknown output format (use --format "
+			"perfetto|chrome|uftrace or .pftrace/.json/a directory)\n",
+			fmt ? fmt : out);
+		return VT_EXIT_USAGE;
+	}
+
+	/* the host: its TSC frequency drives every conversion */
+	const char *host_dir = argv[optind];
+	int host_is_ns = 0;
+	uint64_t hz = meta_hz(host_dir, &host_is_ns, &sources[0]);
+
+	if (tsc_hz)
+		hz = tsc_hz;
+	for (int i = 0; i < nin; i++) {
+		struct merge_source *s = &sources[i];
+		const char *path = argv[optind + i];
+		int is_ns = 0;
+
+		if (strlen(path) >= sizeof(s->path)) {
+			fprintf(stderr, "vmtrace merge: %s: path too long\n", path);
+			return VT_EXIT_USAGE;
+		}
+		strcpy(s->path, path);
+		s->machine = (uint32_t)i;
+		s->single = nin == 1;
+		if (i == 0) {
+			snprintf(s->label, sizeof(s->label), nin == 1 ? "trace" : "host");
+			is_ns = host_is_ns;
+		} else {
+			snprintf(s->label, sizeof(s->label), "guest%d", i);
+			meta_hz(path, &is_ns, NULL);
+		}
+		if (!hz && !is_ns && !host_is_ns) {
+			/* no frequency: a guest-only or unmarked input */
+			uint64_t own = meta_hz(path, &is_ns, NULL);
+
+			hz = own;
+		}
+		if (merge_clock_init(&s->clock, i ? MERGE_DOM_GUEST : MERGE_DOM_HOST,
+				     is_ns, hz ? hz : 1) < 0) {
+			vt_err_print("merge");
+			return VT_EXIT_FAIL;
+		}
+		s->clock.offset_tsc = guest_offset;
+	}
+
+	/* a clock model per guest (align/), when it is built in */
+	for (int i = 1; i < nin && !no_align; i++) {
+		struct align_load_opts ao;
+
+		if (!align_model_from_dirs || !is_dir(host_dir) || !is_dir(sources[i].path))
+			break;
+		align_load_opts_init(&ao);
+		ao.host_hz = tsc_hz;
+		models[i] = align_model_from_dirs(host_dir, sources[i].path, &ao);
+		if (!models[i]) {
+			vt_warn("%s: no clock model (%s): guest TSC - %" PRId64 " taken as host TSC",
+				sources[i].path, vt_err_msg(), guest_offset);
+			continue;
+		}
+		for (size_t w = 0; w < align_model_nr_warnings(models[i]); w++)
+			vt_warn("align %s: %s", sources[i].label, align_model_warning(models[i], w));
+		if (align_model_host_hz(models[i]) && align_model_host_hz(models[i]) != hz)
+			merge_clock_init(&sources[i].clock, MERGE_DOM_GUEST, 0,
+					 align_model_host_hz(models[i]));
+		sources[i].clock.model = models[i];
+	}
+
+	nr_sources = nin;
+	for (int i = 0; i < nin; i++) {
+		int found = 0;
+
+		if (add_input(&sources[i], i, &found) < 0) {
+			vt_err_print("merge");
+			ret = VT_EXIT_FAIL;
+			goto out_free;
+		}
+		if (!found) {
+			fprintf(stderr, "vmtrace: merge: %s: no trace.dat and no uftrace data "
+				"(info) found\n", sources[i].path);
+			ret = VT_EXIT_FAIL;
+			goto out_free;
+		}
+	}
+
+	for (int i = 0; i < nin && !hz; i++)
+		if (!sources[i].clock.is_ns) {
+			vt_warn("%s: no tsc.hz in vmtrace.meta and no --tsc-hz: timestamps are "
+				"written unscaled (1 tick = 1 ns)", sources[i].path);
+			break;
+		}
+
+	void *sk = sink->open(out);
+
+	if (!sk) {
+		vt_err_print("merge");
+		ret = VT_EXIT_FAIL;
+		goto out_free;
+	}
+	int tty = !quiet && isatty(STDERR_FILENO);
+	uint64_t total = 0, first_ns = 0, last_ns = 0;
+	struct merge_event *e, ev;
+
+	while ((e = merge_sort_next())) {
+		struct merge_track *t = merge_track(e->track);
+		struct merge_source *s = &sources[e->src];
+
+		if (e->kind == MERGE_EV_BEGIN) {
+			t->depth++;
+		} else if (e->kind == MERGE_EV_END) {
+			if (unlikely(!t->depth))
+				continue;	/* an end whose begin is not in the trace */
+			t->depth--;
+		}
+		merge_flow_feed(e);
+		if (unlikely(sink->event(sk, e) < 0)) {
+			vt_err_print("merge");
+			ret = VT_EXIT_FAIL;
+			break;
+		}
+		if (unlikely(!s->events))
+			s->first_ns = e->ts_ns;
+		s->events++;
+		s->last_ns = e->ts_ns;
+		if (unlikely(!total))
+			first_ns = e->ts_ns;
+		last_ns = e->ts_ns;
+		if (unlikely(++total % PROGRESS_EVERY == 0) && tty)
+			progress(total, e->ts_ns, first_ns, 0);
+	}
+	/* close slices still open at the end (a recording stopped inside) */
+	for (uint32_t i = 0; ret == VT_EXIT_OK && i < merge_track_count(); i++) {
+		struct merge_track *t = merge_track(i);
+
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = MERGE_EV_END;
+		ev.track = i;
+		ev.ts_ns = last_ns;
+		ev.cpu = -1;
+		for (; t->depth; t->depth--)
+			if (sink->event(sk, &ev) < 0) {
+				vt_err_print("merge");
+				ret = VT_EXIT_FAIL;
+				break;
+			}
+	}
+	if (tty)
+		progress(total, last_ns, first_ns, 1);
+	if (sink->close(sk) < 0 && ret == VT_EXIT_OK) {
+		vt_err_print("merge");
+		ret = VT_EXIT_FAIL;
+	}
+	if (merge_strtab_failed() && ret == VT_EXIT_OK) {
+		fprintf(stderr, "vmtrace: merge: out of memory for names\n");
+		ret = VT_EXIT_FAIL;
+	}
+	if (!quiet)
+		summary(sink, out, total, first_ns, last_ns);
+	for (int i = 0; i < nin && ret == VT_EXIT_OK; i++)
+		if (sources[i].partial) {
+			vt_warn("%s: input truncated or corrupt: merged up to its last complete "
+				"record", sources[i].path);
+			ret = VT_EXIT_PARTIAL;
+		}
+out_free:
+	merge_sort_free();
+	for (int i = 0; i < nin; i++)
+		if (models[i])
+			align_model_free(models[i]);
+	merge_tracks_free();
+	merge_strtab_free();
+	return ret;
+}

@@ -1,0 +1,74 @@
+/*
+ * event.h - merge's one event model: what every reader produces and every
+ * sink consumes.  An event sits on a track (a thread of a process of a
+ * machine: the host or guest N), has an interned name, a time in
+ * nanoseconds on the host timeline (converted once, by merge/clock.c) and a
+ * few arguments.  Slices are begin/end pairs on one track and nest; flows
+ * link two events on (usually) different tracks.
+ */
+#ifndef MERGE_EVENT_H
+#define MERGE_EVENT_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#define MERGE_MAX_ARGS		8	/* arguments kept per event (rest dropped) */
+#define MERGE_MACHINE_HOST	0	/* machine id of the host; guests are 1.. */
+#define MERGE_NO_STR		0	/* interned id of "" / none */
+
+enum merge_ev_kind {
+	MERGE_EV_BEGIN,		/* slice begins on the track */
+	MERGE_EV_END,		/* innermost open slice of the track ends */
+	MERGE_EV_INSTANT,	/* a point event */
+	MERGE_EV_COUNTER,	/* value of a counter track */
+};
+
+enum merge_arg_type {
+	MERGE_ARG_U64,
+	MERGE_ARG_I64,
+	MERGE_ARG_STR,		/* interned string id in .v.str */
+};
+
+struct merge_arg {
+	uint32_t key;		/* interned name */
+	uint32_t type;		/* enum merge_arg_type */
+	union {
+		uint64_t u;
+		int64_t i;
+		uint32_t str;
+	} v;
+};
+
+struct merge_event {
+	uint64_t ts_ns;		/* host timeline, ns (after clock conversion) */
+	uint64_t ts_raw;	/* the reader's raw stamp (TSC of its domain) */
+	uint32_t track;		/* index into the track table */
+	uint32_t name;		/* interned */
+	uint8_t kind;		/* enum merge_ev_kind */
+	uint8_t nr_args;
+	uint16_t src;		/* source index (for per-source counts) */
+	int32_t cpu;		/* CPU the event was recorded on, -1 unknown
+				 * (a guest CPU = its vCPU number) */
+	/* A flow (arrow) ending at this event, found when its second end is
+	 * seen (merge/flow.c): from (flow_ts_ns, flow_track) to here.
+	 * flow_id 0 = none. */
+	uint64_t flow_id;
+	uint64_t flow_ts_ns;
+	uint32_t flow_track;
+	uint32_t flow_name;	/* interned: "kick" / "irq" */
+	int64_t value;		/* MERGE_EV_COUNTER */
+	struct merge_arg args[MERGE_MAX_ARGS];
+};
+
+/* A track: one thread (or a process-level track when tid < 0). */
+struct merge_track {
+	uint32_t machine;	/* MERGE_MACHINE_HOST or guest number */
+	int32_t pid;
+	int32_t tid;
+	uint32_t name;		/* interned thread name */
+	uint32_t pname;		/* interned process name */
+	uint32_t depth;		/* open slices (kept by the sorter) */
+	uint32_t vcpu;		/* vCPU number + 1 for a host vCPU thread, else 0 */
+};
+
+#endif

@@ -1,0 +1,207 @@
+/*
+ * flow.c - merge's flow matcher: arrows from a guest I/O kick to the host
+ * exit it caused, and from a host interrupt injection to the guest's
+ * handling of it, where both ends are in the inputs.  Fed every event in
+ * time order on the merge thread; keeps one pending start per vCPU (plus
+ * one for "vCPU unknown"), so its memory is fixed.  Rules: docs/merge.md.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "merge.h"
+
+#define FLOW_WINDOW_NS	1000000ULL	/* ends further apart are not linked */
+#define FLOW_MAX_VCPUS	64		/* vCPUs tracked individually */
+#define FLOW_ANY	FLOW_MAX_VCPUS	/* the slot of "vCPU unknown" */
+
+enum name_class {
+	CL_UNKNOWN = 0,	/* not classified yet */
+	CL_NONE,
+	CL_KICK,	/* guest: an I/O notification to the device */
+	CL_HOST_IO,	/* host: the exit/event a kick causes */
+	CL_INJECT,	/* host: an interrupt injected into the guest */
+	CL_GUEST_IRQ,	/* guest: interrupt handling */
+};
+
+struct pending {
+	uint64_t ts_ns;
+	uint32_t track;
+	int valid;
+};
+
+uint8_t *merge_flow_skip;	/* by name id: 1 = neither side's class */
+uint32_t merge_flow_skip_cap;
+static uint8_t *classes;
+static uint32_t classes_cap;
+static struct pending kicks[FLOW_MAX_VCPUS + 1], injects[FLOW_MAX_VCPUS + 1];
+static uint64_t next_id = 1, nr_flows;
+static uint32_t kick_name, irq_name;
+
+static const char *const kick_names[] = {
+	"virtqueue_notify", "virtqueue_kick", "virtqueue_kick_prepare", "vp_notify",
+	"vm_notify", "vmtrace_marker", "virtio_notify",
+};
+static const char *const host_io_names[] = {
+	"kvm_pio", "kvm_mmio", "kvm_hypercall", "kvm_fast_mmio", "exit: IO_INSTRUCTION",
+	"exit: EPT_MISCONFIG", "exit: EPT_VIOLATION", "exit: io", "exit: npf",
+	"exit: vmmcall", "exit: VMCALL", "exit: EXIT_IOIO", "exit: EXIT_NPF",
+	"exit: EXIT_VMMCALL",
+};
+static const char *const inject_names[] = {
+	"kvm_inj_virq", "kvm_apic_accept_irq", "kvm_msi_set_irq", "kvm_set_irq",
+};
+static const char *const guest_irq_names[] = {
+	"irq_handler_entry", "vring_interrupt", "vp_interrupt", "do_IRQ",
+	"common_interrupt", "handle_irq_event", "local_timer_entry",
+	"call_function_entry", "call_function_single_entry", "reschedule_entry",
+};
+
+static int in_list(const char *s, const char *const *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s, l[i]))
+			return 1;
+	return 0;
+}
+
+static int classify(uint32_t id, int guest)
+{
+	const char *s = merge_str(id);
+
+	if (guest) {
+		if (in_list(s, kick_names, VT_ARRAY_SIZE(kick_names)))
+			return CL_KICK;
+		if (in_list(s, guest_irq_names, VT_ARRAY_SIZE(guest_irq_names)))
+			return CL_GUEST_IRQ;
+		return CL_NONE;
+	}
+	if (in_list(s, host_io_names, VT_ARRAY_SIZE(host_io_names)))
+		return CL_HOST_IO;
+	if (in_list(s, inject_names, VT_ARRAY_SIZE(inject_names)))
+		return CL_INJECT;
+	return CL_NONE;
+}
+
+/* Host and guest share name ids, so the class is cached per (id, side). */
+static int class_of(uint32_t id, int guest)
+{
+	uint32_t i = 2 * id + (guest ? 1 : 0);
+
+	if (unlikely(i >= classes_cap)) {
+		uint32_t nc = classes_cap ? classes_cap : 8192;
+
+		while (nc <= i)
+			nc *= 2;
+		uint8_t *n = realloc(classes, nc);
+
+		if (!n)
+			return CL_NONE;
+		memset(n + classes_cap, 0, nc - classes_cap);
+		classes = n;
+		classes_cap = nc;
+	}
+	if (unlikely(classes[i] == CL_UNKNOWN))
+		classes[i] = (uint8_t)classify(id, guest);
+	return classes[i];
+}
+
+static int slot_of(int vcpu)
+{
+	return vcpu >= 0 && vcpu < FLOW_MAX_VCPUS ? vcpu : FLOW_ANY;
+}
+
+/* The pending start that matches an end on @vcpu: its own slot, else the
+ * "unknown" one (an end of unknown vCPU takes the latest of all); NULL if
+ * none is within the window. */
+static struct pending *find(struct pending *tab, int vcpu, uint64_t now)
+{
+	struct pending *p = NULL;
+
+	if (vcpu < 0 || vcpu >= FLOW_MAX_VCPUS) {
+		for (int i = 0; i <= FLOW_ANY; i++)
+			if (tab[i].valid && (!p || tab[i].ts_ns > p->ts_ns))
+				p = &tab[i];
+	} else {
+		p = &tab[vcpu];
+		if (!p->valid)
+			p = &tab[FLOW_ANY];
+	}
+	if (!p || !p->valid || now - p->ts_ns > FLOW_WINDOW_NS)
+		return NULL;
+	return p;
+}
+
+static void link(struct merge_event *ev, struct pending *p, uint32_t name)
+{
+	ev->flow_id = next_id++;
+	ev->flow_ts_ns = p->ts_ns;
+	ev->flow_track = p->track;
+	ev->flow_name = name;
+	p->valid = 0;
+	nr_flows++;
+}
+
+/* Remember that @id is no flow end on either side (fast inline skip). */
+static void mark_skip(uint32_t id)
+{
+	if (id >= merge_flow_skip_cap) {
+		uint32_t nc = merge_flow_skip_cap ? merge_flow_skip_cap : 4096;
+
+		while (nc <= id)
+			nc *= 2;
+		uint8_t *n = realloc(merge_flow_skip, nc);
+
+		if (!n)
+			return;
+		memset(n + merge_flow_skip_cap, 0, nc - merge_flow_skip_cap);
+		merge_flow_skip = n;
+		merge_flow_skip_cap = nc;
+	}
+	merge_flow_skip[id] = 1;
+}
+
+void merge_flow_check(struct merge_event *ev)
+{
+	if (!ev->name)
+		return;
+
+	const struct merge_track *t = merge_track(ev->track);
+	int guest = t->machine != MERGE_MACHINE_HOST;
+	int cls = class_of(ev->name, guest);
+
+	if (likely(cls == CL_NONE)) {
+		if (class_of(ev->name, !guest) == CL_NONE)
+			mark_skip(ev->name);
+		return;
+	}
+	if (unlikely(!kick_name)) {
+		kick_name = merge_str_intern0("kick");
+		irq_name = merge_str_intern0("irq");
+	}
+	/* guest: the vCPU is the CPU it ran on; host: the vCPU thread's */
+	int vcpu = guest ? ev->cpu : (int)t->vcpu - 1;
+	struct pending *p;
+
+	switch (cls) {
+	case CL_KICK:
+		kicks[slot_of(vcpu)] = (struct pending){ ev->ts_ns, ev->track, 1 };
+		break;
+	case CL_HOST_IO:
+		p = find(kicks, vcpu, ev->ts_ns);
+		if (p)
+			link(ev, p, kick_name);
+		break;
+	case CL_INJECT:
+		injects[slot_of(vcpu)] = (struct pending){ ev->ts_ns, ev->track, 1 };
+		break;
+	case CL_GUEST_IRQ:
+		p = find(injects, vcpu, ev->ts_ns);
+		if (p)
+			link(ev, p, irq_name);
+		break;
+	}
+}
+
+uint64_t merge_flow_count(void)
+{
+	return nr_flows;
+}

@@ -1,0 +1,189 @@
+/*
+ * merge.h - the parts of `vmtrace merge` (merge/ only): the string and
+ * track tables, the per-source clock, the stream interface readers
+ * implement, the sorter and the sink ops table.  See docs/merge.md.
+ *
+ * Everything runs on the command's one thread.  Memory is bounded by the
+ * number of distinct names, threads and sources, never by the number of
+ * events: each stream holds one pending event, sinks write as they go.
+ */
+#ifndef MERGE_MERGE_H
+#define MERGE_MERGE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "align/align.h"
+#include "event.h"
+
+/* ---- interned strings ---------------------------------------------- */
+
+/* Intern @s (length @len): returns its id (0 is ""), or 0 if out of memory
+ * (then the message is set and merge_strtab_failed() says so). */
+uint32_t merge_str_intern(const char *s, size_t len);
+uint32_t merge_str_intern0(const char *s);
+const char *merge_str(uint32_t id);
+uint32_t merge_str_len(uint32_t id);
+uint32_t merge_str_count(void);
+int merge_strtab_failed(void);
+void merge_strtab_free(void);
+
+/* ---- tracks -------------------------------------------------------- */
+
+/* The track of (machine, pid, tid), created on first use with the given
+ * names (0 = a default name); UINT32_MAX when out of memory. */
+uint32_t merge_track_get(uint32_t machine, int32_t pid, int32_t tid,
+			 uint32_t pname, uint32_t tname);
+extern struct merge_track *merge_tracks_arr;
+static inline struct merge_track *merge_track(uint32_t idx)
+{
+	return &merge_tracks_arr[idx];
+}
+uint32_t merge_track_count(void);
+/* Rename a process's tracks / a thread (later names win, before output). */
+void merge_track_set_name(uint32_t idx, uint32_t tname);
+void merge_tracks_free(void);
+
+/* ---- clocks (the single place timestamps become ns) ---------------- */
+
+enum merge_domain { MERGE_DOM_HOST, MERGE_DOM_GUEST };
+
+struct merge_clock {
+	int domain;		/* enum merge_domain */
+	int is_ns;		/* timestamps already ns (ns clock input) */
+	uint64_t host_hz;	/* host TSC frequency (ticks -> ns) */
+	/* guest -> host TSC: the align/ model when there is one, else a
+	 * fixed offset (identity by default, --guest-offset) */
+	const struct align_model *model;
+	int64_t offset_tsc;	/* fallback: host_tsc = guest_tsc - offset_tsc */
+	/* host tsc->ns: ns = tsc * mult_hi + ((tsc * mult_lo) >> 64) */
+	uint64_t mult_hi, mult_lo;
+	uint64_t unmapped;	/* guest stamps no model segment covered */
+};
+
+/* Fill @c's conversion constants for @host_hz; -1 if it is 0 and the
+ * input is not in ns. */
+int merge_clock_init(struct merge_clock *c, int domain, int is_ns, uint64_t host_hz);
+
+/* ---- streams ------------------------------------------------------- */
+
+struct merge_stream;
+struct merge_stream_ops {
+	/* 1 with *ev filled (ts_raw, track, name, kind, args), 0 at the end,
+	 * -1 at a corrupt/truncated record (the stream ends; warned). */
+	int (*next)(struct merge_stream *s, struct merge_event *ev);
+	void (*close)(struct merge_stream *s);
+};
+
+struct merge_stream {
+	const struct merge_stream_ops *ops;
+	struct merge_clock *clock;
+	struct align_cursor cur;	/* per-stream position in the model */
+	int vcpu;			/* ALIGN_VCPU_ANY unless the stream is one vCPU's */
+	uint16_t src;
+};
+
+/* Set up @s's clock state (call once the stream's clock and vcpu are set). */
+void merge_stream_clock_init(struct merge_stream *s);
+/* Guest stamps: through the model (out of line). */
+uint64_t merge_clock_guest_ns(struct merge_stream *s, uint64_t ts);
+
+static inline uint64_t merge_clock_host_ns(const struct merge_clock *c, uint64_t tsc)
+{
+	return tsc * c->mult_hi + (uint64_t)(((unsigned __int128)tsc * c->mult_lo) >> 64);
+}
+
+/* The one conversion: a raw stamp of @s's domain -> host ns. */
+static inline uint64_t merge_clock_ns(struct merge_stream *s, uint64_t ts)
+{
+	const struct merge_clock *c = s->clock;
+
+	if (likely(c->domain == MERGE_DOM_HOST || c->is_ns))
+		return merge_clock_host_ns(c, ts);
+	return merge_clock_guest_ns(s, ts);
+}
+
+#define MERGE_MAX_VTHREADS	256	/* vCPU threads known from the meta */
+
+/* A source = one input directory / file, holding streams. */
+struct merge_source {
+	char path[4096];
+	char label[64];		/* "host", "guest1", ... */
+	uint32_t machine;
+	struct merge_clock clock;
+	uint64_t events;
+	int partial;		/* a stream ended at a corrupt record */
+	uint64_t first_ns, last_ns;
+	int qemu_pid;		/* host: the QEMU process (meta), 0 unknown */
+	int nr_vthreads;	/* host: vCPU threads the recorder listed */
+	int vthread_tid[MERGE_MAX_VTHREADS];
+	int vthread_vcpu[MERGE_MAX_VTHREADS];
+	int single;		/* the only input (a plain conversion) */
+};
+
+#define MERGE_MAX_SOURCES	64
+
+/* Readers: add the streams of @src to the sorter; -1 on failure. */
+int merge_reader_uftrace(struct merge_source *src, uint16_t idx);
+int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *file);
+
+/* ---- sorter -------------------------------------------------------- */
+
+/* Register a stream (takes ownership); -1 when out of memory. */
+int merge_sort_add(struct merge_stream *s);
+/* The next event in time order (NULL at the end of all streams); it stays
+ * valid, and may be changed by the caller, until the next call. */
+struct merge_event *merge_sort_next(void);
+void merge_sort_free(void);
+
+/* ---- flows --------------------------------------------------------- */
+
+/* Look at @ev (events in time order): when it is the second end of a flow
+ * (docs/merge.md: matching rules), set its flow_* fields.  The inline part
+ * drops, at the cost of one load, the events whose name cannot be a flow
+ * end (merge_flow_skip: per interned name, set once classified). */
+void merge_flow_check(struct merge_event *ev);
+extern uint8_t *merge_flow_skip;
+extern uint32_t merge_flow_skip_cap;
+static inline void merge_flow_feed(struct merge_event *ev)
+{
+	if (ev->kind == MERGE_EV_END ||
+	    (likely(ev->name < merge_flow_skip_cap) && merge_flow_skip[ev->name]))
+		return;
+	merge_flow_check(ev);
+}
+uint64_t merge_flow_count(void);
+
+/* ---- sinks --------------------------------------------------------- */
+
+struct merge_sink_ops {
+	const char *name;
+	void *(*open)(const char *out);
+	/* write one event; -1 on an I/O error (message set) */
+	int (*event)(void *sink, const struct merge_event *ev);
+	/* finish the output; -1 on an I/O error */
+	int (*close)(void *sink);
+};
+
+extern const struct merge_sink_ops merge_sink_perfetto;
+extern const struct merge_sink_ops merge_sink_chrome;
+extern const struct merge_sink_ops merge_sink_uftrace;
+
+/* Buffered output file shared by the file sinks. */
+struct merge_out {
+	int fd;
+	char *buf;
+	size_t len, cap;
+	const char *path;
+	int failed;
+};
+int merge_out_open(struct merge_out *o, const char *path);
+int merge_out_flush(struct merge_out *o);
+int merge_out_close(struct merge_out *o);
+static inline char *merge_out_reserve(struct merge_out *o, size_t n)
+{
+	if (o->len + n > o->cap && merge_out_flush(o) < 0)
+		return NULL;
+	return o->buf + o->len;
+}
+
+#endif

@@ -1,0 +1,22 @@
+# merge/: `vmtrace merge`: readers -> sorter -> flows -> sinks (docs/merge.md).
+VMTRACE_SRCS += merge/cmd_merge.c merge/tables.c merge/clock.c merge/sort.c \
+	merge/flow.c merge/reader_uftrace.c merge/reader_tracedat.c \
+	merge/sink_perfetto.c merge/sink_chrome.c merge/sink_uftrace.c
+VMTRACE_LIBS += -ltracecmd -ltracefs -ltraceevent
+DEPS += libtracecmd-dev libtraceevent-dev libtracefs-dev protobuf-compiler uftrace time
+
+# the synthetic trace generator of tests/merge and tests/bench/b-merge.sh
+TEST_TARGETS += $(OUT)/tests/merge/gen-trace
+BENCH_TARGETS += $(OUT)/tests/merge/gen-trace
+$(OUT)/tests/merge/gen-trace: $(SRC)/tests/merge/gen-trace.c $(OUT)/lib/libvtcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(OUT)/lib/libvtcore.a -lm
+
+# the per-event path (readers -> sorter -> sinks) is worth -O3
+$(OUT)/obj/merge/%.o: CFLAGS_ALL += -O3
+
+# a synthetic trace.dat (kvm events in real tracefs formats) for tests/merge
+TEST_TARGETS += $(OUT)/tests/merge/gen-tracedat
+$(OUT)/tests/merge/gen-tracedat: $(SRC)/tests/merge/gen-tracedat.c $(OUT)/lib/libvtcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(OUT)/lib/libvtcore.a -lm

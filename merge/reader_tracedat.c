@@ -1,0 +1,271 @@
+/*
+ * reader_tracedat.c - merge's reader of trace.dat files (host recordings,
+ * guest kernel recordings made with --guest), through lib/tracedat.h.  One
+ * stream per CPU (each in time order).  KVM exits become slices on the
+ * vCPU thread, everything else instants with their fields as arguments.
+ * Runs on the merge thread; allocates at open and per new thread/name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "err.h"
+#include "tracedat.h"
+#include "merge.h"
+
+#define TID_CACHE_SIZE	1024	/* direct-mapped tid -> track cache */
+#define REASON_CACHE	128	/* distinct exit reasons remembered */
+#define STR_ARG_MAX	64	/* longer string fields are not kept */
+#define EXIT_INFO_ARGS	4	/* fields of kvm_exit copied as arguments */
+
+struct td_src {
+	struct vt_td_reader *r;
+	struct merge_source *src;
+	int refs;
+	int tid_key[TID_CACHE_SIZE];
+	uint32_t tid_track[TID_CACHE_SIZE];
+	uint32_t reason_num[REASON_CACHE];
+	uint32_t reason_id[REASON_CACHE];
+	int nr_reasons;
+	uint32_t qemu_pname;
+};
+
+struct td_stream {
+	struct merge_stream base;
+	struct td_src *ts;
+	int cpu;
+};
+
+/* "CPU 3/KVM" -> 3; -1 if @comm is not a vCPU thread name */
+static int vcpu_of_comm(const char *comm)
+{
+	int n, end = 0;
+
+	if (sscanf(comm, "CPU %d/KVM%n", &n, &end) == 1 && end && !comm[end])
+		return n;
+	return -1;
+}
+
+static int is_qemu_comm(const char *comm)
+{
+	return vcpu_of_comm(comm) >= 0 || !strncmp(comm, "qemu", 4) ||
+	       !strncmp(comm, "vhost-", 6) || !strcmp(comm, "IO mon_iothread") ||
+	       !strncmp(comm, "worker", 6);
+}
+
+static uint32_t track_of(struct td_src *t, int tid)
+{
+	uint32_t h = (uint32_t)tid & (TID_CACHE_SIZE - 1);
+
+	if (likely(t->tid_key[h] == tid + 1))
+		return t->tid_track[h];
+
+	const char *comm = vt_td_read_comm(t->r, tid);
+	struct merge_source *src = t->src;
+	char tname[96], pname[128];
+	int vcpu = vcpu_of_comm(comm), pid = tid, known = 0;
+	uint32_t pn;
+
+	for (int i = 0; i < src->nr_vthreads; i++)
+		if (src->vthread_tid[i] == tid) {
+			vcpu = src->vthread_vcpu[i];
+			known = 1;
+		}
+
+	if (vcpu >= 0)
+		snprintf(tname, sizeof(tname), "vCPU %d", vcpu);
+	else if (*comm)
+		snprintf(tname, sizeof(tname), "%s", comm);
+	else
+		snprintf(tname, sizeof(tname), "tid %d", tid);
+	if (src->machine == MERGE_MACHINE_HOST && tid && (known || is_qemu_comm(comm))) {
+		if (src->qemu_pid <= 0)
+			src->qemu_pid = tid;	/* unknown: group under the first */
+		pid = src->qemu_pid;
+		if (!t->qemu_pname) {
+			snprintf(pname, sizeof(pname), "host: QEMU (pid %d)", pid);
+			t->qemu_pname = merge_str_intern0(pname);
+		}
+		pn = t->qemu_pname;
+	} else {
+		if (!tid)
+			snprintf(pname, sizeof(pname), "%s: kernel (idle)", src->label);
+		else
+			snprintf(pname, sizeof(pname), "%s: %s (pid %d)", src->label,
+				 *comm ? comm : "?", tid);
+		pn = merge_str_intern0(pname);
+	}
+	uint32_t tr = merge_track_get(src->machine, pid, tid, pn, merge_str_intern0(tname));
+
+	if (tr != UINT32_MAX) {
+		if (vcpu >= 0 && src->machine == MERGE_MACHINE_HOST)
+			merge_track(tr)->vcpu = vcpu + 1;
+		t->tid_key[h] = tid + 1;
+		t->tid_track[h] = tr;
+	}
+	return tr;
+}
+
+/* The name of a kvm_exit slice, "exit: <REASON>", from the event's own
+ * print format (once per distinct reason). */
+static uint32_t exit_name(struct td_src *t, const struct vt_td_event *e, uint64_t reason)
+{
+	for (int i = 0; i < t->nr_reasons; i++)
+		if (t->reason_num[i] == reason)
+			return t->reason_id[i];
+
+	char info[256], buf[96], word[64];
+	const char *p = strstr(vt_td_event_info(t->r, e, info, sizeof(info)), "reason ");
+
+	if (p && sscanf(p + 7, "%63s", word) == 1)
+		snprintf(buf, sizeof(buf), "exit: %s", word);
+	else
+		snprintf(buf, sizeof(buf), "exit: %llu", (unsigned long long)reason);
+	uint32_t id = merge_str_intern0(buf);
+
+	if (t->nr_reasons < REASON_CACHE) {
+		t->reason_num[t->nr_reasons] = (uint32_t)reason;
+		t->reason_id[t->nr_reasons++] = id;
+	}
+	return id;
+}
+
+static void add_fields(struct merge_event *ev, const struct vt_td_event *e, int max)
+{
+	int n = vt_td_nr_fields(e);
+	char sbuf[STR_ARG_MAX];
+
+	for (int i = 0; i < n && ev->nr_args < max; i++) {
+		const char *fname = vt_td_field_name(e, i);
+		struct merge_arg *a = &ev->args[ev->nr_args];
+
+		if (vt_td_field_is_num(e, i)) {
+			if (vt_td_field_u64(e, fname, &a->v.u) < 0)
+				continue;
+			a->type = MERGE_ARG_U64;
+		} else {
+			const char *sv = vt_td_field_str(e, fname, sbuf, sizeof(sbuf));
+
+			if (!sv)
+				continue;
+			a->type = MERGE_ARG_STR;
+			a->v.str = merge_str_intern0(sv);
+		}
+		a->key = merge_str_intern0(fname);
+		ev->nr_args++;
+	}
+}
+
+static int td_next(struct merge_stream *ms, struct merge_event *ev)
+{
+	struct td_stream *s = (struct td_stream *)ms;
+	struct td_src *t = s->ts;
+	struct vt_td_event e;
+
+	for (;;) {
+		if (vt_td_read_next(t->r, s->cpu, &e) <= 0)
+			return 0;
+		uint32_t tr = track_of(t, e.pid);
+
+		if (unlikely(tr == UINT32_MAX))
+			return -1;
+		ev->ts_raw = e.ts;
+		ev->track = tr;
+		ev->cpu = e.cpu;
+		ev->nr_args = 0;
+		if (!strcmp(e.system, "kvm") && !strcmp(e.name, "kvm_exit")) {
+			uint64_t reason = 0;
+
+			vt_td_field_u64(&e, "exit_reason", &reason);
+			ev->kind = MERGE_EV_BEGIN;
+			ev->name = exit_name(t, &e, reason);
+			add_fields(ev, &e, EXIT_INFO_ARGS);
+			return 1;
+		}
+		if (!strcmp(e.system, "kvm") && !strcmp(e.name, "kvm_entry")) {
+			ev->kind = MERGE_EV_END;
+			ev->name = MERGE_NO_STR;
+			return 1;
+		}
+		ev->kind = MERGE_EV_INSTANT;
+		ev->name = merge_str_intern0(e.name);
+		add_fields(ev, &e, MERGE_MAX_ARGS);
+		return 1;
+	}
+}
+
+static void td_close(struct merge_stream *ms)
+{
+	struct td_stream *s = (struct td_stream *)ms;
+
+	if (--s->ts->refs == 0) {
+		vt_td_read_close(s->ts->r);
+		free(s->ts);
+	}
+	free(s);
+}
+
+static const struct merge_stream_ops td_ops = { td_next, td_close };
+
+int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *file)
+{
+	struct td_src *t = calloc(1, sizeof(*t));
+	int ret = 0;
+
+	if (!t)
+		return vt_err_set("%s: out of memory", file);
+	t->r = vt_td_read_open(file);
+	if (!t->r) {
+		free(t);
+		return -1;
+	}
+	t->src = src;
+	t->refs = 1;
+	if (vt_td_read_truncated(t->r)) {
+		vt_warn("%s: CPU data cut short: each CPU is read up to its last whole record",
+			file);
+		src->partial = 1;
+	}
+
+	const char *clock = vt_td_read_clock(t->r);
+
+	if (vt_td_clock_is_ns(clock)) {
+		if (src->machine != MERGE_MACHINE_HOST || !src->single)
+			vt_warn("%s: recorded with the '%s' trace clock (ns), not x86-tsc: "
+				"its events are placed by their ns stamps, unaligned", file, clock);
+		src->clock.is_ns = 1;
+		src->clock.mult_hi = 1;
+		src->clock.mult_lo = 0;
+	} else if (*clock && strcmp(clock, "x86-tsc")) {
+		vt_err_set("%s: trace clock '%s' is neither x86-tsc nor a ns clock: "
+			   "cannot place it on the timeline", file, clock);
+		vt_td_read_close(t->r);
+		free(t);
+		return -1;
+	}
+	for (int cpu = 0; cpu < vt_td_read_nr_cpus(t->r); cpu++) {
+		struct td_stream *s = calloc(1, sizeof(*s));
+
+		if (!s) {
+			ret = vt_err_set("%s: out of memory", file);
+			break;
+		}
+		s->base.ops = &td_ops;
+		s->base.clock = &src->clock;
+		s->base.src = idx;
+		s->base.vcpu = src->machine == MERGE_MACHINE_HOST ? ALIGN_VCPU_ANY : cpu;
+		merge_stream_clock_init(&s->base);
+		s->ts = t;
+		s->cpu = cpu;
+		t->refs++;
+		if (merge_sort_add(&s->base) < 0) {
+			td_close(&s->base);
+			ret = -1;
+			break;
+		}
+	}
+	if (--t->refs == 0) {
+		vt_td_read_close(t->r);
+		free(t);
+	}
+	return ret;
+}

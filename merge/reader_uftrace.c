@@ -1,0 +1,209 @@
+/*
+ * reader_uftrace.c - merge's reader of uftrace data directories (vmtrace's
+ * guest/host runtimes or uftrace record): one stream per task, read through
+ * lib/uftrace.h (the only uftrace parser).  Entries/exits become slice
+ * begin/end on the task's thread track, named from the .sym files.  Runs on
+ * the merge thread; allocates at open only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "err.h"
+#include "uftrace.h"
+#include "merge.h"
+
+#define NAME_CACHE_SIZE	4096	/* direct-mapped addr -> name id cache */
+
+struct uft_src {
+	struct vt_uft_reader *r;
+	int refs;
+	uint64_t cache_addr[NAME_CACHE_SIZE];
+	uint32_t cache_id[NAME_CACHE_SIZE];
+	uint32_t lost_name, event_name, count_key, addr_key;
+};
+
+struct uft_stream {
+	struct merge_stream base;
+	struct uft_src *us;
+	struct vt_uft_stream *st;
+	struct merge_source *src;
+	uint32_t track;
+	uint32_t depth;
+	uint64_t last_ts;
+	int done;
+};
+
+static uint32_t sym_id(struct uft_src *us, uint64_t addr)
+{
+	uint32_t h = (uint32_t)((addr >> 2) ^ (addr >> 14)) & (NAME_CACHE_SIZE - 1);
+
+	if (likely(us->cache_addr[h] == addr && us->cache_id[h]))
+		return us->cache_id[h];
+
+	const char *n = vt_uft_sym_name(us->r, addr);
+	uint32_t id;
+
+	if (n && *n) {
+		id = merge_str_intern0(n);
+	} else {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
+		id = merge_str_intern0(buf);
+	}
+	us->cache_addr[h] = addr;
+	us->cache_id[h] = id;
+	return id;
+}
+
+static int uft_next(struct merge_stream *ms, struct merge_event *ev)
+{
+	struct uft_stream *s = (struct uft_stream *)ms;
+	struct vt_uft_record rec;
+
+	for (;;) {
+		if (unlikely(s->done)) {
+			/* close what the (possibly truncated) stream left open */
+			if (!s->depth)
+				return 0;
+			s->depth--;
+			ev->ts_raw = s->last_ts;
+			ev->cpu = -1;
+			ev->track = s->track;
+			ev->kind = MERGE_EV_END;
+			ev->name = MERGE_NO_STR;
+			ev->nr_args = 0;
+			return 1;
+		}
+		int r = vt_uft_stream_next(s->st, &rec);
+
+		if (unlikely(r <= 0)) {
+			if (r < 0) {
+				vt_warn("%s", vt_err_msg());
+				s->src->partial = 1;
+			} else if (vt_uft_stream_truncated(s->st)) {
+				vt_warn("%s: ends inside a record (truncated)",
+					vt_uft_stream_path(s->st));
+				s->src->partial = 1;
+			}
+			s->done = 1;
+			continue;
+		}
+		ev->ts_raw = rec.time;
+		ev->cpu = -1;
+		ev->track = s->track;
+		ev->nr_args = 0;
+		s->last_ts = rec.time;
+		switch (vt_uft_type(rec.bits)) {
+		case VT_UFT_ENTRY:
+			ev->kind = MERGE_EV_BEGIN;
+			ev->name = sym_id(s->us, vt_uft_addr(rec.bits));
+			s->depth++;
+			return 1;
+		case VT_UFT_EXIT:
+			if (unlikely(!s->depth))
+				continue;	/* exit of a call entered before recording */
+			/* an end closes the innermost slice: no name needed */
+			ev->kind = MERGE_EV_END;
+			ev->name = MERGE_NO_STR;
+			s->depth--;
+			return 1;
+		case VT_UFT_LOST:
+			ev->kind = MERGE_EV_INSTANT;
+			ev->name = s->us->lost_name;
+			ev->nr_args = 1;
+			ev->args[0] = (struct merge_arg){ .key = s->us->count_key,
+				.type = MERGE_ARG_U64, .v.u = vt_uft_addr(rec.bits) };
+			return 1;
+		default:
+			ev->kind = MERGE_EV_INSTANT;
+			ev->name = s->us->event_name;
+			ev->nr_args = 1;
+			ev->args[0] = (struct merge_arg){ .key = s->us->addr_key,
+				.type = MERGE_ARG_U64, .v.u = vt_uft_addr(rec.bits) };
+			return 1;
+		}
+	}
+}
+
+static void uft_close(struct merge_stream *ms)
+{
+	struct uft_stream *s = (struct uft_stream *)ms;
+
+	vt_uft_stream_close(s->st);
+	if (--s->us->refs == 0) {
+		vt_uft_close(s->us->r);
+		free(s->us);
+	}
+	free(s);
+}
+
+static const struct merge_stream_ops uft_ops = { uft_next, uft_close };
+
+int merge_reader_uftrace(struct merge_source *src, uint16_t idx)
+{
+	struct uft_src *us = calloc(1, sizeof(*us));
+	char buf[128];
+
+	if (!us)
+		return vt_err_set("%s: out of memory", src->path);
+	us->r = vt_uft_open(src->path);
+	if (!us->r) {
+		free(us);
+		return -1;
+	}
+	us->lost_name = merge_str_intern0("uftrace: records lost");
+	us->event_name = merge_str_intern0("uftrace: event");
+	us->count_key = merge_str_intern0("count");
+	us->addr_key = merge_str_intern0("id");
+	us->refs = 1;	/* held until all streams are added */
+
+	int n = vt_uft_nr_tasks(us->r), ret = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct uft_stream *s = calloc(1, sizeof(*s));
+		int pid = vt_uft_task_pid(us->r, i), tid = vt_uft_task_tid(us->r, i);
+
+		if (!s) {
+			ret = vt_err_set("%s: out of memory", src->path);
+			break;
+		}
+		s->st = vt_uft_stream_open(us->r, i);
+		if (!s->st) {
+			/* a task without data (or unreadable): warn, go on */
+			vt_warn("%s", vt_err_msg());
+			src->partial = 1;
+			free(s);
+			continue;
+		}
+		snprintf(buf, sizeof(buf), "%s: pid %d", src->label, pid);
+		uint32_t pname = merge_str_intern0(buf);
+
+		snprintf(buf, sizeof(buf), "%s: tid %d", src->label, tid);
+		s->track = merge_track_get(src->machine, pid, tid, pname, merge_str_intern0(buf));
+		if (s->track == UINT32_MAX) {
+			vt_uft_stream_close(s->st);
+			free(s);
+			ret = -1;
+			break;
+		}
+		s->base.ops = &uft_ops;
+		s->base.clock = &src->clock;
+		s->base.src = idx;
+		s->base.vcpu = ALIGN_VCPU_ANY;
+		merge_stream_clock_init(&s->base);
+		s->us = us;
+		s->src = src;
+		us->refs++;
+		if (merge_sort_add(&s->base) < 0) {
+			uft_close(&s->base);
+			ret = -1;
+			break;
+		}
+	}
+	if (--us->refs == 0) {
+		vt_uft_close(us->r);
+		free(us);
+	}
+	return ret;
+}

@@ -1,0 +1,307 @@
+/*
+ * sink_chrome.c - merge's Chrome JSON sink (trace event format): B/E
+ * slices, i instants, C counters, s/f flow pairs, M metadata naming
+ * processes and threads, timestamps in microseconds with ns decimals.
+ * Streamed: each event is formatted into the output buffer as it comes.
+ * Runs on the merge thread; allocates only a bitmap of named tracks.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "err.h"
+#include "merge.h"
+
+#define PID_MACHINE_STRIDE	10000000	/* guest N pid p -> N*stride + p */
+#define EV_MAX_BYTES		(128 * 1024)	/* one formatted event, at most */
+#define JSON_NAME_MAX		1024		/* longer names are cut */
+
+struct csink {
+	struct merge_out out;
+	uint8_t *named;		/* per track: metadata written */
+	uint32_t named_cap;
+	int64_t *procs;		/* pids whose process_name is written */
+	uint32_t nr_procs, cap_procs;
+	int nr_events;
+};
+
+static inline char *put(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+#define PUTS(p, lit) put(p, lit, sizeof(lit) - 1)
+
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *put_i64(char *p, int64_t v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return put_u64(p, (uint64_t)0 - (uint64_t)v);
+	}
+	return put_u64(p, (uint64_t)v);
+}
+
+/* ns -> "us.nnn" */
+static char *put_ts(char *p, uint64_t ns)
+{
+	uint64_t frac = ns % 1000;
+
+	p = put_u64(p, ns / 1000);
+	*p++ = '.';
+	*p++ = (char)('0' + frac / 100);
+	*p++ = (char)('0' + frac / 10 % 10);
+	*p++ = (char)('0' + frac % 10);
+	return p;
+}
+
+static char *put_jstr(char *p, uint32_t id)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)merge_str(id);
+	uint32_t n = merge_str_len(id);
+
+	if (n > JSON_NAME_MAX)
+		n = JSON_NAME_MAX;
+	*p++ = '"';
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned char c = s[i];
+
+		if (likely(c >= 0x20 && c != '"' && c != '\\' && c < 0x7f)) {
+			*p++ = (char)c;
+		} else if (c == '"' || c == '\\') {
+			*p++ = '\\';
+			*p++ = (char)c;
+		} else if (c >= 0x80) {
+			*p++ = (char)c;	/* UTF-8 passes through */
+		} else {
+			p = PUTS(p, "\\u00");
+			*p++ = hex[c >> 4];
+			*p++ = hex[c & 15];
+		}
+	}
+	*p++ = '"';
+	return p;
+}
+
+static int64_t json_pid(const struct merge_track *t)
+{
+	return (int64_t)t->machine * PID_MACHINE_STRIDE + t->pid;
+}
+
+static int64_t json_tid(const struct merge_track *t)
+{
+	return (int64_t)t->machine * PID_MACHINE_STRIDE + t->tid;
+}
+
+static char *put_head(char *p, struct csink *s, const char *ph, const struct merge_track *t)
+{
+	if (s->nr_events++)
+		*p++ = ',';
+	*p++ = '\n';
+	p = PUTS(p, "{\"ph\":\"");
+	p = put(p, ph, strlen(ph));
+	p = PUTS(p, "\",\"pid\":");
+	p = put_i64(p, json_pid(t));
+	p = PUTS(p, ",\"tid\":");
+	return put_i64(p, json_tid(t));
+}
+
+static int name_track(struct csink *s, uint32_t idx)
+{
+	const struct merge_track *t = merge_track(idx);
+	int64_t pid = json_pid(t);
+	uint32_t i;
+	char *p = merge_out_reserve(&s->out, 16 * JSON_NAME_MAX);
+
+	if (!p)
+		return -1;
+	char *start = p;
+
+	for (i = 0; i < s->nr_procs && s->procs[i] != pid; i++)
+		;
+	if (i == s->nr_procs) {
+		if (s->nr_procs == s->cap_procs) {
+			uint32_t nc = s->cap_procs ? 2 * s->cap_procs : 64;
+			int64_t *np = realloc(s->procs, nc * sizeof(*np));
+
+			if (!np)
+				return vt_err_set("chrome: out of memory");
+			s->procs = np;
+			s->cap_procs = nc;
+		}
+		s->procs[s->nr_procs++] = pid;
+		p = put_head(p, s, "M", t);
+		p = PUTS(p, ",\"name\":\"process_name\",\"args\":{\"name\":");
+		p = put_jstr(p, t->pname);
+		p = PUTS(p, "}}");
+	}
+	p = put_head(p, s, "M", t);
+	p = PUTS(p, ",\"name\":\"thread_name\",\"args\":{\"name\":");
+	p = put_jstr(p, t->name);
+	p = PUTS(p, "}}");
+	s->out.len += (size_t)(p - start);
+	return 0;
+}
+
+static void *chrome_open(const char *out)
+{
+	struct csink *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		vt_err_set("%s: out of memory", out);
+		return NULL;
+	}
+	if (merge_out_open(&s->out, out) < 0) {
+		free(s);
+		return NULL;
+	}
+	static const char head[] = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+
+	memcpy(s->out.buf, head, sizeof(head) - 1);
+	s->out.len = sizeof(head) - 1;
+	return s;
+}
+
+static int need_track(struct csink *s, uint32_t idx)
+{
+	if (unlikely(idx >= s->named_cap)) {
+		uint32_t nc = s->named_cap ? 2 * s->named_cap : 256;
+
+		while (nc <= idx)
+			nc *= 2;
+		uint8_t *n = realloc(s->named, nc);
+
+		if (!n)
+			return vt_err_set("chrome: out of memory");
+		memset(n + s->named_cap, 0, nc - s->named_cap);
+		s->named = n;
+		s->named_cap = nc;
+	}
+	if (likely(s->named[idx]))
+		return 0;
+	s->named[idx] = 1;
+	return name_track(s, idx);
+}
+
+static int chrome_event(void *sink, const struct merge_event *ev)
+{
+	struct csink *s = sink;
+	const struct merge_track *t = merge_track(ev->track);
+
+	if (unlikely(need_track(s, ev->track) < 0))
+		return -1;
+	if (unlikely(ev->flow_id) && need_track(s, ev->flow_track) < 0)
+		return -1;
+
+	char *p = merge_out_reserve(&s->out, EV_MAX_BYTES);
+
+	if (!p)
+		return -1;
+	char *start = p;
+
+	if (unlikely(ev->flow_id)) {
+		/* the flow's start: bound to the slice enclosing it */
+		p = put_head(p, s, "s", merge_track(ev->flow_track));
+		p = PUTS(p, ",\"ts\":");
+		p = put_ts(p, ev->flow_ts_ns);
+		p = PUTS(p, ",\"cat\":\"flow\",\"name\":");
+		p = put_jstr(p, ev->flow_name);
+		p = PUTS(p, ",\"id\":");
+		p = put_u64(p, ev->flow_id);
+		p = PUTS(p, "}");
+	}
+	switch (ev->kind) {
+	case MERGE_EV_BEGIN:
+		p = put_head(p, s, "B", t);
+		break;
+	case MERGE_EV_END:
+		p = put_head(p, s, "E", t);
+		break;
+	case MERGE_EV_COUNTER:
+		p = put_head(p, s, "C", t);
+		break;
+	default:
+		p = put_head(p, s, "i", t);
+		p = PUTS(p, ",\"s\":\"t\"");
+		break;
+	}
+	p = PUTS(p, ",\"ts\":");
+	p = put_ts(p, ev->ts_ns);
+	if (ev->kind != MERGE_EV_END) {
+		p = PUTS(p, ",\"name\":");
+		p = put_jstr(p, ev->name);
+	}
+	if (ev->kind == MERGE_EV_COUNTER) {
+		p = PUTS(p, ",\"args\":{\"value\":");
+		p = put_i64(p, ev->value);
+		p = PUTS(p, "}");
+	} else if (ev->nr_args) {
+		p = PUTS(p, ",\"args\":{");
+		for (int i = 0; i < ev->nr_args; i++) {
+			const struct merge_arg *a = &ev->args[i];
+
+			if (i)
+				*p++ = ',';
+			p = put_jstr(p, a->key);
+			*p++ = ':';
+			if (a->type == MERGE_ARG_STR)
+				p = put_jstr(p, a->v.str);
+			else if (a->type == MERGE_ARG_I64)
+				p = put_i64(p, a->v.i);
+			else
+				p = put_u64(p, a->v.u);
+		}
+		*p++ = '}';
+	}
+	p = PUTS(p, "}");
+	if (unlikely(ev->flow_id)) {
+		p = put_head(p, s, "f", t);
+		p = PUTS(p, ",\"bp\":\"e\",\"ts\":");
+		p = put_ts(p, ev->ts_ns);
+		p = PUTS(p, ",\"cat\":\"flow\",\"name\":");
+		p = put_jstr(p, ev->flow_name);
+		p = PUTS(p, ",\"id\":");
+		p = put_u64(p, ev->flow_id);
+		p = PUTS(p, "}");
+	}
+	s->out.len += (size_t)(p - start);
+	return 0;
+}
+
+static int chrome_close(void *sink)
+{
+	struct csink *s = sink;
+	char *p = merge_out_reserve(&s->out, 8);
+	int ret;
+
+	if (p) {
+		memcpy(p, "\n]}\n", 4);
+		s->out.len += 4;
+	}
+	ret = merge_out_close(&s->out);
+	if (!p)
+		ret = -1;
+	free(s->named);
+	free(s->procs);
+	free(s);
+	return ret;
+}
+
+const struct merge_sink_ops merge_sink_chrome = {
+	.name = "chrome",
+	.open = chrome_open,
+	.event = chrome_event,
+	.close = chrome_close,
+};

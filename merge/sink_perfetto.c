@@ -1,0 +1,419 @@
+/*
+ * sink_perfetto.c - merge's Perfetto sink: a native protobuf trace
+ * (perfetto.protos.Trace) encoded by hand, no protobuf library.  One
+ * packet sequence; TrackDescriptors for processes and threads emitted
+ * before a track's first event; event and argument names interned
+ * (InternedData, SEQ_INCREMENTAL_STATE_CLEARED on the first packet);
+ * guest packets carry TracePacket.machine_id.  Field numbers are those of
+ * the published protos, listed in merge/perfetto_subset.proto.  Runs on
+ * the merge thread; allocates only per new name/track (bitmaps).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "err.h"
+#include "merge.h"
+
+/* wire types */
+#define WT_VARINT	0
+#define WT_FIXED64	1
+#define WT_LEN		2
+
+/* perfetto.protos field numbers (merge/perfetto_subset.proto) */
+enum {
+	F_TRACE_PACKET = 1,
+	F_TP_TIMESTAMP = 8,
+	F_TP_SEQ_ID = 10,
+	F_TP_TRACK_EVENT = 11,
+	F_TP_INTERNED = 12,
+	F_TP_SEQ_FLAGS = 13,
+	F_TP_TRACK_DESC = 60,
+	F_TP_MACHINE_ID = 98,
+	F_TE_DEBUG_ANN = 4,
+	F_TE_TYPE = 9,
+	F_TE_NAME_IID = 10,
+	F_TE_TRACK_UUID = 11,
+	F_TE_NAME = 23,
+	F_TE_COUNTER_VALUE = 30,
+	F_TE_FLOW_IDS = 47,
+	F_TE_TERM_FLOW_IDS = 48,
+	F_TD_UUID = 1,
+	F_TD_NAME = 2,
+	F_TD_PROCESS = 3,
+	F_TD_THREAD = 4,
+	F_TD_PARENT = 5,
+	F_TD_COUNTER = 8,
+	F_PD_PID = 1,
+	F_PD_NAME = 6,
+	F_THD_PID = 1,
+	F_THD_TID = 2,
+	F_THD_NAME = 5,
+	F_ID_EVENT_NAMES = 2,
+	F_ID_ANN_NAMES = 3,
+	F_IN_IID = 1,
+	F_IN_NAME = 2,
+	F_DA_NAME_IID = 1,
+	F_DA_UINT = 3,
+	F_DA_INT = 4,
+	F_DA_STRING = 6,
+};
+
+enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
+enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
+
+#define SEQ_ID		1	/* our one trusted_packet_sequence_id */
+#define PKT_MAX		(64 * 1024)	/* the biggest packet we encode */
+#define NESTED_MAX	8
+#define THREAD_UUID_BASE 1	/* + track index (small: one varint byte);
+				 * process uuids live above 2^40 */
+#define MAX_NAME_LEN	1024	/* longer names are cut in the output */
+
+struct pb {
+	uint8_t *p;
+	uint8_t *start[NESTED_MAX];
+	int depth;
+};
+
+struct psink {
+	struct merge_out out;
+	uint8_t *name_sent, *ann_sent;	/* bitmaps by string id */
+	uint32_t name_cap, ann_cap;
+	uint8_t *track_sent;
+	uint32_t tracks_cap;
+	uint64_t *procs;		/* process uuids emitted */
+	uint32_t nr_procs, cap_procs;
+	int first;
+};
+
+static inline void pb_varint(struct pb *b, uint64_t v)
+{
+	while (v >= 0x80) {
+		*b->p++ = (uint8_t)v | 0x80;
+		v >>= 7;
+	}
+	*b->p++ = (uint8_t)v;
+}
+
+static inline void pb_tag(struct pb *b, unsigned field, unsigned wt)
+{
+	pb_varint(b, ((uint64_t)field << 3) | wt);
+}
+
+static inline void pb_u64(struct pb *b, unsigned field, uint64_t v)
+{
+	pb_tag(b, field, WT_VARINT);
+	pb_varint(b, v);
+}
+
+static inline void pb_fixed64(struct pb *b, unsigned field, uint64_t v)
+{
+	pb_tag(b, field, WT_FIXED64);
+	memcpy(b->p, &v, 8);	/* little-endian host */
+	b->p += 8;
+}
+
+static inline void pb_bytes(struct pb *b, unsigned field, const char *s, size_t len)
+{
+	if (len > MAX_NAME_LEN)
+		len = MAX_NAME_LEN;
+	pb_tag(b, field, WT_LEN);
+	pb_varint(b, len);
+	memcpy(b->p, s, len);
+	b->p += len;
+}
+
+static inline void pb_str(struct pb *b, unsigned field, uint32_t id)
+{
+	pb_bytes(b, field, merge_str(id), merge_str_len(id));
+}
+
+/* Nested message: one length byte reserved, moved when it needs more. */
+static inline void pb_begin(struct pb *b, unsigned field)
+{
+	pb_tag(b, field, WT_LEN);
+	b->start[b->depth++] = b->p++;
+}
+
+static inline void pb_end(struct pb *b)
+{
+	uint8_t *lp = b->start[--b->depth];
+	size_t len = (size_t)(b->p - lp - 1);
+
+	if (likely(len < 0x80)) {
+		*lp = (uint8_t)len;
+		return;
+	}
+	uint8_t tmp[10];
+	int n = 0;
+
+	for (size_t v = len; ; v >>= 7) {
+		tmp[n++] = (uint8_t)(v & 0x7f) | (v >= 0x80 ? 0x80 : 0);
+		if (v < 0x80)
+			break;
+	}
+	memmove(lp + n, lp + 1, len);
+	memcpy(lp, tmp, n);
+	b->p += n - 1;
+}
+
+static int grow_bits(uint8_t **bits, uint32_t *cap, uint32_t need)
+{
+	if (need <= *cap)
+		return 0;
+	uint32_t nc = *cap ? *cap : 4096;
+
+	while (nc < need)
+		nc *= 2;
+	uint8_t *nb = realloc(*bits, nc / 8);
+
+	if (!nb)
+		return -1;
+	memset(nb + *cap / 8, 0, (nc - *cap) / 8);
+	*bits = nb;
+	*cap = nc;
+	return 0;
+}
+
+static inline int bit_test_set(uint8_t *bits, uint32_t i)
+{
+	uint8_t m = (uint8_t)(1u << (i & 7));
+	int was = bits[i >> 3] & m;
+
+	bits[i >> 3] |= m;
+	return was;
+}
+
+/* A packet is encoded in place in the output buffer as Trace.packet, a
+ * nested message; packet_head reserves room for the biggest packet. */
+static int flush_packet(struct psink *s, struct pb *b)
+{
+	pb_end(b);
+	s->out.len = (size_t)(b->p - (uint8_t *)s->out.buf);
+	return 0;
+}
+
+static int packet_head(struct psink *s, struct pb *b, uint32_t machine)
+{
+	char *o = merge_out_reserve(&s->out, PKT_MAX);
+
+	if (unlikely(!o))
+		return -1;
+	b->p = (uint8_t *)o;
+	b->depth = 0;
+	pb_begin(b, F_TRACE_PACKET);
+	pb_u64(b, F_TP_SEQ_ID, SEQ_ID);
+	if (machine != MERGE_MACHINE_HOST)
+		pb_u64(b, F_TP_MACHINE_ID, machine);
+	return 0;
+}
+
+static uint64_t proc_uuid(const struct merge_track *t)
+{
+	return ((uint64_t)(t->machine + 1) << 40) | (uint32_t)t->pid;
+}
+
+static int send_track(struct psink *s, uint32_t idx)
+{
+	struct merge_track *t = merge_track(idx);
+	uint64_t pu = proc_uuid(t);
+	struct pb b;
+	uint32_t i;
+
+	for (i = 0; i < s->nr_procs && s->procs[i] != pu; i++)
+		;
+	if (i == s->nr_procs) {
+		if (s->nr_procs == s->cap_procs) {
+			uint32_t nc = s->cap_procs ? 2 * s->cap_procs : 64;
+			uint64_t *np = realloc(s->procs, nc * sizeof(*np));
+
+			if (!np)
+				return vt_err_set("perfetto: out of memory");
+			s->procs = np;
+			s->cap_procs = nc;
+		}
+		s->procs[s->nr_procs++] = pu;
+		if (packet_head(s, &b, t->machine) < 0)
+			return -1;
+		if (s->first) {
+			pb_u64(&b, F_TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+			s->first = 0;
+		}
+		pb_begin(&b, F_TP_TRACK_DESC);
+		pb_u64(&b, F_TD_UUID, pu);
+		pb_begin(&b, F_TD_PROCESS);
+		pb_u64(&b, F_PD_PID, (uint32_t)t->pid);
+		pb_str(&b, F_PD_NAME, t->pname);
+		pb_end(&b);
+		pb_end(&b);
+		if (flush_packet(s, &b) < 0)
+			return -1;
+	}
+	if (packet_head(s, &b, t->machine) < 0)
+		return -1;
+	pb_begin(&b, F_TP_TRACK_DESC);
+	pb_u64(&b, F_TD_UUID, THREAD_UUID_BASE + idx);
+	pb_u64(&b, F_TD_PARENT, pu);
+	pb_begin(&b, F_TD_THREAD);
+	pb_u64(&b, F_THD_PID, (uint32_t)t->pid);
+	pb_u64(&b, F_THD_TID, (uint32_t)t->tid);
+	pb_str(&b, F_THD_NAME, t->name);
+	pb_end(&b);
+	pb_end(&b);
+	return flush_packet(s, &b);
+}
+
+static inline int need_track(struct psink *s, uint32_t idx)
+{
+	if (unlikely(idx >= s->tracks_cap) &&
+	    grow_bits(&s->track_sent, &s->tracks_cap, idx + 1) < 0)
+		return vt_err_set("perfetto: out of memory");
+	if (likely(bit_test_set(s->track_sent, idx)))
+		return 0;
+	return send_track(s, idx);
+}
+
+static void *perfetto_open(const char *out)
+{
+	struct psink *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		vt_err_set("%s: out of memory", out);
+		return NULL;
+	}
+	if (merge_out_open(&s->out, out) < 0) {
+		free(s);
+		return NULL;
+	}
+	s->first = 1;
+	return s;
+}
+
+/* A flow start: an instant carrying flow_ids at the flow's origin. */
+static int send_flow_start(struct psink *s, const struct merge_event *ev)
+{
+	struct merge_track *t = merge_track(ev->flow_track);
+	struct pb b;
+
+	if (need_track(s, ev->flow_track) < 0)
+		return -1;
+	if (packet_head(s, &b, t->machine) < 0)
+		return -1;
+	pb_u64(&b, F_TP_TIMESTAMP, ev->flow_ts_ns);
+	pb_u64(&b, F_TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	pb_begin(&b, F_TP_TRACK_EVENT);
+	pb_u64(&b, F_TE_TYPE, TYPE_INSTANT);
+	pb_u64(&b, F_TE_TRACK_UUID, THREAD_UUID_BASE + ev->flow_track);
+	pb_str(&b, F_TE_NAME, ev->flow_name);
+	pb_fixed64(&b, F_TE_FLOW_IDS, ev->flow_id);
+	pb_end(&b);
+	return flush_packet(s, &b);
+}
+
+static int perfetto_event(void *sink, const struct merge_event *ev)
+{
+	struct psink *s = sink;
+	struct pb b;
+	uint32_t max_id = ev->name;
+
+	if (unlikely(need_track(s, ev->track) < 0))
+		return -1;
+	if (unlikely(ev->flow_id) && send_flow_start(s, ev) < 0)
+		return -1;
+	for (int i = 0; i < ev->nr_args; i++)
+		if (ev->args[i].key > max_id)
+			max_id = ev->args[i].key;
+	if (unlikely(max_id >= s->name_cap || max_id >= s->ann_cap) &&
+	    (grow_bits(&s->name_sent, &s->name_cap, max_id + 1) < 0 ||
+	     grow_bits(&s->ann_sent, &s->ann_cap, max_id + 1) < 0))
+		return vt_err_set("perfetto: out of memory");
+
+	if (unlikely(packet_head(s, &b, merge_track(ev->track)->machine) < 0))
+		return -1;
+	pb_u64(&b, F_TP_TIMESTAMP, ev->ts_ns);
+	pb_u64(&b, F_TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+
+	/* interned data first used by this packet */
+	int interned = 0;
+
+	if (ev->kind != MERGE_EV_END && ev->name && !bit_test_set(s->name_sent, ev->name)) {
+		pb_begin(&b, F_TP_INTERNED);
+		interned = 1;
+		pb_begin(&b, F_ID_EVENT_NAMES);
+		pb_u64(&b, F_IN_IID, ev->name);
+		pb_str(&b, F_IN_NAME, ev->name);
+		pb_end(&b);
+	}
+	for (int i = 0; i < ev->nr_args; i++) {
+		uint32_t k = ev->args[i].key;
+
+		if (bit_test_set(s->ann_sent, k))
+			continue;
+		if (!interned) {
+			pb_begin(&b, F_TP_INTERNED);
+			interned = 1;
+		}
+		pb_begin(&b, F_ID_ANN_NAMES);
+		pb_u64(&b, F_IN_IID, k);
+		pb_str(&b, F_IN_NAME, k);
+		pb_end(&b);
+	}
+	if (interned)
+		pb_end(&b);
+
+	pb_begin(&b, F_TP_TRACK_EVENT);
+	switch (ev->kind) {
+	case MERGE_EV_BEGIN:
+		pb_u64(&b, F_TE_TYPE, TYPE_SLICE_BEGIN);
+		break;
+	case MERGE_EV_END:
+		pb_u64(&b, F_TE_TYPE, TYPE_SLICE_END);
+		break;
+	case MERGE_EV_COUNTER:
+		pb_u64(&b, F_TE_TYPE, TYPE_COUNTER);
+		break;
+	default:
+		pb_u64(&b, F_TE_TYPE, TYPE_INSTANT);
+		break;
+	}
+	pb_u64(&b, F_TE_TRACK_UUID, THREAD_UUID_BASE + ev->track);
+	if (ev->kind != MERGE_EV_END && ev->name)
+		pb_u64(&b, F_TE_NAME_IID, ev->name);
+	if (ev->kind == MERGE_EV_COUNTER)
+		pb_u64(&b, F_TE_COUNTER_VALUE, (uint64_t)ev->value);
+	for (int i = 0; i < ev->nr_args; i++) {
+		const struct merge_arg *a = &ev->args[i];
+
+		pb_begin(&b, F_TE_DEBUG_ANN);
+		pb_u64(&b, F_DA_NAME_IID, a->key);
+		if (a->type == MERGE_ARG_STR)
+			pb_str(&b, F_DA_STRING, a->v.str);
+		else if (a->type == MERGE_ARG_I64)
+			pb_u64(&b, F_DA_INT, (uint64_t)a->v.i);
+		else
+			pb_u64(&b, F_DA_UINT, a->v.u);
+		pb_end(&b);
+	}
+	if (unlikely(ev->flow_id))
+		pb_fixed64(&b, F_TE_TERM_FLOW_IDS, ev->flow_id);
+	pb_end(&b);
+	return flush_packet(s, &b);
+}
+
+static int perfetto_close(void *sink)
+{
+	struct psink *s = sink;
+	int ret = merge_out_close(&s->out);
+
+	free(s->name_sent);
+	free(s->ann_sent);
+	free(s->track_sent);
+	free(s->procs);
+	free(s);
+	return ret;
+}
+
+const struct merge_sink_ops merge_sink_perfetto = {
+	.name = "perfetto",
+	.open = perfetto_open,
+	.event = perfetto_event,
+	.close = perfetto_close,
+};

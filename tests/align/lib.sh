@@ -1,0 +1,70 @@
+# tests/align/lib.sh: shared helpers of the `vmtrace align` tests (sourced).
+MKFIX="$VT_BUILD/tests/align/mkfixture"
+PY=/usr/bin/python3
+[ -x "$MKFIX" ] || { echo "mkfixture not built: $MKFIX"; exit 1; }
+
+# check_json ALIGN.json TRUTH.json PYTHON-EXPR...: each expression must be
+# true with j = vmtrace align --json output, t = the fixture's truth
+check_json() {
+	local a=$1 t=$2; shift 2
+	"$PY" - "$a" "$t" "$@" <<'PYEOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+t = json.load(open(sys.argv[2]))
+ns = lambda ticks: ticks * 1e9 / t["hz"]
+bad = 0
+for e in sys.argv[3:]:
+    ok = eval(e)
+    print(("ok   " if ok else "FAIL ") + e)
+    bad += not ok
+sys.exit(1 if bad else 0)
+PYEOF
+}
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Skip unless we can record the host (root, tracefs) and run QEMU.
+need_record() {
+	[ "$(id -u)" = 0 ] || skip "not root: vmtrace record needs tracefs"
+	[ -d /sys/kernel/tracing/instances ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
+		skip "no tracefs at /sys/kernel/tracing"
+	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (make deps)"
+}
+
+# held_out FULL.json SUBSET.json: the model built from SUBSET (every other
+# marker) must place each held-out marker's host instant inside its guest
+# bracket mapped to host time, widened by the bound: the bound is honest.
+held_out() {
+	"$PY" - "$1" "$2" <<'PYEOF'
+import json, sys
+full = json.load(open(sys.argv[1])); sub = json.load(open(sys.argv[2]))
+hz = full["host_hz"]
+seg = sub["segments"][0]; b = sub["bound_ns"]
+used = {p["seq"] for p in sub["pairs"]}
+worst, n, bad = 0.0, 0, 0
+for p in full["pairs"]:
+    if p["seq"] in used:
+        continue
+    lo = p["tsc_host"] - (p["tsc_guest_after"] - seg["ref_tsc_guest"]) / seg["slope"] - seg["ref_tsc_host"]
+    hi = p["tsc_host"] - (p["tsc_guest_before"] - seg["ref_tsc_guest"]) / seg["slope"] - seg["ref_tsc_host"]
+    # the host instant minus the mapped bracket ends, in ns: lo <= 0 <= hi ideally
+    lo_ns, hi_ns = lo * 1e9 / hz, hi * 1e9 / hz
+    out = max(-hi_ns, lo_ns, 0.0)
+    worst = max(worst, out); n += 1
+    if out > b:
+        bad += 1
+        print("held-out seq %d outside by %.0f ns (bound %.0f ns)" % (p["seq"], out, b))
+print("held-out markers: %d, worst excursion %.0f ns, bound from the rest %.0f ns" % (n, worst, b))
+sys.exit(1 if bad or n == 0 else 0)
+PYEOF
+}
+
+# every_other IN OUT: a markers.dat with the even-indexed records of IN
+every_other() {
+	"$PY" -c '
+import sys
+d = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "wb").write(b"".join(d[i:i + 48] for i in range(0, len(d) - 47, 96)))
+' "$1" "$2"
+}

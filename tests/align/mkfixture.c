@@ -1,0 +1,347 @@
+/*
+ * mkfixture.c - test helper: writes a host recording (trace.dat with
+ * kvm_write_tsc_offset, kvm_pio markers or one-byte write syscalls, and a
+ * vmtrace.meta with tsc.hz, vCPU threads, debugfs readings) and a guest
+ * directory (markers.dat) whose clock relation is known, for tests/align.
+ * Prints the truth as JSON on stdout.  Single-threaded tool; allocates.
+ *
+ * usage: mkfixture HOSTDIR GUESTDIR [options]
+ *   -n N         markers (default 40), 100 ms apart
+ *   -o OFF       true offset: guest = host + OFF (default 0)
+ *   -t TPOFF     kvm_write_tsc_offset next offset (default -(creation TSC));
+ *   -T           no kvm_write_tsc_offset event
+ *   -d DBGOFF    debugfs tsc-offset reading (default OFF); -D: none
+ *   -j JITTER    exit latency spread in ticks (default 4000)
+ *   -c           chardev markers: one-byte writev() on fd 9 (TCG case)
+ *   -x AT:DELTA  offset change before marker AT (tracepoint + debugfs)
+ *   -H K         the host misses marker K;  -G K: the guest misses marker K
+ *   -z HZ        tsc.hz (default 2096001000)
+ *   -M           no host vmtrace.meta
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "err.h"
+#include "marker.h"
+#include "meta.h"
+#include "tracedat.h"
+
+#define PAGE		4096
+#define NR_CPUS		2
+#define VCPU_TID	4242
+#define IO_TID		4243
+#define CREATE_TSC	5000000000000ull
+#define FIRST_GAP	100000000ull
+#define MARKER_FD	9
+#define NOISE_PORT	0x70
+#define ID_TSC		83
+#define ID_PIO		110
+#define ID_WRITEV	832
+#define BASE_LAT	300
+
+static const char header_page[] =
+	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+	"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+static const char header_event[] =
+	"# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n"
+	"\tarray       :   32 bits\n\n\tpadding     : type == 29\n\ttime_extend : type == 30\n"
+	"\ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
+#define COMMON_FIELDS \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+static const char fmt_tsc[] = "name: kvm_write_tsc_offset\nID: 83\nformat:\n" COMMON_FIELDS
+	"\tfield:unsigned int vcpu_id;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:__u64 previous_tsc_offset;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:__u64 next_tsc_offset;\toffset:24;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"vcpu=%u prev=%llu next=%llu\", REC->vcpu_id, REC->previous_tsc_offset, "
+	"REC->next_tsc_offset\n";
+static const char fmt_pio[] = "name: kvm_pio\nID: 110\nformat:\n" COMMON_FIELDS
+	"\tfield:unsigned int rw;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:unsigned int port;\toffset:12;\tsize:4;\tsigned:0;\n"
+	"\tfield:unsigned int size;\toffset:16;\tsize:4;\tsigned:0;\n"
+	"\tfield:unsigned int count;\toffset:20;\tsize:4;\tsigned:0;\n"
+	"\tfield:unsigned int val;\toffset:24;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"pio_%s at 0x%x size %d count %d val 0x%x\", REC->rw ? \"write\" : \"read\", "
+	"REC->port, REC->size, REC->count, REC->val\n";
+static const char fmt_writev[] = "name: sys_enter_writev\nID: 832\nformat:\n" COMMON_FIELDS
+	"\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
+	"\tfield:unsigned long fd;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:const struct iovec * vec;\toffset:24;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned long vlen;\toffset:32;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"fd: 0x%08lx, vec: 0x%08lx, vlen: 0x%08lx\", ((unsigned long)(REC->fd)), "
+	"((unsigned long)(REC->vec)), ((unsigned long)(REC->vlen))\n";
+
+struct cpu_out {
+	int fd;
+	uint8_t page[PAGE];
+	struct vt_td_page pg;
+};
+
+static struct cpu_out cpus[NR_CPUS];
+
+static void die(const char *what)
+{
+	vt_err_print("mkfixture");
+	fprintf(stderr, "mkfixture: %s failed\n", what);
+	exit(1);
+}
+
+static void emit(int cpu, uint64_t ts, const void *data, uint32_t len)
+{
+	struct cpu_out *c = &cpus[cpu];
+	int r = vt_td_page_add(&c->pg, ts, data, len);
+
+	if (r == 1) {
+		if (write(c->fd, c->page, PAGE) != PAGE)
+			die("page write");
+		vt_td_page_init(&c->pg, c->page, PAGE);
+		r = vt_td_page_add(&c->pg, ts, data, len);
+	}
+	if (r)
+		die("page add");
+}
+
+static void common(uint8_t *b, uint16_t id, int32_t pid)
+{
+	memcpy(b, &id, 2);
+	b[2] = 0;
+	b[3] = 0;
+	memcpy(b + 4, &pid, 4);
+}
+
+static void ev_tsc(uint64_t ts, uint32_t vcpu, int64_t prev, int64_t next)
+{
+	uint8_t b[32] = { 0 };
+
+	common(b, ID_TSC, VCPU_TID);
+	memcpy(b + 8, &vcpu, 4);
+	memcpy(b + 16, &prev, 8);
+	memcpy(b + 24, &next, 8);
+	emit(0, ts, b, sizeof(b));
+}
+
+static void ev_pio(int cpu, uint64_t ts, uint32_t port, uint32_t val)
+{
+	uint8_t b[28] = { 0 };
+	uint32_t rw = 1, size = 4, count = 1;
+
+	common(b, ID_PIO, VCPU_TID);
+	memcpy(b + 8, &rw, 4);
+	memcpy(b + 12, &port, 4);
+	memcpy(b + 16, &size, 4);
+	memcpy(b + 20, &count, 4);
+	memcpy(b + 24, &val, 4);
+	emit(cpu, ts, b, sizeof(b));
+}
+
+static void ev_writev(int cpu, uint64_t ts, int32_t tid, uint64_t fd)
+{
+	uint8_t b[40] = { 0 };
+	int32_t nr = 20;
+	uint64_t vec = 0x7ffd0000, vlen = 1;
+
+	common(b, ID_WRITEV, tid);
+	memcpy(b + 8, &nr, 4);
+	memcpy(b + 16, &fd, 8);
+	memcpy(b + 24, &vec, 8);
+	memcpy(b + 32, &vlen, 8);
+	emit(cpu, ts, b, sizeof(b));
+}
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(uint64_t n)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return n ? rnd_state % n : 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t n = 40, jitter = 4000, hz = 2096001000ull, step;
+	int64_t off = 0, tp_off = -(int64_t)CREATE_TSC, dbg_off = 0, delta = 0;
+	int has_tp = 1, has_dbg = 1, dbg_set = 0, chardev = 0, has_meta = 1, c;
+	long change_at = -1, host_miss = -1, guest_miss = -1;
+	char path[4096], tmpl[64];
+	uint64_t change_tsc = 0, last_ts = 0;
+	struct vt_marker_writer *mw;
+	struct vt_td_writer *w;
+	struct vt_meta *m;
+	int fds[NR_CPUS];
+
+	while ((c = getopt(argc, argv, "n:o:t:Td:Dj:cx:H:G:z:M")) != -1) {
+		switch (c) {
+		case 'n': n = strtoull(optarg, NULL, 0); break;
+		case 'o': off = strtoll(optarg, NULL, 0); break;
+		case 't': tp_off = strtoll(optarg, NULL, 0); break;
+		case 'T': has_tp = 0; break;
+		case 'd': dbg_off = strtoll(optarg, NULL, 0); dbg_set = 1; break;
+		case 'D': has_dbg = 0; break;
+		case 'j': jitter = strtoull(optarg, NULL, 0); break;
+		case 'c': chardev = 1; break;
+		case 'x':
+			if (sscanf(optarg, "%ld:%ld", &change_at, &delta) != 2)
+				return 2;
+			break;
+		case 'H': host_miss = atol(optarg); break;
+		case 'G': guest_miss = atol(optarg); break;
+		case 'z': hz = strtoull(optarg, NULL, 0); break;
+		case 'M': has_meta = 0; break;
+		default:
+			fprintf(stderr, "usage: mkfixture HOSTDIR GUESTDIR [-n N] [-o OFF] [-t TPOFF|-T] "
+				"[-d DBGOFF|-D] [-j JITTER] [-c] [-x AT:DELTA] [-H K] [-G K] [-z HZ] "
+				"[-M]\n");
+			return 2;
+		}
+	}
+	if (argc - optind != 2)
+		return 2;
+	if (!dbg_set)
+		dbg_off = off;
+	step = hz / 10;
+	if ((mkdir(argv[optind], 0755) && errno != EEXIST) ||
+	    (mkdir(argv[optind + 1], 0755) && errno != EEXIST))
+		die("mkdir");
+	for (int i = 0; i < NR_CPUS; i++) {
+		snprintf(tmpl, sizeof(tmpl), "/tmp/mkfixture.XXXXXX");
+		cpus[i].fd = mkstemp(tmpl);
+		if (cpus[i].fd < 0)
+			die("mkstemp");
+		unlink(tmpl);
+		vt_td_page_init(&cpus[i].pg, cpus[i].page, PAGE);
+	}
+	mw = vt_marker_writer_open(argv[optind + 1]);
+	if (!mw)
+		die("markers.dat");
+
+	if (has_tp)
+		ev_tsc(CREATE_TSC, 0, 0, tp_off);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t h = CREATE_TSC + FIRST_GAP + i * step + rnd(step / 10);
+		uint64_t lb = BASE_LAT + rnd(jitter), la = BASE_LAT + rnd(jitter);
+		int cpu = (int)(i % NR_CPUS);
+		struct vt_marker r;
+
+		if ((long)i == change_at) {
+			change_tsc = h - step / 2;
+			off += delta;
+			if (has_tp) {
+				ev_tsc(change_tsc, 0, tp_off, tp_off + delta);
+				tp_off += delta;
+			}
+			dbg_off += delta;
+		}
+		/* noise the aligner must ignore: another port, another fd */
+		ev_pio(cpu, h - step / 3, NOISE_PORT, 0x56000000 | (uint32_t)i);
+		if (chardev)
+			ev_writev(cpu, h - step / 4, IO_TID, MARKER_FD + 1);
+		memset(&r, 0, sizeof(r));
+		r.kind = chardev ? VT_MARKER_CHARDEV : VT_MARKER_PIO;
+		r.size = chardev ? 1 : 4;
+		r.addr = chardev ? VT_MARKER_DEBUGCON_PORT : VT_MARKER_PORT;
+		r.value = chardev ? VT_MARKER_BYTE(i) : VT_MARKER_VALUE(i);
+		r.cpu = VT_MARKER_CPU_NONE;
+		r.seq = i;
+		r.tsc_guest_before = h - lb + (uint64_t)off;
+		r.tsc_guest_after = h + la + (uint64_t)off;
+		if ((long)i != host_miss) {
+			if (chardev)
+				ev_writev(cpu, h, VCPU_TID, MARKER_FD);
+			else
+				ev_pio(cpu, h, VT_MARKER_PORT, r.value);
+		}
+		if ((long)i != guest_miss && vt_marker_writer_add(mw, &r))
+			die("marker add");
+		last_ts = h;
+	}
+	if (vt_marker_writer_close(mw))
+		die("markers.dat close");
+	for (int i = 0; i < NR_CPUS; i++) {
+		if (cpus[i].pg.nr_events && write(cpus[i].fd, cpus[i].page, PAGE) != PAGE)
+			die("page write");
+		lseek(cpus[i].fd, 0, SEEK_SET);
+		fds[i] = cpus[i].fd;
+	}
+
+	snprintf(path, sizeof(path), "%s/%s", argv[optind], VT_TD_FILE);
+	unlink(path);
+	w = vt_td_create(path, PAGE);
+	if (!w)
+		die("trace.dat create");
+	{
+		const char *kvm[] = { fmt_tsc, fmt_pio };
+		size_t kvml[] = { sizeof(fmt_tsc) - 1, sizeof(fmt_pio) - 1 };
+		const char *sys[] = { fmt_writev };
+		size_t sysl[] = { sizeof(fmt_writev) - 1 };
+		static const char clock[] = "local global counter [x86-tsc]";
+		char cl[128];
+
+		snprintf(cl, sizeof(cl), "%d qemu-system-x86\n%d CPU 0/KVM\n", IO_TID, VCPU_TID);
+		if (vt_td_write_headers(w, header_page, sizeof(header_page) - 1, header_event,
+					sizeof(header_event) - 1) ||
+		    vt_td_write_ftrace_formats(w, 0, NULL, NULL) || vt_td_systems_begin(w, 2) ||
+		    vt_td_write_system(w, "kvm", 2, kvm, kvml) ||
+		    vt_td_write_system(w, "syscalls", 1, sys, sysl) ||
+		    vt_td_write_kallsyms(w, "", 0) || vt_td_write_printk(w, "", 0) ||
+		    vt_td_write_cmdlines(w, cl, strlen(cl)) ||
+		    vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clock, sizeof(clock)) ||
+		    vt_td_write_cpu_data(w, NR_CPUS, fds, NULL) || vt_td_close(w))
+			die("trace.dat");
+	}
+	for (int i = 0; i < NR_CPUS; i++)
+		close(cpus[i].fd);
+
+	if (has_meta) {
+		m = vt_meta_new();
+		vt_meta_set(m, "domain", "host");
+		vt_meta_set(m, "clock", "tsc");
+		vt_meta_set_u64(m, "tsc.hz", hz);
+		vt_meta_set(m, "tsc.source", "mkfixture");
+		vt_meta_set_u64(m, "record.start_tsc_host", CREATE_TSC - step);
+		vt_meta_set_u64(m, "record.stop_tsc_host", last_ts + step);
+		vt_meta_set(m, "kvm.vcpu_threads", "1");
+		vt_meta_set(m, "kvm.thread0.tid", "%d", VCPU_TID);
+		vt_meta_set(m, "kvm.thread0.vcpu", "0");
+		if (has_dbg) {
+			vt_meta_set(m, "kvm.vms", "1");
+			vt_meta_set(m, "kvm.vm0.vcpus", "1");
+			if (change_tsc) {
+				vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.nr", "2");
+				vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.0", "%lld %llu start",
+					    (long long)(dbg_off - delta),
+					    (unsigned long long)(CREATE_TSC + 1));
+				vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.1", "%lld %llu change",
+					    (long long)dbg_off, (unsigned long long)(change_tsc + 1));
+			} else {
+				vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.nr", "1");
+				vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.0", "%lld %llu start",
+					    (long long)dbg_off, (unsigned long long)(CREATE_TSC + 1));
+			}
+		}
+		if (vt_meta_write_dir(m, argv[optind]))
+			die("host meta");
+		vt_meta_free(m);
+	}
+	m = vt_meta_new();
+	vt_meta_set(m, "domain", "guest");
+	vt_meta_set(m, "clock", "tsc");
+	vt_meta_set_u64(m, "tsc.hz", hz + hz / 2000);	/* a guest's calibration */
+	if (vt_meta_write_dir(m, argv[optind + 1]))
+		die("guest meta");
+	vt_meta_free(m);
+	printf("{\"offset\": %lld, \"offset_before_change\": %lld, \"change_tsc_host\": %llu, "
+	       "\"hz\": %llu, \"markers\": %llu, \"create_tsc_host\": %llu}\n", (long long)off,
+	       (long long)(off - delta), (unsigned long long)change_tsc, (unsigned long long)hz,
+	       (unsigned long long)n, (unsigned long long)CREATE_TSC);
+	return 0;
+}

@@ -1,0 +1,34 @@
+#!/bin/bash
+# timeout: 900
+# The whole python-virtio workflow (what `make runkvm` runs): guest image
+# (cached), boot (KVM if it boots, else TCG), host recording around QEMU,
+# guest traces out over virtio-serial, align, merge.  Checks the merged
+# outputs with consumers we did not write (python3 json, trace-cmd report,
+# protoc --decode_raw): guest Python slices and host events are in the
+# merged timeline, the alignment error bound is reported and below the
+# bound for the accelerator used (20 us KVM, 100 us TCG), and every guest
+# marker's bracket holds its host twin mapped through the model, within
+# that bound.
+set -eu
+out=$VT_TMP/out
+for c in record marker align merge; do
+	"$VT_BIN" $c --help >/dev/null 2>&1 || [ $? -ne 5 ] ||
+		{ echo "SKIP: 'vmtrace $c' is not built yet"; exit 77; }
+done
+[ -d "$VT_BUILD/python" ] || { echo "SKIP: the Python extension ($VT_BUILD/python) is not built yet"; exit 77; }
+make -s --no-print-directory -C "$VT_SRC/examples/python-virtio" O="$VT_BUILD" \
+	OUTDIR="$out" VT_BOOT_TIMEOUT=20 ROUNDS=3 MB=2 run | tee run.log
+accel=$(sed -n 's/^accel=//p' "$out/run.txt")
+grep -q "slowest guest functions" run.log
+grep -q "alignment *markers: error bound" run.log
+
+# the host side: trace-cmd reads the host recording, and it has QEMU's syscalls
+trace-cmd report "$out/host/trace.dat" 2>/dev/null | grep -m1 -q 'qemu-system-x86.*sys_enter'
+# the guest kernel recording reads too, and saw the block layer
+trace-cmd report "$out/guest/kernel/trace.dat" 2>/dev/null | grep -m1 -q 'block_'
+# the Perfetto file decodes as protobuf
+protoc --decode_raw <"$out/merged.pftrace" | head -c 4096 | grep -q .
+
+host_ev=sys_enter_
+[ "$accel" = kvm ] && host_ev=kvm_
+/usr/bin/python3 "$VT_SRC/tests/examples/check_outputs.py" "$out" __main__.write_file "$host_ev"

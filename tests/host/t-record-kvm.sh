@@ -1,0 +1,61 @@
+#!/bin/bash
+# `vmtrace record -- qemu-system-x86_64 -enable-kvm -kernel pio-guest.elf`:
+# the trace holds kvm_write_tsc_offset of the guest's vCPU and exactly the
+# guest's PIO sequence as kvm_pio events, trace-cmd report agreeing.  The
+# guest is the freestanding multiboot ELF tests/host/pio-guest.S (8 outl of
+# 0xC0DE0001.. to port 0x7e0, then isa-debug-exit).  The same flow runs
+# under TCG first (works without /dev/kvm): it proves the QEMU process's
+# recording (its syscalls, sched events, vCPU thread, exit status).
+# timeout: 120
+set -eu
+. "$VT_SRC/tests/host/lib.sh"
+need_tracefs
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (make deps)"
+guest=$VT_BUILD/tests/host/pio-guest.elf
+[ -f "$guest" ] || fail "$guest not built"
+PORT=2016		# 0x7e0
+FIRST=3235774465	# 0xC0DE0001
+COUNT=8
+qemu_args=(-name pio,debug-threads=on -kernel "$guest" -device isa-debug-exit,iobase=0xf4,iosize=4
+	   -display none -serial none -monitor none -nodefaults -no-reboot -m 16)
+
+# --- TCG: the QEMU process's events ---
+rc=0
+"$VT_BIN" record -o tcg -- qemu-system-x86_64 -accel tcg "${qemu_args[@]}" || rc=$?
+[ $rc = 1 ] || fail "isa-debug-exit status 1 not passed through (got $rc)"
+[ "$(meta record.command_exit tcg)" = 1 ] || fail "exit status not in meta"
+[ "$(meta domain tcg)" = host ] || fail "domain"
+[ "$(meta kvm.vcpu_threads tcg)" -ge 1 ] || fail "vCPU thread not found"
+[ "$(meta kvm.thread0.comm tcg)" = "CPU 0/TCG" ] || fail "vCPU thread name"
+vtid=$(meta kvm.thread0.tid tcg)
+qpid=$(meta kvm.thread0.pid tcg)
+"$TDCOUNT" -c "$vtid" tcg/trace.dat >tcg.txt
+cat tcg.txt
+grep -q "^comm $vtid CPU 0/TCG" tcg.txt || fail "vCPU thread's comm not in trace.dat cmdlines"
+grep -q '^event syscalls:sys_enter_openat [1-9]' tcg.txt || fail "no QEMU openat syscalls"
+grep -q '^event sched:sched_switch [1-9]' tcg.txt || fail "no sched_switch"
+"$TDCOUNT" -f sched:sched_switch:prev_pid,next_pid tcg/trace.dat | grep -Eq "(prev|next)_pid=$vtid( |\$)" ||
+	fail "vCPU thread $vtid never scheduled in the trace"
+"$TDCOUNT" -f syscalls:sys_enter_execve:common_pid tcg/trace.dat | grep -q "common_pid=$qpid " ||
+	fail "exec of QEMU ($qpid) not recorded"
+check_counts tcg
+
+# --- KVM: kvm_write_tsc_offset and the PIO sequence ---
+[ -c /dev/kvm ] || skip "no /dev/kvm: KVM part skipped on this machine (TCG part passed)"
+rc=0
+"$VT_BIN" record -o kvm -- qemu-system-x86_64 -enable-kvm "${qemu_args[@]}" || rc=$?
+[ $rc = 1 ] || fail "qemu -enable-kvm exit status $rc (want 1 from isa-debug-exit)"
+vtid=$(meta kvm.thread0.tid kvm)
+[ "$(meta kvm.thread0.comm kvm)" = "CPU 0/KVM" ] || fail "KVM vCPU thread not found"
+"$TDCOUNT" -f kvm:kvm_write_tsc_offset:common_pid,vcpu_id kvm/trace.dat | grep "^common_pid=" >tsc.txt
+cat tsc.txt
+grep -q "^common_pid=$vtid vcpu_id=0 " tsc.txt ||
+	fail "no kvm_write_tsc_offset for vCPU 0 from its thread $vtid"
+"$TDCOUNT" -f kvm:kvm_pio:port,val,rw kvm/trace.dat | grep "^port=$PORT " | awk '{print $2}' >pio.txt
+want=$(for i in $(seq 0 $((COUNT - 1))); do echo "val=$((FIRST + i))"; done)
+[ "$(cat pio.txt)" = "$want" ] || { cat pio.txt; fail "kvm_pio sequence differs"; }
+tc=$(trace-cmd report kvm/trace.dat 2>/dev/null | grep -c 'kvm_pio:.* at 0x7e0 ')
+[ "$tc" = $COUNT ] || fail "trace-cmd report shows $tc kvm_pio at 0x7e0, want $COUNT"
+[ -n "$(meta kvm.vm0.pid kvm)" ] || echo "note: no KVM debugfs facts (debugfs not mounted?)"
+check_counts kvm
+echo "KVM recording: OK"

@@ -1,0 +1,45 @@
+# common.sh - shared setup of the tests/merge scripts (sourced, not run).
+# Synthetic inputs come from gen-trace (tests/merge/gen-trace.c).
+GEN="$VT_BUILD/tests/merge/gen-trace"
+[ -x "$GEN" ] || { echo "gen-trace not built: $GEN"; exit 1; }
+PY=/usr/bin/python3
+
+# Host: 2 GHz TSC, records at 1e9 + i*1000 ticks (= 500000 us + i*0.5 us).
+# The guest's debugfs tsc-offset (and optional scaling ratio) in the host's
+# meta is what the align model uses.
+AMD_META=(-M cpu.vendor=AuthenticAMD -M kvm.vms=1 -M kvm.vm0.vcpus=1 -M kvm.vm0.pid=4242)
+mk_host() {	# DIR NRECS [extra gen-trace args...]
+	local d=$1 n=$2
+	shift 2
+	"$GEN" "$d" -n "$n" -D 2 -z 2000000000 -s 1000000000 -d 1000 -f main,work \
+		"${AMD_META[@]}" "$@"
+}
+mk_guest() {	# DIR NRECS START STEP [extra...]
+	local d=$1 n=$2 s=$3 st=$4
+	shift 4
+	"$GEN" "$d" -n "$n" -D 2 -z 2000000000 -s "$s" -d "$st" -g -f py_a,py_b -p 200 "$@"
+}
+# JSON checks: valid, B/E balanced and time-ordered per thread; prints
+# "pid:ts,ts,..." of the B events per pid for the caller to compare.
+json_check() {
+	"$PY" - "$1" <<'PYEOF'
+import json, sys, collections
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+depth = collections.Counter(); last = {}; begins = collections.defaultdict(list)
+for e in ev:
+    k = (e["pid"], e["tid"])
+    if e["ph"] in "BEi":
+        if k in last and e["ts"] < last[k]:
+            sys.exit("time goes back on %s: %s" % (k, e))
+        last[k] = e["ts"]
+    if e["ph"] == "B":
+        depth[k] += 1; begins[e["pid"]].append("%.3f" % e["ts"])
+    elif e["ph"] == "E":
+        depth[k] -= 1
+        if depth[k] < 0: sys.exit("E without B on %s" % (k,))
+bad = [k for k, v in depth.items() if v]
+if bad: sys.exit("unbalanced B/E on %s" % bad)
+for p in sorted(begins): print("%s:%s" % (p, ",".join(begins[p])))
+PYEOF
+}

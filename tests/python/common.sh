@@ -1,0 +1,48 @@
+# common.sh - sourced by tests/python/t-*.sh: picks the interpreter and the
+# extension build for it.  A test named t-NAME-313.sh runs on CPython 3.13
+# (built once by tools/build-cpython313 into /var/cache/vmtrace); the others
+# on Debian's /usr/bin/python3.  Provides: $PY, $PYDIR, $SCRIPTS, vt_py
+# (run python with the package importable), vt_skip, vt_fail.
+SCRIPTS=$VT_SRC/tests/python/scripts
+
+vt_skip() { echo "$*"; exit 77; }
+vt_fail() { echo "FAIL: $*"; exit 1; }
+
+case "$(basename "$0")" in
+*-313.sh)
+	if ! PY=$("$VT_SRC"/tools/build-cpython313 2>"$VT_TMP/cpy.err"); then
+		vt_skip "no CPython 3.13: $(tail -n1 "$VT_TMP/cpy.err")"
+	fi
+	PYDIR=$VT_BUILD/python313
+	# serialise: parallel tests must not compile the same file at once
+	( flock 9; make -s -C "$VT_SRC" O="$VT_BUILD" python-ext PY="$PY" PYOUT="$PYDIR" ) \
+		9>"$VT_BUILD/.python313.lock" >"$VT_TMP/make.log" 2>&1 ||
+		vt_fail "building the extension for $PY: $(tail -n3 "$VT_TMP/make.log")"
+	;;
+*)
+	PY=/usr/bin/python3
+	PYDIR=$VT_BUILD/python
+	[ -d "$PYDIR/vmtrace" ] || vt_fail "$PYDIR/vmtrace missing: run make"
+	;;
+esac
+
+# A sanitizer build's extension needs the ASan runtime loaded first.
+VT_PRELOAD=
+if nm -D "$PYDIR"/vmtrace/_vmtrace*.so 2>/dev/null | grep -q __asan_init; then
+	VT_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+	# the interpreter's own allocations at exit are not ours to report
+	export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+fi
+
+vt_py() { LD_PRELOAD=$VT_PRELOAD PYTHONPATH=$PYDIR "$PY" "$@"; }
+
+# uftrace's view of a trace dir with only the function column.
+vt_replay() { uftrace replay -d "$1" -f none "${@:2}" 2>"$VT_TMP/replay.err"; }
+
+# Number of calls of functions whose name starts with $2, per uftrace report.
+vt_calls()
+{
+	uftrace report -d "$1" -f call --no-pager 2>>"$VT_TMP/report.err" |
+		awk -v want="$2" '{ c = $1; $1 = ""; sub(/^ /, ""); if (index($0, want) == 1) n += c }
+				  END { print n + 0 }'
+}

@@ -1,0 +1,23 @@
+# A long-running program for attach/kill/full-disk tests.
+import sys
+import time
+
+
+def tick(i):
+    return i * 2
+
+
+def loop(seconds, pause):
+    end = time.time() + seconds
+    i = 0
+    while time.time() < end:
+        tick(i)
+        i += 1
+        if pause and i % 100 == 0:
+            time.sleep(pause)
+
+
+print("ready", flush=True)
+# argv: seconds to run, seconds to sleep every 100 calls (0: never)
+loop(float(sys.argv[1]) if len(sys.argv) > 1 else 30,
+     float(sys.argv[2]) if len(sys.argv) > 2 else 0)

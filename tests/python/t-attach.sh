@@ -1,0 +1,28 @@
+#!/bin/bash
+# vmtrace attach PID: trace a running Python process not started for it.
+set -eu
+. "$VT_SRC/tests/python/common.sh"
+cd "$VT_TMP"
+command -v gdb >/dev/null || vt_skip "no gdb"
+scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
+[ "$scope" -lt 3 ] || vt_skip "ptrace disabled (yama ptrace_scope=$scope)"
+
+LD_PRELOAD=$VT_PRELOAD "$PY" "$SCRIPTS/busy.py" 30 0.001 > out 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true' EXIT
+for _ in $(seq 100); do grep -q ready out && break; sleep 0.1; done
+rc=0
+"$VT_BIN" attach -o "$VT_TMP/d" --duration 1 --pythonpath "$PYDIR" $pid 2>err || rc=$?
+if [ $rc = 4 ]; then vt_skip "attach not permitted here: $(cat err)"; fi
+[ $rc = 0 ] || vt_fail "attach exit $rc: $(cat err)"
+kill -0 $pid || vt_fail "the target died"
+[ "$(vt_calls "$VT_TMP/d" "__main__.tick ")" -gt 50 ] || vt_fail "tick() not traced"
+# tracing stopped: the files do not grow any more
+s1=$(cat "$VT_TMP"/d/*.dat | wc -c); sleep 0.5; s2=$(cat "$VT_TMP"/d/*.dat | wc -c)
+[ "$s1" = "$s2" ] || vt_fail "trace still growing after the attach ended"
+# errors: no such process, bad pid
+rc=0; "$VT_BIN" attach 12abc 2>err || rc=$?
+[ $rc = 2 ] || vt_fail "bad pid: exit $rc"
+rc=0; "$VT_BIN" attach 4194304 2>err || rc=$?
+[ $rc = 1 ] && grep -q 'no such process' err || vt_fail "missing pid: exit $rc: $(cat err)"
+echo "ok: attach on $("$PY" -V 2>&1)"

@@ -1,0 +1,46 @@
+#!/bin/bash
+# t-setup-kvm-tracing: run tools/setup-kvm-tracing and check its verdicts
+# against what the machine really has (tracefs, kvm events, /dev/kvm).
+set -eu
+tool=$VT_SRC/tools/setup-kvm-tracing
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (tracefs, debugfs)"; exit 77; }
+
+rc=0
+"$tool" >out.txt 2>&1 || rc=$?
+cat out.txt
+case $rc in 0|5) ;; *) echo "unexpected exit $rc"; exit 1;; esac
+
+grep -q '^ok      tracefs mounted at /sys/kernel/tracing' out.txt
+grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts
+if [ -d /sys/kernel/tracing/events/kvm/kvm_write_tsc_offset ]; then
+	grep -q '^ok      kvm_write_tsc_offset: can be enabled' out.txt
+else
+	grep -q '^MISSING kvm tracepoints' out.txt
+fi
+if grep -qw x86-tsc /sys/kernel/tracing/trace_clock; then
+	grep -q '^ok      trace clock x86-tsc' out.txt
+fi
+# the scratch instance is gone and the top-level event left as it was
+[ ! -d /sys/kernel/tracing/instances/vmtrace-setup-check ]
+if [ -c /dev/kvm ]; then
+	grep -q '^ok      /dev/kvm' out.txt
+else
+	grep -q '^MISSING /dev/kvm' out.txt && [ $rc -eq 5 ]
+fi
+# every MISSING line has a fix line; exit 0 only with none
+m=$(grep -c '^MISSING' out.txt || true)
+f=$(grep -c '^  fix: ' out.txt || true)
+[ "$m" -eq "$f" ]
+[ $rc -eq 0 ] && [ "$m" -eq 0 ] || [ $rc -eq 5 ] && [ "$m" -gt 0 ]
+
+# --quiet prints only what is missing and the summary
+"$tool" --quiet >q.txt 2>&1 || true
+! grep -q '^ok ' q.txt
+# usage errors and non-root exit codes
+set +e
+"$tool" --bogus >/dev/null 2>&1; [ $? -eq 2 ] || { echo "bad option: not exit 2"; exit 1; }
+if command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$tool" >/dev/null 2>&1
+	[ $? -eq 4 ] || { echo "non-root: not exit 4"; exit 1; }
+fi
+echo "setup-kvm-tracing: exit $rc, $m missing, verdicts match the machine"

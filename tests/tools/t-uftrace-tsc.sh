@@ -1,0 +1,57 @@
+#!/bin/bash
+# t-uftrace-tsc: build uftrace 0.13 (Debian 12 source) with
+# patches/uftrace-use-tsc.patch, record a small program with it and check
+# that every timestamp is a TSC tick read between two rdtsc reads taken
+# before and after the run; the data is read by the system's uftrace.
+# Skipped only when the source package cannot be fetched.
+# timeout: 900
+set -eu
+rdtsc=$VT_BUILD/tests/tools/rdtsc
+[ -x "$rdtsc" ] || { echo "no $rdtsc (make test builds it)"; exit 1; }
+
+rc=0
+"$VT_SRC/tools/build-uftrace-tsc" -q >build.log 2>&1 || rc=$?
+if [ $rc -eq 5 ]; then
+	cat build.log
+	echo "SKIP: the uftrace 0.13 source package cannot be fetched here: $(tail -1 build.log)"
+	exit 77
+fi
+[ $rc -eq 0 ] || { cat build.log; echo "build-uftrace-tsc failed (exit $rc)"; exit 1; }
+# idempotent: a second run does nothing
+"$VT_SRC/tools/build-uftrace-tsc" | grep -q "up to date"
+
+cat >prog.c <<'EOS'
+int leaf(int x) { return x * 2; }
+int mid(int x) { return leaf(x) + 1; }
+int main(void) { int s = 0; for (int i = 0; i < 3; i++) s += mid(i); return s == 9 ? 0 : 1; }
+EOS
+gcc -O0 -pg -o prog prog.c
+
+before=$("$rdtsc")
+"$VT_SRC/tools/uftrace-tsc" record -d data ./prog
+after=$("$rdtsc")
+
+# the system's uftrace (unpatched 0.13) reads the data
+/usr/bin/uftrace replay -d data >replay.txt
+grep -q 'leaf();' replay.txt && grep -q 'mid()' replay.txt && grep -q 'main()' replay.txt ||
+	{ cat replay.txt; echo "replay lacks main/mid/leaf"; exit 1; }
+# dump prints each raw timestamp as SECONDS.NANOSECONDS of the 64-bit value
+/usr/bin/uftrace dump -d data | awk '/^ *[0-9]+\.[0-9]+ / { t = $1; sub(/\./, "", t); print t }' >ts.txt
+n=$(wc -l <ts.txt)
+[ "$n" -ge 12 ] || { /usr/bin/uftrace dump -d data; echo "only $n records"; exit 1; }
+bad=$(awk -v a="$before" -v b="$after" '$1 < a || $1 > b' ts.txt | wc -l)
+[ "$bad" -eq 0 ] || { echo "$bad of $n timestamps outside [$before, $after]:"; head ts.txt; exit 1; }
+# and sorted (one thread: monotonic TSC)
+sort -n -c ts.txt
+echo "$n timestamps within the rdtsc bracket [$before, $after] ($((after - before)) ticks)"
+
+[ "$("$VT_BIN" meta data clock)" = tsc ]
+[ "$("$VT_BIN" meta data domain)" = host ]
+echo "vmtrace.meta: clock=tsc domain=host"
+
+# --clock=mono still records CLOCK_MONOTONIC nanoseconds: close to the
+# uptime (which counts the same way here: no suspend)
+"${VT_PATCH_BUILD:-$VT_SRC/build}/uftrace-tsc/bin/uftrace" record --clock=mono -d mono ./prog
+mono_first=$(/usr/bin/uftrace dump -d mono | awk '/^ *[0-9]+\.[0-9]+ / { t = $1; sub(/\./, "", t); print t; exit }')
+awk -v m="$mono_first" '{ d = m - $1 * 1e9; if (d < 0) d = -d; if (d > 60e9) { print "mono timestamp", m, "far from uptime", $1; exit 1 } }' /proc/uptime
+echo "--clock=mono: first timestamp $mono_first ns (uptime $(cut -d' ' -f1 /proc/uptime) s)"

@@ -1,0 +1,565 @@
+/*
+ * t-align.c - unit tests of the clock model (align/model.c, align/match.c)
+ * and the marker record format (lib/marker.c) on synthetic samples with a
+ * known truth: the estimate must contain the truth within its bound.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "check.h"
+#include "align/align.h"
+#include "marker.h"
+
+#define HZ		2096001000ull
+#define H0		1000000000000ull	/* host TSC at the first marker */
+#define STEP		(HZ / 10)		/* 100 ms between markers */
+#define NMARK		50
+
+struct truth {
+	int64_t off;
+	uint64_t ratio;		/* 0: slope 1 */
+	uint32_t frac;
+	double drift;		/* extra slope, for the drift case */
+};
+
+static uint64_t rnd_state = 88172645463325252ull;
+
+static uint64_t rnd(uint64_t n)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return n ? rnd_state % n : 0;
+}
+
+static uint64_t truth_g(const struct truth *t, uint64_t h)
+{
+	uint64_t g;
+
+	if (t->ratio)
+		g = (uint64_t)(((unsigned __int128)h * t->ratio) >> t->frac);
+	else
+		g = h;
+	if (t->drift != 0)
+		g += (uint64_t)(int64_t)(t->drift * (double)(int64_t)(h - H0));
+	return g + (uint64_t)t->off;
+}
+
+/* marker i at host time h: the guest read its TSC lat_before ticks before
+ * the host saw the action and lat_after ticks after */
+static uint64_t base_latency = 100;	/* ticks: the fastest possible exit */
+
+static void mk(const struct truth *t, uint64_t seq, uint64_t h, uint64_t jitter,
+	       struct vt_marker *g, struct align_host_marker *o, int chardev)
+{
+	uint64_t before = base_latency + rnd(jitter), after = base_latency + rnd(jitter);
+
+	memset(g, 0, sizeof(*g));
+	g->kind = chardev ? VT_MARKER_CHARDEV : VT_MARKER_PIO;
+	g->size = chardev ? 1 : 4;
+	g->addr = chardev ? VT_MARKER_DEBUGCON_PORT : VT_MARKER_PORT;
+	g->value = chardev ? VT_MARKER_BYTE(seq) : VT_MARKER_VALUE(seq);
+	g->cpu = VT_MARKER_CPU_NONE;
+	g->seq = seq;
+	g->tsc_guest_before = truth_g(t, h - before);
+	g->tsc_guest_after = truth_g(t, h + after);
+	o->tsc_host = h;
+	o->vcpu = ALIGN_VCPU_ANY;
+	o->value = g->value;
+	o->has_value = !chardev;
+}
+
+static void gen(const struct truth *t, uint64_t h0, size_t n, uint64_t jitter,
+		struct vt_marker *g, struct align_host_marker *o, int chardev, uint64_t seq0)
+{
+	for (size_t i = 0; i < n; i++)
+		mk(t, seq0 + i, h0 + i * STEP + rnd(STEP / 10), jitter, &g[i], &o[i], chardev);
+}
+
+/* max |model host - true host| over guest times across [h_lo, h_hi], in ns */
+static double max_err_ns(const struct align_model *m, const struct truth *t, uint64_t h_lo,
+			 uint64_t h_hi, int vcpu)
+{
+	double worst = 0;
+
+	for (int k = 0; k <= 100; k++) {
+		uint64_t h = h_lo + (uint64_t)((double)(h_hi - h_lo) * k / 100.0), hm;
+		uint64_t g = truth_g(t, h);
+		double e;
+
+		if (align_guest_to_host(m, vcpu, g, &hm) < 0)
+			return 1e30;
+		e = (double)(int64_t)(hm - h) * 1e9 / HZ;
+		if (e < 0)
+			e = -e;
+		if (e > worst)
+			worst = e;
+	}
+	return worst;
+}
+
+static int has_warning(const struct align_model *m, const char *needle)
+{
+	for (size_t i = 0; i < align_model_nr_warnings(m); i++)
+		if (strstr(align_model_warning(m, i), needle))
+			return 1;
+	return 0;
+}
+
+static struct align_input input(struct vt_marker *g, size_t ng, struct align_host_marker *o,
+				size_t no)
+{
+	struct align_input in;
+
+	memset(&in, 0, sizeof(in));
+	in.host_hz = HZ;
+	in.guest_markers = g;
+	in.n_guest_markers = ng;
+	in.host_markers = o;
+	in.n_host_markers = no;
+	return in;
+}
+
+static double bound_for(uint64_t jitter)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK];
+	struct truth t = { -123456789, 0, 0, 0 };
+	struct align_input in;
+	struct align_model *m;
+	double b;
+
+	/* markers whose exits take at least @jitter ticks each way */
+	base_latency = jitter;
+	gen(&t, H0, NMARK, jitter, g, o, 0, 0);
+	base_latency = 100;
+	in = input(g, NMARK, o, NMARK);
+	m = align_model_build(&in);
+	if (!m)
+		return -1;
+	b = align_model_bound_ns(m);
+	CHECK(max_err_ns(m, &t, H0, H0 + NMARK * STEP, 0) <= b);
+	align_model_free(m);
+	return b;
+}
+
+static void test_offset(void)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK];
+	struct truth t = { -987654321012, 0, 0, 0 };
+	struct align_input in;
+	struct align_model *m;
+	double b;
+
+	gen(&t, H0, NMARK, 4000, g, o, 0, 0);
+	in = input(g, NMARK, o, NMARK);
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_method(m) == ALIGN_SRC_MARKERS);
+	CHECK(align_model_nr_pairs(m) == NMARK);
+	b = align_model_bound_ns(m);
+	CHECK(b > 0 && b < 4100.0 * 1e9 / HZ);
+	CHECK(max_err_ns(m, &t, H0 - STEP, H0 + 2 * NMARK * STEP, ALIGN_VCPU_ANY) <= b);
+	CHECK(align_model_nr_warnings(m) == 0);
+	printf("offset: bound %.1f ns, error %.1f ns\n", b,
+	       max_err_ns(m, &t, H0, H0 + NMARK * STEP, 0));
+	align_model_free(m);
+}
+
+static void test_bound_shrinks(void)
+{
+	double loose = bound_for(20000), tight = bound_for(300);
+
+	printf("bound: jitter 20000 ticks -> %.1f ns, 300 ticks -> %.1f ns\n", loose, tight);
+	CHECK(loose > 0 && tight > 0);
+	CHECK(tight < loose / 4);
+}
+
+static void test_ratio(void)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK];
+	/* guest runs at 0.8 of the host rate (scaling ratio, 48 fraction bits) */
+	struct truth t = { 5000000, (uint64_t)(0.8 * (double)(1ull << 48)), 48, 0 };
+	struct align_debugfs_snap d = { 0, 0, 5000000, t.ratio, 48 };
+	struct align_input in;
+	struct align_model *m;
+	const struct align_segment *s;
+
+	gen(&t, H0, NMARK, 3000, g, o, 0, 0);
+	in = input(g, NMARK, o, NMARK);
+	in.snaps = &d;
+	in.n_snaps = 1;
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	s = align_model_segment(m, 0);
+	CHECK(s->source == ALIGN_SRC_MARKERS);
+	CHECK(s->slope > 0.7999999 && s->slope < 0.8000001);
+	CHECK(max_err_ns(m, &t, H0, H0 + NMARK * STEP, 0) <= align_model_bound_ns(m));
+	CHECK(!has_warning(m, "DISAGREE"));	/* debugfs is right here */
+	align_model_free(m);
+}
+
+static void test_offset_change(void)
+{
+	static struct vt_marker g[2 * NMARK];
+	static struct align_host_marker o[2 * NMARK];
+	struct truth t1 = { -1000000000, 0, 0, 0 }, t2 = { -1000000000 + 777777777, 0, 0, 0 };
+	uint64_t h_change = H0 + NMARK * STEP + STEP / 2, hm, ns;
+	struct align_offset_event ev[2] = {
+		{ H0 - STEP, 0, 0, t1.off },
+		{ h_change, 0, t1.off, t2.off },
+	};
+	struct align_input in;
+	struct align_model *m;
+	struct align_cursor c;
+
+	gen(&t1, H0, NMARK, 2000, g, o, 0, 0);
+	gen(&t2, h_change + STEP / 2, NMARK, 2000, g + NMARK, o + NMARK, 0, NMARK);
+	in = input(g, 2 * NMARK, o, 2 * NMARK);
+	in.offsets = ev;
+	in.n_offsets = 2;
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_nr_segments(m) == 2);
+	CHECK(align_model_segment(m, 0)->source == ALIGN_SRC_MARKERS);
+	CHECK(align_model_segment(m, 1)->source == ALIGN_SRC_MARKERS);
+	CHECK(align_model_segment(m, 1)->tsc_host_start == h_change);
+	CHECK(max_err_ns(m, &t1, H0, h_change - 1, 0) <= align_model_bound_ns(m));
+	/* (guest times within the bound of the change are ambiguous) */
+	CHECK(max_err_ns(m, &t2, h_change + STEP / 100, h_change + NMARK * STEP, 0) <=
+	      align_model_bound_ns(m));
+	CHECK(!has_warning(m, "DISAGREE"));	/* tracepoint offsets are the truth */
+	/* a cursor walks across the change in stream order */
+	align_cursor_init(&c, m, 0);
+	CHECK(align_cursor_guest_to_ns(&c, truth_g(&t1, H0 + STEP), &ns) == 0);
+	CHECK(llabs((long long)(ns - align_host_to_ns(m, H0 + STEP))) < 5000);
+	CHECK(align_cursor_guest_to_ns(&c, truth_g(&t2, h_change + STEP), &ns) == 0);
+	CHECK(llabs((long long)(ns - align_host_to_ns(m, h_change + STEP))) < 5000);
+	CHECK(align_host_to_guest(m, 0, h_change + STEP, &hm) == 0);
+	CHECK(llabs((long long)(hm - truth_g(&t2, h_change + STEP))) < 5000);
+	align_model_free(m);
+}
+
+static void test_step_back_cursor(void)
+{
+	/* offset steps back by 2 s of ticks: guest values repeat after the
+	 * change; only stream order tells them apart */
+	struct truth t1 = { 0, 0, 0, 0 }, t2 = { -(int64_t)(2 * HZ), 0, 0, 0 };
+	uint64_t h_change = H0 + 10 * STEP, ns;
+	struct align_offset_event ev[2] = { { H0 - STEP, 0, 0, 0 }, { h_change, 0, 0, t2.off } };
+	struct align_input in;
+	struct align_model *m;
+	struct align_cursor c;
+
+	memset(&in, 0, sizeof(in));
+	in.host_hz = HZ;
+	in.offsets = ev;
+	in.n_offsets = 2;
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_method(m) == ALIGN_SRC_TRACEPOINT);
+	CHECK(align_model_bound_ns(m) < 0);	/* unproven */
+	align_cursor_init(&c, m, 0);
+	CHECK(align_cursor_guest_to_ns(&c, truth_g(&t1, h_change - STEP), &ns) == 0);
+	CHECK(ns == align_host_to_ns(m, h_change - STEP));
+	CHECK(align_cursor_guest_to_ns(&c, truth_g(&t2, h_change + STEP), &ns) == 0);
+	CHECK(ns == align_host_to_ns(m, h_change + STEP));
+	align_model_free(m);
+}
+
+static void test_missing(void)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK];
+	struct truth t = { 4242424242, 0, 0, 0 };
+	struct align_input in;
+	struct align_model *m;
+
+	gen(&t, H0, NMARK, 3000, g, o, 0, 0);
+	/* host lost marker 10, the guest lost marker 20 */
+	memmove(&o[10], &o[11], (NMARK - 11) * sizeof(*o));
+	memmove(&g[20], &g[21], (NMARK - 21) * sizeof(*g));
+	in = input(g, NMARK - 1, o, NMARK - 1);
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_nr_pairs(m) == NMARK - 2);
+	CHECK(has_warning(m, "no host twin"));
+	CHECK(has_warning(m, "no guest record"));
+	CHECK(max_err_ns(m, &t, H0, H0 + NMARK * STEP, 0) <= align_model_bound_ns(m));
+	for (size_t i = 0; i < align_model_nr_pairs(m); i++) {
+		const struct align_marker_pair *p = align_model_pair(m, i);
+
+		CHECK(p->seq != 10 && p->seq != 20);
+		CHECK(!p->outlier);
+	}
+	align_model_free(m);
+}
+
+static void test_chardev_order(void)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK + 2];
+	struct truth t = { -77777777, 0, 0, 0 };
+	struct align_input in;
+	struct align_model *m;
+
+	gen(&t, H0, NMARK, 3000, g, o, 1, 0);
+	/* host lost write 5; an unrelated one-byte write lands between 30/31 */
+	memmove(&o[5], &o[6], (NMARK - 6) * sizeof(*o));
+	memmove(&o[31], &o[30], (NMARK - 1 - 30) * sizeof(*o));
+	o[30].tsc_host = (o[29].tsc_host + o[31].tsc_host) / 2;
+	in = input(g, NMARK, o, NMARK);
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_nr_pairs(m) == NMARK - 1);
+	CHECK(align_model_method(m) == ALIGN_SRC_MARKERS);
+	CHECK(max_err_ns(m, &t, H0, H0 + NMARK * STEP, 0) <= align_model_bound_ns(m));
+	for (size_t i = 0; i < align_model_nr_pairs(m); i++)
+		CHECK(align_model_pair(m, i)->seq != 5 && !align_model_pair(m, i)->outlier);
+	align_model_free(m);
+}
+
+/* the project's machines: the tracepoint says -(host TSC at vCPU creation),
+ * debugfs says 0, markers prove 0 */
+static void test_lying_tracepoint(void)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK];
+	struct truth t = { 0, 0, 0, 0 };
+	struct align_offset_event ev = { H0 - STEP, 0, 0, -(int64_t)(H0 - STEP) };
+	struct align_debugfs_snap d = { H0, 0, 0, 0, 0 };
+	struct align_input in;
+	struct align_model *m;
+	int seen_tp = 0;
+
+	gen(&t, H0, NMARK, 6000, g, o, 0, 0);
+	in = input(g, NMARK, o, NMARK);
+	in.offsets = &ev;
+	in.n_offsets = 1;
+	in.snaps = &d;
+	in.n_snaps = 1;
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_method(m) == ALIGN_SRC_MARKERS);
+	CHECK(has_warning(m, "SOURCES DISAGREE"));
+	CHECK(has_warning(m, "tracepoint ignored"));
+	for (size_t i = 0; i < align_model_nr_views(m); i++) {
+		const struct align_source_view *v = align_model_view(m, i);
+
+		if (v->source == ALIGN_SRC_TRACEPOINT) {
+			seen_tp = 1;
+			CHECK(v->agrees == 0);
+		}
+		if (v->source == ALIGN_SRC_DEBUGFS)
+			CHECK(v->agrees == 1);
+	}
+	CHECK(seen_tp);
+	CHECK(max_err_ns(m, &t, H0, H0 + NMARK * STEP, 0) <= align_model_bound_ns(m));
+	align_model_free(m);
+
+	/* without markers: debugfs outranks the tracepoint, loudly */
+	memset(&in, 0, sizeof(in));
+	in.host_hz = HZ;
+	in.offsets = &ev;
+	in.n_offsets = 1;
+	in.snaps = &d;
+	in.n_snaps = 1;
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_method(m) == ALIGN_SRC_DEBUGFS);
+	CHECK(has_warning(m, "SOURCES DISAGREE"));
+	CHECK(max_err_ns(m, &t, H0, H0 + NMARK * STEP, 0) < 1.0);
+	align_model_free(m);
+}
+
+static void test_outlier(void)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK];
+	struct truth t = { 31337, 0, 0, 0 };
+	struct align_input in;
+	struct align_model *m;
+
+	gen(&t, H0, NMARK, 3000, g, o, 0, 0);
+	o[17].tsc_host += HZ / 1000;	/* 1 ms late: impossible */
+	in = input(g, NMARK, o, NMARK);
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(has_warning(m, "outliers"));
+	CHECK(align_model_pair(m, 17)->outlier == 1);
+	CHECK(align_model_segment(m, 0)->n_outliers == 1);
+	CHECK(max_err_ns(m, &t, H0, H0 + NMARK * STEP, 0) <= align_model_bound_ns(m));
+	align_model_free(m);
+}
+
+static void test_infeasible(void)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK];
+	struct truth t = { 0, 0, 0, 0 };
+	struct align_debugfs_snap d = { 0, 0, 0, 0, 0 };
+	struct align_input in;
+	struct align_model *m;
+
+	gen(&t, H0, NMARK, 3000, g, o, 0, 0);
+	/* every other host time 1 ms off: no line fits, no majority */
+	for (size_t i = 0; i < NMARK; i += 2)
+		o[i].tsc_host += HZ / 1000 * (i % 4 ? 1 : 3);
+	for (size_t i = 1; i < NMARK; i += 4)
+		o[i].tsc_host -= HZ / 500;
+	in = input(g, NMARK, o, NMARK);
+	in.snaps = &d;
+	in.n_snaps = 1;
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(has_warning(m, "INFEASIBLE"));
+	CHECK(align_model_method(m) == ALIGN_SRC_DEBUGFS);
+	align_model_free(m);
+}
+
+static void test_drift(void)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK];
+	struct truth t = { 1000, 0, 0, 50e-6 };	/* 50 ppm fast, ratio unknown */
+	struct align_input in;
+	struct align_model *m;
+
+	gen(&t, H0, NMARK, 2000, g, o, 0, 0);
+	in = input(g, NMARK, o, NMARK);
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(has_warning(m, "fitted slope"));
+	CHECK(align_model_segment(m, 0)->slope > 1.00004 &&
+	      align_model_segment(m, 0)->slope < 1.00006);
+	CHECK(max_err_ns(m, &t, H0, H0 + (NMARK - 1) * STEP, 0) <= align_model_bound_ns(m));
+	printf("drift: bound %.1f ns\n", align_model_bound_ns(m));
+	align_model_free(m);
+}
+
+/* many markers (an hour at 10/s) with outliers: still fast, still right */
+static void test_many(void)
+{
+	const size_t n = 36000;
+	struct vt_marker *g = calloc(n, sizeof(*g));
+	struct align_host_marker *o = calloc(n, sizeof(*o));
+	struct truth t = { -5, 0, 0, 0 };
+	struct align_input in;
+	struct align_model *m;
+
+	if (!g || !o)
+		return;
+	gen(&t, H0, n, 5000, g, o, 0, 0);
+	for (size_t i = 100; i < n; i += 1000)
+		o[i].tsc_host += HZ / 100;	/* 10 ms late */
+	in = input(g, n, o, n);
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (m) {
+		CHECK(align_model_segment(m, 0)->n_outliers == 36);
+		CHECK(max_err_ns(m, &t, H0, H0 + n * STEP, 0) <= align_model_bound_ns(m));
+		align_model_free(m);
+	}
+	free(g);
+	free(o);
+}
+
+static void test_no_source(void)
+{
+	struct align_input in;
+
+	memset(&in, 0, sizeof(in));
+	in.host_hz = HZ;
+	CHECK(align_model_build(&in) == NULL);
+	in.host_hz = 0;
+	CHECK(align_model_build(&in) == NULL);
+	CHECK(align_tsc_to_ns(HZ, HZ) == 1000000000ull);
+	CHECK(align_tsc_to_ns(3 * HZ / 2, HZ) == 1500000000ull);
+}
+
+static void test_marker_file(void)
+{
+	char dir[] = "/tmp/t-align.XXXXXX", path[256];
+	struct vt_marker r = { VT_MARKER_PIO, 4, VT_MARKER_PORT, VT_MARKER_VALUE(7), 3, 7,
+			       111, 222 }, *out = NULL;
+	uint8_t buf[VT_MARKER_REC_SIZE];
+	struct vt_marker_writer *w;
+	size_t n, bad;
+	FILE *fp;
+
+	vt_marker_encode(&r, buf);
+	CHECK(buf[0] == 'V' && buf[1] == 'T' && buf[2] == 'M' && buf[3] == 'K');
+	CHECK(vt_marker_decode(buf, &r) == 0 && r.seq == 7 && r.tsc_guest_after == 222);
+	CHECK(VT_MARKER_VALUE_OK(r.value) && VT_MARKER_VALUE_SEQ(r.value) == 7);
+	buf[40] = 0;	/* after < before */
+	CHECK(vt_marker_decode(buf, &r) < 0);
+	if (!mkdtemp(dir))
+		return;
+	w = vt_marker_writer_open(dir);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	for (int i = 0; i < 3; i++) {
+		r.seq = (uint64_t)i;
+		r.tsc_guest_after = 222;
+		CHECK(vt_marker_writer_add(w, &r) == 0);
+	}
+	CHECK(vt_marker_writer_close(w) == 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, VT_MARKER_FILE);
+	fp = fopen(path, "ab");
+	if (fp) {
+		fwrite("VTMKgarbage", 1, 11, fp);	/* truncated tail */
+		fclose(fp);
+	}
+	CHECK(vt_marker_read(path, &out, &n, &bad) == 0);
+	CHECK(n == 3 && bad == 1);
+	CHECK(out && out[2].seq == 2);
+	free(out);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	test_offset();
+	test_bound_shrinks();
+	test_ratio();
+	test_offset_change();
+	test_step_back_cursor();
+	test_missing();
+	test_chardev_order();
+	test_lying_tracepoint();
+	test_outlier();
+	test_infeasible();
+	test_drift();
+	test_many();
+	test_no_source();
+	test_marker_file();
+	return check_done();
+}

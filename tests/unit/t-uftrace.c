@@ -1,0 +1,386 @@
+/*
+ * t-uftrace.c - unit test of lib/uftrace.c: write a data directory, read
+ * it back (tasks, records, symbols, info), convert TSC -> ns, and feed the
+ * reader hostile inputs (truncated/corrupt info, .dat, task.txt, .sym).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "check.h"
+#include "err.h"
+#include "meta.h"
+#include "uftrace.h"
+
+#define EXE	"/opt/t-uftrace/prog"
+#define BASE	0x400000ULL
+#define HZ	2000000000ULL
+
+static char tmp[512];
+
+static void put(const char *dir, const char *name, const void *data, size_t n, int append)
+{
+	char path[1024];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, append ? "ab" : "wb");
+	CHECK(fp != NULL);
+	if (!fp)
+		return;
+	CHECK(fwrite(data, 1, n, fp) == n);
+	fclose(fp);
+}
+
+static void truncate_to(const char *dir, const char *name, off_t len)
+{
+	char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	CHECK(truncate(path, len) == 0);
+}
+
+/* A directory with 2 threads: 101 (3 calls nested) and 102 (1 call). */
+static void make_dir(const char *dir, int tsc)
+{
+	struct vt_uft_sym syms[] = {
+		{ BASE + 0x1000, 0x40, 'T', "alpha" },
+		{ BASE + 0x1100, 0x40, 't', "beta" },
+		{ BASE + 0x1200, 0, 'T', "gamma" },	/* runs to delta */
+		{ BASE + 0x1280, 0x10, 'T', "delta" },
+		{ BASE + 0x1300, 0x10, 'T', "bad\nname" },	/* dropped */
+	};
+	struct vt_uft_record r[6];
+	struct vt_uft_info info = { 0 };
+	char sid[VT_UFT_SID_LEN + 1];
+	uint64_t t = tsc ? HZ : 1000000000ULL;	/* 1 s either way */
+	struct vt_meta *m;
+
+	CHECK(vt_uft_dir_create(dir, 1) == 0);
+	vt_uft_sid_make(sid, 101, t);
+	CHECK(strlen(sid) == VT_UFT_SID_LEN);
+	CHECK(vt_uft_write_map_fixed(dir, sid, BASE, BASE + 0x3000, EXE) == 0);
+	CHECK(vt_uft_write_syms(dir, EXE, syms, VT_ARRAY_SIZE(syms)) == 0);
+	CHECK(vt_uft_task_session(dir, t - 10, 101, sid, EXE) == 0);
+	CHECK(vt_uft_task_thread(dir, t - 9, 101, 101) == 0);
+	CHECK(vt_uft_task_thread(dir, t - 8, 102, 101) == 0);
+	CHECK(vt_uft_task_session(dir, t, 101, "short", EXE) < 0);
+	r[0] = (struct vt_uft_record){ t + 0, vt_uft_pack(VT_UFT_ENTRY, 0, BASE + 0x1000) };
+	r[1] = (struct vt_uft_record){ t + 100, vt_uft_pack(VT_UFT_ENTRY, 1, BASE + 0x1100) };
+	r[2] = (struct vt_uft_record){ t + 200, vt_uft_pack(VT_UFT_ENTRY, 2, BASE + 0x1200) };
+	r[3] = (struct vt_uft_record){ t + 300, vt_uft_pack(VT_UFT_EXIT, 2, BASE + 0x1200) };
+	r[4] = (struct vt_uft_record){ t + 400, vt_uft_pack(VT_UFT_EXIT, 1, BASE + 0x1100) };
+	r[5] = (struct vt_uft_record){ t + 1000, vt_uft_pack(VT_UFT_EXIT, 0, BASE + 0x1000) };
+	put(dir, "101.dat", r, sizeof(r), 0);
+	r[0].time = t + 50;
+	r[1] = (struct vt_uft_record){ t + 60, vt_uft_pack(VT_UFT_LOST, 0, 7) };
+	r[2] = (struct vt_uft_record){ t + 70, vt_uft_pack(VT_UFT_EXIT, 0, BASE + 0x1000) };
+	put(dir, "102.dat", r, 3 * sizeof(r[0]), 0);
+	info.exename = EXE;
+	info.cmdline = "prog \"quoted\" arg";
+	info.exit_status = 3 << 8;
+	info.max_stack = 128;
+	info.elapsed_ns = 1234567890;
+	CHECK(vt_uft_write_info(dir, &info) == 0);	/* tids found from the .dat files */
+	m = vt_meta_new();
+	vt_meta_set(m, "clock", tsc ? "tsc" : "ns");
+	if (tsc)
+		vt_meta_set_u64(m, "tsc.hz", HZ);
+	CHECK(vt_meta_write_dir(m, dir) == 0);
+	vt_meta_free(m);
+}
+
+/* Count a task's records; returns stream_next's last result. */
+static int count(struct vt_uft_reader *r, int idx, int *n, int *trunc, uint64_t *first)
+{
+	struct vt_uft_stream *s = vt_uft_stream_open(r, idx);
+	struct vt_uft_record rec;
+	int ret;
+
+	*n = 0;
+	if (!s)
+		return -2;
+	while ((ret = vt_uft_stream_next(s, &rec)) == 1) {
+		if (!*n && first)
+			*first = rec.time;
+		(*n)++;
+	}
+	*trunc = vt_uft_stream_truncated(s);
+	vt_uft_stream_close(s);
+	return ret;
+}
+
+static int task_idx(struct vt_uft_reader *r, int tid)
+{
+	for (int i = 0; i < vt_uft_nr_tasks(r); i++)
+		if (vt_uft_task_tid(r, i) == tid)
+			return i;
+	return -1;
+}
+
+static void test_roundtrip(const char *dir)
+{
+	struct vt_uft_reader *r;
+	const struct vt_uft_info *in;
+	uint64_t start = 0;
+	int n, trunc;
+
+	make_dir(dir, 0);
+	r = vt_uft_open(dir);
+	CHECK(r != NULL);
+	if (!r) {
+		fprintf(stderr, "%s\n", vt_err_msg());
+		return;
+	}
+	in = vt_uft_reader_info(r);
+	CHECK_STR(in->exename, EXE);
+	CHECK_STR(in->cmdline, "prog \\\"quoted\\\" arg");
+	CHECK(in->exit_status == 3 << 8);
+	CHECK(in->max_stack == 128);
+	CHECK(in->elapsed_ns == 1234567890);
+	CHECK(in->nr_tids == 2 && in->tids[0] == 101 && in->tids[1] == 102);
+	CHECK(vt_uft_nr_tasks(r) == 2);
+	CHECK(task_idx(r, 101) >= 0 && task_idx(r, 102) >= 0);
+	CHECK(vt_uft_task_pid(r, task_idx(r, 102)) == 101);
+	CHECK(vt_uft_task_tid(r, 99) == -1);
+	CHECK(vt_uft_nr_syms(r) == 4);
+	CHECK_STR(vt_uft_sym_name(r, BASE + 0x1285), "delta");
+	CHECK_STR(vt_uft_sym_name(r, BASE + 0x1000), "alpha");
+	CHECK_STR(vt_uft_sym_name(r, BASE + 0x103f), "alpha");
+	CHECK_STR(vt_uft_sym_name(r, BASE + 0x1040), "");	/* past its end */
+	CHECK_STR(vt_uft_sym_name(r, BASE + 0x1120), "beta");
+	CHECK_STR(vt_uft_sym_name(r, BASE + 0x1250), "gamma");
+	CHECK_STR(vt_uft_sym_name(r, BASE), "");
+	CHECK(vt_uft_sym_find(r, BASE + 0x1108, &start) && start == BASE + 0x1100);
+	CHECK(count(r, task_idx(r, 101), &n, &trunc, NULL) == 0 && n == 6 && !trunc);
+	CHECK(count(r, task_idx(r, 102), &n, &trunc, NULL) == 0 && n == 3 && !trunc);
+	CHECK(vt_uft_stream_open(r, 5) == NULL);
+	vt_uft_close(r);
+
+	/* a non-empty directory is refused without force */
+	CHECK(vt_uft_dir_create(dir, 0) < 0 && strstr(vt_err_msg(), "not empty"));
+}
+
+static void test_convert(const char *dir)
+{
+	char out[700];
+	struct vt_uft_reader *r;
+	struct vt_meta *m;
+	uint64_t first = 0;
+	int n, trunc;
+
+	make_dir(dir, 1);
+	snprintf(out, sizeof(out), "%s.ns", dir);
+	CHECK(vt_uft_convert_ns(dir, out, 0, 1) == 0);
+	r = vt_uft_open(out);
+	CHECK(r != NULL);
+	if (r) {
+		CHECK(count(r, task_idx(r, 101), &n, &trunc, &first) == 0 && n == 6);
+		CHECK(first == 1000000000ULL);	/* HZ ticks = 1 s */
+		CHECK_STR(vt_uft_sym_name(r, BASE + 0x1000), "alpha");
+		vt_uft_close(r);
+	}
+	m = vt_meta_read_dir(out);
+	CHECK(m && !strcmp(vt_meta_get(m, "clock"), "ns"));
+	vt_meta_free(m);
+	/* already ns: refused */
+	CHECK(vt_uft_convert_ns(out, dir, 0, 1) < 0 && strstr(vt_err_msg(), "not 'tsc'"));
+	/* truncated input: partial, complete records kept */
+	truncate_to(dir, "101.dat", 5 * 16 + 7);
+	CHECK(vt_uft_convert_ns(dir, out, HZ, 1) == VT_UFT_PARTIAL);
+	CHECK(strstr(vt_err_msg(), "101.dat") != NULL);
+	r = vt_uft_open(out);
+	CHECK(r && count(r, task_idx(r, 101), &n, &trunc, NULL) == 0 && n == 5);
+	vt_uft_close(r);
+	CHECK(vt_uft_tsc_to_ns(UINT64_MAX, 1000000000ULL) == UINT64_MAX);
+	CHECK(vt_uft_tsc_to_ns(3 * HZ, HZ) == 3000000000ULL);
+}
+
+static void test_hostile(const char *dir)
+{
+	struct vt_uft_reader *r;
+	struct vt_uft_record rec;
+	int n, trunc, idx;
+	char path[1024];
+
+	/* truncated last record: clean end, flagged */
+	make_dir(dir, 0);
+	truncate_to(dir, "101.dat", 3 * 16 + 5);
+	r = vt_uft_open(dir);
+	CHECK(r != NULL);
+	if (r) {
+		CHECK(count(r, task_idx(r, 101), &n, &trunc, NULL) == 0 && n == 3 && trunc);
+		vt_uft_close(r);
+	}
+
+	/* bad record magic: -1 naming file and offset */
+	make_dir(dir, 0);
+	rec.time = 5;
+	rec.bits = 0xffffffffffffffffULL;
+	put(dir, "102.dat", &rec, sizeof(rec), 1);
+	r = vt_uft_open(dir);
+	CHECK(r != NULL);
+	if (r) {
+		CHECK(count(r, task_idx(r, 102), &n, &trunc, NULL) == -1 && n == 3);
+		CHECK(strstr(vt_err_msg(), "102.dat") && strstr(vt_err_msg(), "offset 48"));
+		vt_uft_close(r);
+	}
+
+	/* an event with a huge payload length */
+	make_dir(dir, 0);
+	{
+		uint8_t ev[24] = { 0 };
+		uint64_t bits = vt_uft_pack(VT_UFT_EVENT, 0, 1) | (1ULL << 2);
+
+		memcpy(ev + 8, &bits, 8);
+		ev[16] = 0xff;
+		ev[17] = 0xff;
+		put(dir, "102.dat", ev, sizeof(ev), 1);
+		r = vt_uft_open(dir);
+		CHECK(r && count(r, task_idx(r, 102), &n, &trunc, NULL) == -1);
+		vt_uft_close(r);
+		/* a well-formed event: 2-byte length, 6 bytes data, padded to 8 */
+		make_dir(dir, 0);
+		ev[16] = 6;
+		ev[17] = 0;
+		memcpy(ev + 18, "abcdef", 6);
+		put(dir, "102.dat", ev, sizeof(ev), 1);
+		r = vt_uft_open(dir);
+		CHECK(r && count(r, task_idx(r, 102), &n, &trunc, NULL) == 0 && n == 4 && !trunc);
+		vt_uft_close(r);
+	}
+
+	/* argument data is refused, not misparsed */
+	make_dir(dir, 0);
+	rec.time = 9;
+	rec.bits = vt_uft_pack(VT_UFT_ENTRY, 0, BASE + 0x1000) | (1ULL << 2);
+	put(dir, "102.dat", &rec, sizeof(rec), 1);
+	r = vt_uft_open(dir);
+	CHECK(r && count(r, task_idx(r, 102), &n, &trunc, NULL) == -1);
+	CHECK(strstr(vt_err_msg(), "argument") != NULL);
+	vt_uft_close(r);
+
+	/* info: bad magic, truncated header, lying counts */
+	make_dir(dir, 0);
+	put(dir, "info", "Xtrace!", 8, 0);
+	CHECK(vt_uft_open(dir) == NULL && strstr(vt_err_msg(), "info"));
+	make_dir(dir, 0);
+	truncate_to(dir, "info", 20);
+	CHECK(vt_uft_open(dir) == NULL && strstr(vt_err_msg(), "truncated"));
+	for (off_t cut = 41; cut < 400; cut += 17) {
+		make_dir(dir, 0);
+		truncate_to(dir, "info", cut);
+		r = vt_uft_open(dir);	/* may fail; must not crash */
+		vt_uft_close(r);
+	}
+	make_dir(dir, 0);
+	snprintf(path, sizeof(path), "%s/info", dir);
+	{
+		size_t len;
+		FILE *fp = fopen(path, "rb");
+		char buf[8192], *p;
+
+		len = fp ? fread(buf, 1, sizeof(buf) - 1, fp) : 0;
+		if (fp)
+			fclose(fp);
+		buf[len] = 0;
+		p = memmem(buf, len, "nr_tid=2", 8);
+		CHECK(p != NULL);
+		if (p) {
+			p[7] = '9';
+			put(dir, "info", buf, len, 0);
+			CHECK(vt_uft_open(dir) == NULL && strstr(vt_err_msg(), "tids"));
+		}
+	}
+
+	/* task.txt garbage */
+	make_dir(dir, 0);
+	put(dir, "task.txt", "TASK timestamp=1.5 tid=x\n", 25, 1);
+	CHECK(vt_uft_open(dir) == NULL && strstr(vt_err_msg(), "task.txt:4"));
+	make_dir(dir, 0);
+	put(dir, "task.txt", "TASK timestamp=99999999999999999999.1 tid=1 pid=1\n", 51, 1);
+	CHECK(vt_uft_open(dir) == NULL);
+	make_dir(dir, 0);
+	put(dir, "task.txt", "SESS timestamp=1.0 pid=1 sid=\0\n", 31, 1);
+	CHECK(vt_uft_open(dir) == NULL);
+
+	/* .sym garbage lines are skipped like uftrace does; no crash */
+	make_dir(dir, 0);
+	{
+		static const char junk[] = "zzzz\n12345\nffffffffffffffff T huge\n0 T\n"
+					   "00000000000013f0 T \0nul\n0000000000001400 T late";
+
+		put(dir, "prog.sym", junk, sizeof(junk) - 1, 1);
+	}
+	r = vt_uft_open(dir);
+	CHECK(r != NULL);
+	if (r) {
+		CHECK_STR(vt_uft_sym_name(r, BASE + 0x1400), "late");
+		CHECK_STR(vt_uft_sym_name(r, BASE + 0x1000), "alpha");
+		vt_uft_close(r);
+	}
+
+	/* a task listed in task.txt without a .dat: empty stream */
+	make_dir(dir, 0);
+	put(dir, "task.txt", "TASK timestamp=1.000000000 tid=777 pid=101\n", 43, 1);
+	r = vt_uft_open(dir);
+	CHECK(r != NULL);
+	idx = r ? task_idx(r, 777) : -1;
+	CHECK(idx >= 0);
+	if (r && idx >= 0)
+		CHECK(count(r, idx, &n, &trunc, NULL) == 0 && n == 0 && !trunc);
+	vt_uft_close(r);
+
+	/* no info file at all */
+	snprintf(path, sizeof(path), "%s/info", dir);
+	unlink(path);
+	CHECK(vt_uft_open(dir) == NULL && strstr(vt_err_msg(), "info"));
+	CHECK(vt_uft_open("/nonexistent/dir") == NULL);
+}
+
+static void test_errors(void)
+{
+	struct vt_uft_info info = { .exename = EXE };
+
+	CHECK(vt_uft_dir_create("/proc/vmtrace-cannot", 0) < 0);
+	CHECK(strstr(vt_err_msg(), "/proc/vmtrace-cannot") != NULL);
+	CHECK(vt_uft_write_info("/nonexistent/x", &info) < 0);
+	CHECK(vt_uft_task_thread("/nonexistent/x", 1, 1, 1) < 0);
+	CHECK(strstr(vt_err_msg(), "/nonexistent/x/task.txt") != NULL);
+	CHECK(vt_uft_write_map_fixed(tmp, "0123456789abcdef", 0x2000, 0x1000, EXE) < 0);
+	CHECK(vt_uft_write_map_fixed(tmp, "0123456789abcdef", 0, 1ULL << 49, EXE) < 0);
+	CHECK(strstr(vt_err_msg(), "48-bit") != NULL);
+	CHECK(vt_uft_write_map_fixed(tmp, "0123456789abcde", 0, 0x1000, EXE) < 0);
+	/* an image over the usual stack place: the [stack] line moves low */
+	CHECK(vt_uft_write_map_fixed(tmp, "0123456789abcdef", 0x7fff00000000ULL,
+				     0x800000000000ULL, EXE) == 0);
+	{
+		char path[1024], buf[512] = "";
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "%s/sid-0123456789abcdef.map", tmp);
+		fp = fopen(path, "r");
+		CHECK(fp && fread(buf, 1, sizeof(buf) - 1, fp) > 0);
+		if (fp)
+			fclose(fp);
+		CHECK(strstr(buf, "000000001000-000000002000 rw-p 00000000 00:00 0 [stack]") != NULL);
+		unlink(path);
+	}
+	CHECK(vt_uft_write_syms_elf(tmp, "/nonexistent/elf", 0) < 0);
+}
+
+int main(void)
+{
+	char dir[600];
+	const char *t = getenv("VT_TMP");
+
+	snprintf(tmp, sizeof(tmp), "%s", t ? t : "/tmp");
+	snprintf(dir, sizeof(dir), "%s/t-uftrace.%d", tmp, (int)getpid());
+	test_roundtrip(dir);
+	test_convert(dir);
+	test_hostile(dir);
+	test_errors();
+	return check_done();
+}
