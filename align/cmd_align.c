@@ -165,6 +165,16 @@ static void fmt_ns(char *buf, size_t sz, double ns)
 		snprintf(buf, sz, "%.3f h", ns / 3600e9);
 }
 
+/* "0", "1", ... or "all" for ALIGN_VCPU_ANY */
+static const char *vcpu_str(char *buf, size_t sz, int vcpu)
+{
+	if (vcpu == ALIGN_VCPU_ANY)
+		snprintf(buf, sz, "all");
+	else
+		snprintf(buf, sz, "%d", vcpu);
+	return buf;
+}
+
 static int64_t seg_offset(const struct align_segment *s)
 {
 	return (int64_t)(s->ref_tsc_guest - s->ref_tsc_host);
@@ -214,7 +224,7 @@ static void print_notes(FILE *fp, const char *notes, int json)
 static void print_text(FILE *fp, const struct opts *o, const struct align_samples *s,
 		       const struct align_model *m)
 {
-	char b1[32], b2[32];
+	char b1[32], b2[32], vb[16];
 	size_t nout = 0;
 
 	fprintf(fp, "vmtrace align: host %s, guest %s\n", o->host_dir,
@@ -237,8 +247,9 @@ static void print_text(FILE *fp, const struct opts *o, const struct align_sample
 		const struct align_source_view *v = align_model_view(m, i);
 
 		fmt_ns(b1, sizeof(b1), v->diff_ns);
-		fprintf(fp, "  vCPU %-3d %-10s at host TSC %-16" PRIu64 " offset %-21" PRId64
-			" slope %.9f  %s%s\n", v->vcpu, align_source_name(v->source), v->tsc_host,
+		fprintf(fp, "  vCPU %-3s %-10s at host TSC %-16" PRIu64 " offset %-21" PRId64
+			" slope %.9f  %s%s\n", vcpu_str(vb, sizeof(vb), v->vcpu),
+			align_source_name(v->source), v->tsc_host,
 			v->offset_tsc, v->slope,
 			v->agrees < 0 ? "CHOSEN" : v->agrees ? "agrees, off by " :
 			"DISAGREES, off by ", v->agrees < 0 ? "" : b1);
@@ -255,9 +266,9 @@ static void print_text(FILE *fp, const struct opts *o, const struct align_sample
 			snprintf(b1, sizeof(b1), "end");
 		else
 			snprintf(b1, sizeof(b1), "%" PRIu64, g->tsc_host_end);
-		fprintf(fp, "  vCPU %-3d host TSC [%" PRIu64 ", %s): %s, offset %" PRId64
+		fprintf(fp, "  vCPU %-3s host TSC [%" PRIu64 ", %s): %s, offset %" PRId64
 			", slope %.9f, ref %" PRIu64 " -> %" PRIu64 ", bound +-%s (%u markers, "
-			"%u outliers)\n", g->vcpu, g->tsc_host_start, b1,
+			"%u outliers)\n", vcpu_str(vb, sizeof(vb), g->vcpu), g->tsc_host_start, b1,
 			align_source_name(g->source), seg_offset(g), g->slope, g->ref_tsc_host,
 			g->ref_tsc_guest, b2, g->n_markers, g->n_outliers);
 	}

@@ -27,6 +27,7 @@
 #define SRC_FRAC_GUESS_MIN	40	/* ratio >= 2^40: 48 fraction bits */
 #define SRC_NOTES_MAX		8192
 #define SRC_PIO_OUT		1	/* kvm_pio rw of a write */
+#define SRC_MMIO_WRITE		2	/* kvm_mmio type of a write */
 
 struct tidmap {
 	int tid;
@@ -252,6 +253,58 @@ static int is_write_syscall(const char *name)
 	       !strcmp(name, "sys_enter_pwrite64");
 }
 
+/* The addresses the guest's markers used, per kind: a host action counts as
+ * a marker observation only at one of them (plus the default/option port). */
+#define SRC_MAX_ADDRS		16
+struct addr_set {
+	uint64_t a[SRC_MAX_ADDRS];
+	int n;
+};
+
+static void addr_add(struct addr_set *set, uint64_t a)
+{
+	for (int i = 0; i < set->n; i++)
+		if (set->a[i] == a)
+			return;
+	if (set->n < SRC_MAX_ADDRS)
+		set->a[set->n++] = a;
+}
+
+static int addr_has(const struct addr_set *set, uint64_t a)
+{
+	for (int i = 0; i < set->n; i++)
+		if (set->a[i] == a)
+			return 1;
+	return 0;
+}
+
+/* what an event type is to the aligner, decided once per type id */
+enum ev_kind { EV_UNKNOWN = 0, EV_OTHER, EV_TSC_OFFSET, EV_PIO, EV_MMIO, EV_HYPERCALL,
+	       EV_WRITE };
+#define SRC_MAX_EVENT_ID	65536
+
+static enum ev_kind event_kind(uint8_t *kinds, const struct vt_td_event *ev)
+{
+	enum ev_kind k = EV_OTHER;
+
+	if (ev->id < 0 || ev->id >= SRC_MAX_EVENT_ID)
+		return EV_OTHER;
+	if (likely(kinds[ev->id]))
+		return (enum ev_kind)kinds[ev->id];
+	if (!strcmp(ev->system, "kvm") && !strcmp(ev->name, "kvm_write_tsc_offset"))
+		k = EV_TSC_OFFSET;
+	else if (!strcmp(ev->system, "kvm") && !strcmp(ev->name, "kvm_pio"))
+		k = EV_PIO;
+	else if (!strcmp(ev->system, "kvm") && !strcmp(ev->name, "kvm_mmio"))
+		k = EV_MMIO;
+	else if (!strcmp(ev->system, "kvm") && !strcmp(ev->name, "kvm_hypercall"))
+		k = EV_HYPERCALL;
+	else if (!strcmp(ev->system, "syscalls") && is_write_syscall(ev->name))
+		k = EV_WRITE;
+	kinds[ev->id] = (uint8_t)k;
+	return k;
+}
+
 /* Pick the fd whose one-byte writes match the guest's chardev markers best
  * (or @want_fd) and append those writes as order-matched observations.
  * Writes of vCPU threads are preferred: QEMU writes a debugcon byte from
@@ -336,18 +389,34 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 			 const struct align_load_opts *o, size_t *cap_off, size_t *cap_hm)
 {
 	struct tidmap *tm = calloc(SRC_MAX_THREADS, sizeof(*tm));
+	uint8_t *kinds = calloc(SRC_MAX_EVENT_ID, 1);
 	struct cwrite *cw = NULL;
-	size_t ntm = 0, ncw = 0, cap_cw = 0, nev = 0, npio = 0;
+	enum ev_kind kind;
+	size_t ntm = 0, ncw = 0, cap_cw = 0, nev = 0, npio = 0, nmmio = 0, nhc = 0;
+	struct addr_set ports = { { 0 }, 0 }, gpas = { { 0 }, 0 }, hcs = { { 0 }, 0 };
 	struct vt_td_reader *r;
 	struct vt_td_event ev;
 	const char *clock;
-	int port = o->marker_port >= 0 ? o->marker_port : VT_MARKER_PORT;
 	int want_fd = o->marker_fd;
 	int64_t mfd;
 	int ret = -1, rc;
 
-	if (!tm)
+	if (!tm || !kinds) {
+		free(tm);
+		free(kinds);
 		return vt_err_set("out of memory");
+	}
+	addr_add(&ports, o->marker_port >= 0 ? (uint64_t)o->marker_port : VT_MARKER_PORT);
+	for (size_t i = 0; i < s->in.n_guest_markers; i++) {
+		const struct vt_marker *g = &s->guest_markers[i];
+
+		if (g->kind == VT_MARKER_PIO)
+			addr_add(&ports, g->addr);
+		else if (g->kind == VT_MARKER_MMIO)
+			addr_add(&gpas, g->addr);
+		else if (g->kind == VT_MARKER_HYPERCALL)
+			addr_add(&hcs, g->addr);
+	}
 	if (m) {
 		load_threads(m, tm, &ntm);
 		if (want_fd < 0 && !vt_meta_get_i64(m, "markers.chardev_fd", &mfd))
@@ -371,7 +440,8 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 			s->in.span_tsc_host_start = ev.ts;
 		if (ev.ts > s->in.span_tsc_host_end)
 			s->in.span_tsc_host_end = ev.ts;
-		if (!strcmp(ev.system, "kvm") && !strcmp(ev.name, "kvm_write_tsc_offset")) {
+		kind = event_kind(kinds, &ev);
+		if (kind == EV_TSC_OFFSET) {
 			struct align_offset_event oe;
 
 			if (vt_td_field_u64(&ev, "vcpu_id", &a) ||
@@ -382,13 +452,13 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 			if (grow_push((void **)&s->offsets, &s->in.n_offsets, cap_off,
 				      sizeof(oe), &oe))
 				goto out;
-		} else if (!strcmp(ev.system, "kvm") && !strcmp(ev.name, "kvm_pio")) {
+		} else if (kind == EV_PIO) {
 			struct align_host_marker h;
 
 			if (vt_td_field_u64(&ev, "rw", &a) || vt_td_field_u64(&ev, "port", &b) ||
 			    vt_td_field_u64(&ev, "val", &c))
 				continue;
-			if (a != SRC_PIO_OUT || (int)b != port)
+			if (a != SRC_PIO_OUT || !addr_has(&ports, b))
 				continue;
 			if (!vt_td_field_u64(&ev, "count", &d) && d != 1)
 				continue;	/* rep outs: no single value */
@@ -398,7 +468,27 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 				      sizeof(h), &h))
 				goto out;
 			npio++;
-		} else if (!strcmp(ev.system, "syscalls") && is_write_syscall(ev.name)) {
+		} else if (kind == EV_MMIO || kind == EV_HYPERCALL) {
+			struct align_host_marker h;
+
+			if (kind == EV_MMIO) {
+				if (vt_td_field_u64(&ev, "type", &a) || a != SRC_MMIO_WRITE ||
+				    vt_td_field_u64(&ev, "gpa", &b) || !addr_has(&gpas, b) ||
+				    vt_td_field_u64(&ev, "val", &c))
+					continue;
+				nmmio++;
+			} else {
+				if (vt_td_field_u64(&ev, "nr", &b) || !addr_has(&hcs, b) ||
+				    vt_td_field_u64(&ev, "a0", &c))
+					continue;
+				nhc++;
+			}
+			h = (struct align_host_marker){ ev.ts, tid_vcpu(r, tm, &ntm, ev.pid),
+							(uint32_t)c, 1 };
+			if (grow_push((void **)&s->host_markers, &s->in.n_host_markers, cap_hm,
+				      sizeof(h), &h))
+				goto out;
+		} else if (kind == EV_WRITE) {
 			struct cwrite w;
 
 			if (vt_td_field_u64(&ev, "fd", &a))
@@ -413,8 +503,12 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 	if (rc < 0)
 		goto out;
 	note(s, "host: %s: %zu events (clock %s), %zu kvm_write_tsc_offset, %zu kvm_pio "
-	     "writes to marker port 0x%x, %zu one-byte write syscalls", path, nev,
-	     *clock ? clock : "unknown", s->in.n_offsets, npio, port, ncw);
+	     "writes to marker port 0x%llx%s, %zu one-byte write syscalls", path, nev,
+	     *clock ? clock : "unknown", s->in.n_offsets, npio, (unsigned long long)ports.a[0],
+	     ports.n > 1 ? " (and the guest's ports)" : "", ncw);
+	if (gpas.n || hcs.n)
+		note(s, "host: %zu kvm_mmio writes and %zu kvm_hypercall at the guest's marker "
+		     "addresses", nmmio, nhc);
 	if (pick_chardev(s, cw, ncw, want_fd, cap_hm))
 		goto out;
 	ret = 0;
@@ -422,6 +516,7 @@ out:
 	if (r)
 		vt_td_read_close(r);
 	free(tm);
+	free(kinds);
 	free(cw);
 	return ret;
 }

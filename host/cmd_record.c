@@ -65,7 +65,7 @@ static int rec_exit_code(int err)
 		return VT_EXIT_PERM;
 	if (err == ENODEV)
 		return VT_EXIT_UNSUPPORTED;
-	if (err == EEXIST)
+	if (err == EEXIST || err == EINVAL)
 		return VT_EXIT_USAGE;
 	return VT_EXIT_FAIL;
 }

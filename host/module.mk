@@ -4,11 +4,11 @@ VMTRACE_SRCS += host/record.c host/kvmfacts.c host/cmd_record.c
 VMTRACE_LIBS += $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || echo -ltracefs -ltraceevent) -lpthread
 HOST_TRACE_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent libtracecmd 2>/dev/null)
 $(OUT)/obj/host/%.o: CPPFLAGS_ALL += $(HOST_TRACE_CFLAGS)
-DEPS += libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd qemu-system-x86 gcc-multilib
+DEPS += libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd qemu-system-x86
 
 # tests/host: a libtracecmd read-back checker, a syscall generator (bench),
 # and a multiboot guest that writes a known PIO sequence.
-TEST_TARGETS += $(OUT)/tests/host/tdcount $(OUT)/tests/host/pio-guest.elf
+TEST_TARGETS += $(OUT)/tests/host/tdcount $(OUT)/tests/host/pio-guest.elf $(OUT)/tests/host/sysloop
 BENCH_TARGETS += $(OUT)/tests/host/sysloop $(OUT)/tests/host/tdcount
 $(OUT)/tests/host/tdcount: $(SRC)/tests/host/tdcount.c
 	@mkdir -p $(dir $@)
@@ -19,4 +19,5 @@ $(OUT)/tests/host/sysloop: $(SRC)/tests/host/sysloop.c
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $<
 $(OUT)/tests/host/pio-guest.elf: $(SRC)/tests/host/pio-guest.S
 	@mkdir -p $(dir $@)
-	$(CC) -m32 -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-Ttext=0x100000 -o $@ $<
+	$(CC) -m32 -c -o $@.o $<
+	ld -m elf_i386 --build-id=none -Ttext=0x100000 -e _start -o $@ $@.o

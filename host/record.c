@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,8 +228,9 @@ static int rec_enable(struct host_record *r, const char *spec, int quiet_missing
 	const char *colon = strchr(spec, ':');
 	const char *ev = colon ? colon + 1 : NULL;
 	size_t sl = colon ? (size_t)(colon - spec) : strlen(spec);
-	int ps;
+	int ps, e;
 
+	errno = EINVAL;	/* a bad or unknown event is a usage error */
 	if (sl >= sizeof(sys))
 		return vt_err_set("event '%s': system name too long", spec);
 	memcpy(sys, spec, sl);
@@ -242,11 +244,16 @@ static int rec_enable(struct host_record *r, const char *spec, int quiet_missing
 	if (!tracefs_file_exists(r->inst, file)) {
 		if (quiet_missing)
 			return 0;
+		errno = EINVAL;
 		return vt_err_set("event '%s' not found: no %s/%.*s", spec, tracefs_tracing_dir(),
 				  (int)(strlen(file) - strlen("/enable")), file);
 	}
-	if (tracefs_instance_file_write(r->inst, file, "1") < 0)
-		return vt_err_errno("cannot enable event '%s' (%s)", spec, file);
+	if (tracefs_instance_file_write(r->inst, file, "1") < 0) {
+		e = errno;
+		vt_err_errno("cannot enable event '%s' (%s)", spec, file);
+		errno = e == EINVAL ? EIO : e;
+		return -1;
+	}
 	ps = rec_is_pid_system(r, sys);
 	if (ps >= 0)
 		r->pid_system_on[ps] = 1;
@@ -463,13 +470,46 @@ static int rec_make_dir(const char *dir, int force, int *created)
 	return 0;
 }
 
+/* Remove the tracing instances "vmtrace-PID" of recorders that were killed
+ * (PID gone): each holds ring buffers of every CPU until removed.  An
+ * instance still in use (open files) refuses rmdir and is kept. */
+static void rec_reap_stale(const char *tdir)
+{
+	char path[REC_PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/instances", tdir);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, "vmtrace-", 8))
+			continue;
+		pid = strtol(de->d_name + 8, &end, 10);
+		if (*end || pid <= 0 || pid > INT_MAX || pid == getpid() ||
+		    !kill((pid_t)pid, 0) || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/instances/%s", tdir, de->d_name);
+		if (!rmdir(path))
+			vt_warn("removed %s, left by a killed recorder (pid %ld)", path, pid);
+	}
+	closedir(d);
+}
+
 /* tracefs mounted (mount it if we may), instances writable. */
 static const char *rec_tracefs(void)
 {
 	const char *dir = NULL;
 	char path[REC_PATH_MAX];
 
-	if (tracefs_tracing_dir_is_mounted(true, &dir) < 0 || !dir) {
+	/* tracefs_tracing_dir() mounts tracefs when it can (and, unlike
+	 * tracefs_tracing_dir_is_mounted() in libtracefs 1.6, leaks nothing) */
+	dir = tracefs_tracing_dir();
+	if (!dir) {
 		errno = ENODEV;
 		vt_err_set("tracefs is not mounted and could not be mounted; as root run: "
 			   "mount -t tracefs nodev /sys/kernel/tracing");
@@ -643,6 +683,7 @@ struct host_record *host_record_start(const struct host_record_opts *o)
 		vt_err_errno("pipe");
 		goto fail;
 	}
+	rec_reap_stale(tdir);
 	snprintf(name, sizeof(name), "vmtrace-%d", (int)getpid());
 	r->inst = tracefs_instance_create(name);
 	if (!r->inst) {
@@ -796,98 +837,117 @@ out:
 	return ret;
 }
 
-/* "sys:event" lines of set_event, grouped: writes the systems section. */
-static int rec_write_systems(struct host_record *r, struct vt_td_writer *w, char *set_event)
+/* The "sys:event" lines of set_event, grouped by system: writes the
+ * systems section.  @set_event is cut into lines in place. */
+static int rec_write_systems(struct vt_td_writer *w, char *set_event)
 {
-	char **sys = NULL;
-	int nsys = 0, ret = -1;
-	char *line, *save = NULL;
+	char **sys = NULL, **evs = NULL, **line = NULL;
+	int nsys = 0, nline = 0, ret = -1;
 
-	for (line = strtok_r(set_event, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *c = strchr(line, ':');
+	for (char *p = set_event, *e; *p; p = e) {
+		e = strchr(p, '\n');
+		if (e)
+			*e++ = 0;
+		else
+			e = p + strlen(p);
+		if (strchr(p, ':') && !(line = tracefs_list_add(line, p)))
+			goto oom;
+	}
+	nline = line ? tracefs_list_size(line) : 0;
+	for (int i = 0; i < nline; i++) {
+		char *c = strchr(line[i], ':');
 		int known = 0;
 
-		if (!c)
-			continue;
 		*c = 0;
-		for (int i = 0; i < nsys; i++)
-			known |= !strcmp(sys[i], line);
+		for (int j = 0; j < nsys; j++)
+			known |= !strcmp(sys[j], line[i]);
+		if (!known) {
+			if (!(sys = tracefs_list_add(sys, line[i])))
+				goto oom;
+			nsys++;
+		}
 		*c = ':';
-		if (known)
-			continue;
-		*c = 0;
-		sys = tracefs_list_add(sys, line);
-		*c = ':';
-		if (!sys)
-			return vt_err_set("out of memory");
-		nsys++;
 	}
 	if (vt_td_systems_begin(w, nsys))
 		goto out;
 	for (int s = 0; s < nsys; s++) {
-		char **evs = NULL;
-		int nev = 0;
 		size_t sl = strlen(sys[s]);
+		int nev = 0;
 
-		/* set_event was cut by strtok_r: walk the NUL-separated lines */
-		for (char *p = set_event; p < save && *p; p += strlen(p) + 1)
-			if (!strncmp(p, sys[s], sl) && p[sl] == ':') {
-				evs = tracefs_list_add(evs, p + sl + 1);
-				if (!evs) {
-					vt_err_set("out of memory");
-					goto out;
-				}
+		for (int i = 0; i < nline; i++)
+			if (!strncmp(line[i], sys[s], sl) && line[i][sl] == ':') {
+				if (!(evs = tracefs_list_add(evs, line[i] + sl + 1)))
+					goto oom;
 				nev++;
 			}
-		ret = rec_write_formats(w, sys[s], evs, nev, 0);
-		tracefs_list_free(evs);
-		if (ret)
+		if (rec_write_formats(w, sys[s], evs, nev, 0))
 			goto out;
-		ret = -1;
+		tracefs_list_free(evs);
+		evs = NULL;
 	}
 	ret = 0;
+	goto out;
+oom:
+	vt_err_set("out of memory");
 out:
+	tracefs_list_free(evs);
+	tracefs_list_free(line);
 	tracefs_list_free(sys);
 	return ret;
 }
 
-/* Our pid->comm map first (QEMU threads), then saved_cmdlines' others. */
+static int rec_cmdline_has(const pid_t *pids, int nr, pid_t pid)
+{
+	for (int i = 0; i < nr; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* Our pid->comm map first (vCPU threads, traced tasks), then the lines of
+ * the kernel's saved_cmdlines for other pids.  NULL when out of memory. */
 static char *rec_cmdlines(struct host_record *r, size_t *lenp)
 {
 	char *saved = tracefs_instance_file_read(NULL, "saved_cmdlines", NULL);
-	size_t cap = (saved ? strlen(saved) : 0) + (size_t)r->nr_task * (REC_COMM_MAX + 16) +
-		     (r->kvm ? (size_t)host_kvm_nr_threads(r->kvm) * (REC_COMM_MAX + 16) : 0) + 1;
+	int nthr = r->kvm ? host_kvm_nr_threads(r->kvm) : 0, nr = 0;
+	size_t cap = (saved ? strlen(saved) : 0) +
+		     (size_t)(r->nr_task + nthr) * (REC_COMM_MAX + 16) + 2;
+	pid_t *mine = calloc(r->nr_task + nthr + 1, sizeof(*mine));
 	char *out = malloc(cap);
 	size_t len = 0;
 
-	if (!out) {
+	if (!out || !mine) {
+		free(out);
+		free(mine);
 		free(saved);
 		return NULL;
 	}
-	out[0] = 0;
-	for (int i = 0; r->kvm && i < host_kvm_nr_threads(r->kvm); i++)
-		len += snprintf(out + len, cap - len, "%d %.15s\n",
-				(int)host_kvm_thread_tid(r->kvm, i), host_kvm_thread_comm(r->kvm, i));
-	for (int i = 0; i < r->nr_task; i++)
-		if (r->task[i].comm[0])
-			len += snprintf(out + len, cap - len, "%d %s\n", (int)r->task[i].tid,
-					r->task[i].comm);
+	for (int i = 0; i < nthr; i++) {
+		mine[nr] = host_kvm_thread_tid(r->kvm, i);
+		len += snprintf(out + len, cap - len, "%d %.15s\n", (int)mine[nr++],
+				host_kvm_thread_comm(r->kvm, i));
+	}
+	for (int i = 0; i < r->nr_task; i++) {
+		if (!r->task[i].comm[0] || rec_cmdline_has(mine, nr, r->task[i].tid))
+			continue;
+		mine[nr] = r->task[i].tid;
+		len += snprintf(out + len, cap - len, "%d %s\n", (int)mine[nr++],
+				r->task[i].comm);
+	}
 	for (char *p = saved, *e; p && *p; p = e) {
-		int pid = atoi(p), dup = 0;
-		char key[24];
+		int pid = atoi(p);
 
 		e = strchr(p, '\n');
 		e = e ? e + 1 : p + strlen(p);
-		snprintf(key, sizeof(key), "\n%d ", pid);
-		dup = len && (!strncmp(out, key + 1, strlen(key) - 1) || strstr(out, key));
-		if (dup || pid <= 0)
+		if (pid <= 0 || rec_cmdline_has(mine, nr, pid))
 			continue;
 		memcpy(out + len, p, e - p);
 		len += e - p;
 		if (out[len - 1] != '\n')
 			out[len++] = '\n';
-		out[len] = 0;
 	}
+	out[len] = 0;
+	free(mine);
 	free(saved);
 	*lenp = len;
 	return out;
@@ -912,13 +972,11 @@ static int rec_options(struct host_record *r, struct vt_td_writer *w, char **sta
 		return -1;
 	for (unsigned i = 0; i < r->nr_cpus; i++) {
 		char *s;
-		size_t l = stats[i] ? strlen(stats[i]) : 0;
 
 		if (asprintf(&s, "CPU: %u\n%s", i, stats[i] ? stats[i] : "") < 0)
 			return vt_err_set("out of memory");
 		ret = vt_td_add_option(w, VT_TD_OPT_CPUSTAT, s, strlen(s) + 1);
 		free(s);
-		(void)l;
 		if (ret)
 			return -1;
 	}
@@ -955,7 +1013,7 @@ static int rec_write_tracedat(struct host_record *r, char *set_event, char **sta
 		goto out;
 	ftrace = tracefs_system_events(NULL, "ftrace");
 	if (rec_write_formats(w, "ftrace", ftrace, ftrace ? tracefs_list_size(ftrace) : 0, 1) ||
-	    rec_write_systems(r, w, set_event))
+	    rec_write_systems(w, set_event))
 		goto out;
 	ks = rec_read_all("/proc/kallsyms", &ksl);
 	if (vt_td_write_kallsyms(w, ks ? ks : "", ks ? ksl : 0))

@@ -19,6 +19,8 @@ static void usage(FILE *fp)
 		"  -f, --force   replace the trace files of an existing OUT\n");
 }
 
+/* `vmtrace convert [--tsc-hz HZ] [-f] IN OUT`: exit 0, 3 if an input was
+ * truncated (the copy holds its complete records), 1 on failure. */
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option opts[] = {

@@ -167,6 +167,8 @@ static int info_uftrace(const char *dir, const char *clock, uint64_t hz, int lis
 	return partial ? VT_EXIT_PARTIAL : VT_EXIT_OK;
 }
 
+/* `vmtrace info [-r] DIR`: exit 0, 3 if a file is truncated/corrupt, 1 if
+ * the directory cannot be read. */
 int cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {

@@ -92,6 +92,8 @@ static void print_text(const struct vt_tsc_freq *f)
 		printf("warning: %s\n", f->warnings[i]);
 }
 
+/* `vmtrace tsc [-q|--json] [--no-calibrate] [--kcore]`: exit 0, or 5 when no
+ * method gives a frequency. */
 int cmd_tsc(int argc, char **argv)
 {
 	static const struct option opts[] = {

@@ -100,7 +100,7 @@ struct vt_elf *vt_elf_open(const char *path)
 	void *map;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);	/* a FIFO must not hang us */
 	if (fd < 0) {
 		vt_err_errno("%s: cannot open", path);
 		return NULL;

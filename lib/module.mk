@@ -19,3 +19,5 @@ CORE_SRCS += lib/uftrace-append.c	# incremental .sym appends, .dat trim (guest/p
 DEPS += systemtap-sdt-dev uftrace python3
 # the debugcon frame stream of freestanding guests (docs/format/unikernel.md)
 CORE_SRCS += lib/debugcon.c
+# guest stack samples of tools/vmtrace-sample (docs/format/samples.md): reader
+CORE_SRCS += lib/samples.c

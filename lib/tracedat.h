@@ -195,5 +195,8 @@ const char *vt_td_field_str(const struct vt_td_event *ev, const char *field,
 int vt_td_nr_fields(const struct vt_td_event *ev);
 const char *vt_td_field_name(const struct vt_td_event *ev, int i);
 int vt_td_field_is_num(const struct vt_td_event *ev, int i);
+/* The same accesses by field index (no name lookup: per-event paths). */
+int vt_td_field_u64_idx(const struct vt_td_event *ev, int i, uint64_t *out);
+const char *vt_td_field_str_idx(const struct vt_td_event *ev, int i, char *buf, size_t len);
 
 #endif

@@ -365,6 +365,20 @@ static int read_num(const struct vt_td_event *ev, const struct tep_format_field 
 	return 0;
 }
 
+static const struct tep_format_field *field_at(const struct vt_td_event *ev, int i)
+{
+	const struct td_format *f = ev->priv;
+
+	return f && i >= 0 && i < f->nr ? f->fields[i] : NULL;
+}
+
+int vt_td_field_u64_idx(const struct vt_td_event *ev, int i, uint64_t *out)
+{
+	const struct tep_format_field *fl = field_at(ev, i);
+
+	return fl ? read_num(ev, fl, out) : -1;
+}
+
 int vt_td_field_u64(const struct vt_td_event *ev, const char *field, uint64_t *out)
 {
 	const struct tep_format_field *fl = find(ev, field);
@@ -372,10 +386,9 @@ int vt_td_field_u64(const struct vt_td_event *ev, const char *field, uint64_t *o
 	return fl ? read_num(ev, fl, out) : -1;
 }
 
-const char *vt_td_field_str(const struct vt_td_event *ev, const char *field,
+static const char *read_str(const struct vt_td_event *ev, const struct tep_format_field *fl,
 			    char *buf, size_t len)
 {
-	const struct tep_format_field *fl = find(ev, field);
 	const unsigned char *d = ev->data;
 	int off, sz;
 
@@ -406,6 +419,17 @@ const char *vt_td_field_str(const struct vt_td_event *ev, const char *field,
 	memcpy(buf, d + off, n);
 	buf[n] = 0;
 	return buf;
+}
+
+const char *vt_td_field_str(const struct vt_td_event *ev, const char *field,
+			    char *buf, size_t len)
+{
+	return read_str(ev, find(ev, field), buf, len);
+}
+
+const char *vt_td_field_str_idx(const struct vt_td_event *ev, int i, char *buf, size_t len)
+{
+	return read_str(ev, field_at(ev, i), buf, len);
 }
 
 int vt_td_nr_fields(const struct vt_td_event *ev)

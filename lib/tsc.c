@@ -36,6 +36,7 @@
 #define CPUID_LEAF_HV		0x40000000U
 #define CPUID_LEAF_HV_TSC	0x40000010U
 #define CPUID_1_ECX_HV		(1U << 31)
+#define CPUID_LEAF_EXT		0x80000000U
 #define CPUID_LEAF_APM		0x80000007U
 #define CPUID_APM_EDX_INVARIANT	(1U << 8)
 #define CPUID_16_MHZ_MASK	0xffffU
@@ -526,7 +527,8 @@ static void read_flags(struct vt_tsc_freq *f)
 		}
 		fclose(fp);
 	}
-	if (f->constant_tsc < 0 && __get_cpuid_max(0x80000000U, NULL) >= CPUID_LEAF_APM) {
+	if (f->constant_tsc < 0 &&
+	    (unsigned)__get_cpuid_max(CPUID_LEAF_EXT, NULL) >= CPUID_LEAF_APM) {
 		__cpuid(CPUID_LEAF_APM, a, b, c, d);
 		f->constant_tsc = f->nonstop_tsc = !!(d & CPUID_APM_EDX_INVARIANT);
 	}

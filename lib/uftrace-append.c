@@ -2,7 +2,8 @@
  * uftrace-append.c - incremental writes into a uftrace data directory, for
  * runtimes that discover symbols while the traced program runs (the Python
  * extension names each code object once, the first time it runs) and for
- * fixing up .dat files a killed writer left grown past its last record.
+ * fixing up .dat files a killed writer left grown past its last record
+ * (zeroed preallocated space).
  * Called from the traced program's threads, outside the per-event path;
  * may block on I/O, does not allocate.
  */
@@ -18,7 +19,7 @@
 
 /* One symbol line plus its end marker; names longer than this are cut. */
 #define SYM_LINE_MAX	4096
-/* Records read per pread() while looking for the last valid one. */
+/* Records read per pread() while looking back for the last valid one. */
 #define TRIM_BATCH	4096
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -64,7 +65,7 @@ long vt_uft_dat_trim(const char *path)
 {
 	struct vt_uft_record buf[TRIM_BATCH];
 	struct stat st;
-	uint64_t off = 0, nr;
+	uint64_t end, keep = 0;
 	int fd;
 
 	fd = open(path, O_RDWR | O_CLOEXEC);
@@ -72,27 +73,27 @@ long vt_uft_dat_trim(const char *path)
 		return vt_err_errno("%s", path);
 	if (fstat(fd, &st) < 0)
 		goto fail;
-	nr = (uint64_t)st.st_size / sizeof(buf[0]);
-	while (off < nr) {
-		size_t want = nr - off < TRIM_BATCH ? nr - off : TRIM_BATCH;
-		ssize_t got = pread(fd, buf, want * sizeof(buf[0]), (off_t)(off * sizeof(buf[0])));
-		size_t i, n;
+	/* from the end backwards: a clean file costs one read */
+	end = (uint64_t)st.st_size / sizeof(buf[0]);
+	while (end > 0 && !keep) {
+		uint64_t from = end > TRIM_BATCH ? end - TRIM_BATCH : 0;
+		size_t want = (size_t)(end - from), n;
+		ssize_t got = pread(fd, buf, want * sizeof(buf[0]), (off_t)(from * sizeof(buf[0])));
 
 		if (got < 0)
 			goto fail;
 		n = (size_t)got / sizeof(buf[0]);
-		for (i = 0; i < n; i++)
-			if (vt_uft_magic(buf[i].bits) != VT_UFT_RECORD_MAGIC)
-				break;
-		off += i;
-		if (i < n || n < want)
-			break;
+		while (n > 0 && vt_uft_magic(buf[n - 1].bits) != VT_UFT_RECORD_MAGIC)
+			n--;
+		if (n > 0)
+			keep = from + n;
+		end = from;
 	}
-	if ((uint64_t)st.st_size != off * sizeof(buf[0]) &&
-	    ftruncate(fd, (off_t)(off * sizeof(buf[0]))) < 0)
+	if ((uint64_t)st.st_size != keep * sizeof(buf[0]) &&
+	    ftruncate(fd, (off_t)(keep * sizeof(buf[0]))) < 0)
 		goto fail;
 	close(fd);
-	return (long)off;
+	return (long)keep;
 fail:
 	vt_err_errno("%s", path);
 	close(fd);

@@ -227,7 +227,8 @@ static char *read_file_bounded(const char *path, uint64_t max, size_t *len)
 	char *buf;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted in a guest's directory must not hang us */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		vt_err_errno("%s: cannot open", path);
 		return NULL;
@@ -1662,6 +1663,7 @@ struct vt_uft_stream *vt_uft_stream_open(struct vt_uft_reader *r, int idx)
 {
 	struct vt_uft_stream *s;
 	char path[PATH_MAX];
+	struct stat st;
 
 	if (idx < 0 || idx >= r->nr_tasks) {
 		vt_err_set("%s: no task #%d", r->dir, idx);
@@ -1675,7 +1677,7 @@ struct vt_uft_stream *vt_uft_stream_open(struct vt_uft_reader *r, int idx)
 		vt_err_set("out of memory");
 		return NULL;
 	}
-	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (s->fd < 0) {
 		if (errno == ENOENT) {
 			s->eof = 1;	/* a task that recorded nothing */
@@ -1684,6 +1686,11 @@ struct vt_uft_stream *vt_uft_stream_open(struct vt_uft_reader *r, int idx)
 		vt_err_errno("%s: cannot open", path);
 		free(s->path);
 		free(s);
+		return NULL;
+	}
+	if (fstat(s->fd, &st) || !S_ISREG(st.st_mode)) {
+		vt_err_set("%s: not a regular file", path);
+		vt_uft_stream_close(s);
 		return NULL;
 	}
 	return s;

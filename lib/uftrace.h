@@ -251,9 +251,10 @@ const char *vt_uft_sym_find(const struct vt_uft_reader *r, uint64_t addr, uint64
  * <name>" and an end marker at @addr + @size, so the symbol's size is known
  * even if nothing follows (uftrace sorts the file when it reads it). */
 int vt_uft_sym_append(int fd, uint64_t addr, uint64_t size, char type, const char *name);
-/* Cut the .dat file @path after its last complete, valid record (a writer
- * that grows its file in chunks leaves zeroed space after a crash).  Returns
- * the number of records kept, or -1. */
+/* Cut the .dat file @path after its last record with a valid magic (a
+ * writer that grows its file in chunks leaves zeroed space after a crash;
+ * the records before are not checked).  Returns the number of records
+ * kept, or -1. */
 long vt_uft_dat_trim(const char *path);
 
 #endif

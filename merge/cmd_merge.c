@@ -111,8 +111,12 @@ static uint64_t meta_hz(const char *dir, int *is_ns, struct merge_source *host)
 	double d;
 
 	*is_ns = 0;
-	if (!m)
+	if (!m) {
+		/* a plain `uftrace record` directory: uftrace's own ns clock */
+		if (is_dir(dir) && has_file(dir, "info") && !has_file(dir, VT_META_FILE))
+			*is_ns = 1;
 		return 0;
+	}
 	if (vt_meta_get_u64(m, "tsc.hz", &hz) < 0 && vt_meta_get_double(m, "tsc.hz", &d) == 0)
 		hz = (uint64_t)(d + 0.5);
 	const char *c = vt_meta_get(m, "clock");
@@ -184,12 +188,12 @@ static void summary(const struct merge_sink_ops *sink, const char *out, uint64_t
 
 		fprintf(stderr, "  %-8s %-40s %12" PRIu64 " events", s->label, s->path, s->events);
 		if (s->events)
-			fprintf(stderr, ", %.6f .. %.6f s", (double)s->first_ns / NS_PER_SEC,
+			fprintf(stderr, ", %.9f .. %.9f s", (double)s->first_ns / NS_PER_SEC,
 				(double)s->last_ns / NS_PER_SEC);
 		fprintf(stderr, "%s\n", s->partial ? " (PARTIAL: truncated/corrupt input)" : "");
 	}
 	if (total)
-		fprintf(stderr, "  span     %.9f s (%.6f .. %.6f s on the host TSC clock)\n",
+		fprintf(stderr, "  span     %.9f s (%.9f .. %.9f s on the host timeline)\n",
 			(double)(last_ns - first_ns) / NS_PER_SEC, (double)first_ns / NS_PER_SEC,
 			(double)last_ns / NS_PER_SEC);
 	for (int i = 0; i < nr_sources; i++) {
@@ -314,8 +318,9 @@ int cmd_merge(int argc, char **argv)
 
 			hz = own;
 		}
+		/* no frequency at all: 1 tick = 1 ns (warned below) */
 		if (merge_clock_init(&s->clock, i ? MERGE_DOM_GUEST : MERGE_DOM_HOST,
-				     is_ns, hz ? hz : 1) < 0) {
+				     is_ns, hz ? hz : NS_PER_SEC) < 0) {
 			vt_err_print("merge");
 			return VT_EXIT_FAIL;
 		}

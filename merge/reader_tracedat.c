@@ -17,16 +17,34 @@
 #define STR_ARG_MAX	64	/* longer string fields are not kept */
 #define EXIT_INFO_ARGS	4	/* fields of kvm_exit copied as arguments */
 
+#define ID_CACHE_MAX	65536	/* event type ids cached (ids are u16) */
+#define FIELDS_CACHED	MERGE_MAX_ARGS
+
+enum { K_OTHER = 1, K_EXIT, K_ENTRY };
+
+/* What an event type maps to, worked out at its first event. */
+struct evinfo {
+	uint8_t kind;		/* 0 = not yet looked at */
+	uint8_t nr;		/* fields kept as arguments */
+	int8_t reason;		/* kvm_exit: index of exit_reason, -1 none */
+	uint32_t name;
+	uint32_t key[FIELDS_CACHED];
+	uint8_t num[FIELDS_CACHED];
+	uint8_t idx[FIELDS_CACHED];
+};
+
 struct td_src {
 	struct vt_td_reader *r;
 	struct merge_source *src;
 	int refs;
-	int tid_key[TID_CACHE_SIZE];
+	uint64_t tid_key[TID_CACHE_SIZE];	/* (uint32_t)tid + 1, never 0; 0 = empty */
 	uint32_t tid_track[TID_CACHE_SIZE];
 	uint32_t reason_num[REASON_CACHE];
 	uint32_t reason_id[REASON_CACHE];
 	int nr_reasons;
 	uint32_t qemu_pname;
+	struct evinfo *info;	/* by event type id */
+	uint32_t nr_info;
 };
 
 struct td_stream {
@@ -56,7 +74,7 @@ static uint32_t track_of(struct td_src *t, int tid)
 {
 	uint32_t h = (uint32_t)tid & (TID_CACHE_SIZE - 1);
 
-	if (likely(t->tid_key[h] == tid + 1))
+	if (likely(t->tid_key[h] == (uint64_t)(uint32_t)tid + 1))
 		return t->tid_track[h];
 
 	const char *comm = vt_td_read_comm(t->r, tid);
@@ -99,7 +117,7 @@ static uint32_t track_of(struct td_src *t, int tid)
 	if (tr != UINT32_MAX) {
 		if (vcpu >= 0 && src->machine == MERGE_MACHINE_HOST)
 			merge_track(tr)->vcpu = vcpu + 1;
-		t->tid_key[h] = tid + 1;
+		t->tid_key[h] = (uint64_t)(uint32_t)tid + 1;
 		t->tid_track[h] = tr;
 	}
 	return tr;
@@ -129,28 +147,66 @@ static uint32_t exit_name(struct td_src *t, const struct vt_td_event *e, uint64_
 	return id;
 }
 
-static void add_fields(struct merge_event *ev, const struct vt_td_event *e, int max)
+static struct evinfo *info_of(struct td_src *t, const struct vt_td_event *e)
 {
+	if (unlikely(e->id < 0 || e->id >= ID_CACHE_MAX))
+		return NULL;
+	if (unlikely((uint32_t)e->id >= t->nr_info)) {
+		uint32_t n = (uint32_t)e->id + 64;
+		struct evinfo *ni = realloc(t->info, n * sizeof(*ni));
+
+		if (!ni)
+			return NULL;
+		memset(ni + t->nr_info, 0, (n - t->nr_info) * sizeof(*ni));
+		t->info = ni;
+		t->nr_info = n;
+	}
+	struct evinfo *in = &t->info[e->id];
+
+	if (likely(in->kind))
+		return in;
+	int kvm = !strcmp(e->system, "kvm");
 	int n = vt_td_nr_fields(e);
+
+	in->kind = kvm && !strcmp(e->name, "kvm_exit") ? K_EXIT :
+		   kvm && !strcmp(e->name, "kvm_entry") ? K_ENTRY : K_OTHER;
+	in->name = merge_str_intern0(e->name);
+	in->reason = -1;
+	for (int i = 0; i < n; i++) {
+		const char *fname = vt_td_field_name(e, i);
+
+		if (!strcmp(fname, "exit_reason") && i < INT8_MAX)
+			in->reason = (int8_t)i;
+		if (in->nr < (in->kind == K_EXIT ? EXIT_INFO_ARGS : FIELDS_CACHED)) {
+			in->key[in->nr] = merge_str_intern0(fname);
+			in->num[in->nr] = (uint8_t)vt_td_field_is_num(e, i);
+			in->idx[in->nr++] = (uint8_t)i;
+		}
+	}
+	return in;
+}
+
+static void add_fields(struct merge_event *ev, const struct vt_td_event *e,
+		       const struct evinfo *in)
+{
 	char sbuf[STR_ARG_MAX];
 
-	for (int i = 0; i < n && ev->nr_args < max; i++) {
-		const char *fname = vt_td_field_name(e, i);
+	for (int i = 0; i < in->nr; i++) {
 		struct merge_arg *a = &ev->args[ev->nr_args];
 
-		if (vt_td_field_is_num(e, i)) {
-			if (vt_td_field_u64(e, fname, &a->v.u) < 0)
+		if (in->num[i]) {
+			if (vt_td_field_u64_idx(e, in->idx[i], &a->v.u) < 0)
 				continue;
 			a->type = MERGE_ARG_U64;
 		} else {
-			const char *sv = vt_td_field_str(e, fname, sbuf, sizeof(sbuf));
+			const char *sv = vt_td_field_str_idx(e, in->idx[i], sbuf, sizeof(sbuf));
 
 			if (!sv)
 				continue;
 			a->type = MERGE_ARG_STR;
 			a->v.str = merge_str_intern0(sv);
 		}
-		a->key = merge_str_intern0(fname);
+		a->key = in->key[i];
 		ev->nr_args++;
 	}
 }
@@ -161,34 +217,37 @@ static int td_next(struct merge_stream *ms, struct merge_event *ev)
 	struct td_src *t = s->ts;
 	struct vt_td_event e;
 
-	for (;;) {
-		if (vt_td_read_next(t->r, s->cpu, &e) <= 0)
-			return 0;
-		uint32_t tr = track_of(t, e.pid);
+	if (vt_td_read_next(t->r, s->cpu, &e) <= 0)
+		return 0;
 
-		if (unlikely(tr == UINT32_MAX))
-			return -1;
-		ev->ts_raw = e.ts;
-		ev->track = tr;
-		ev->cpu = e.cpu;
-		ev->nr_args = 0;
-		if (!strcmp(e.system, "kvm") && !strcmp(e.name, "kvm_exit")) {
-			uint64_t reason = 0;
+	uint32_t tr = track_of(t, e.pid);
+	const struct evinfo *in = info_of(t, &e);
 
-			vt_td_field_u64(&e, "exit_reason", &reason);
-			ev->kind = MERGE_EV_BEGIN;
-			ev->name = exit_name(t, &e, reason);
-			add_fields(ev, &e, EXIT_INFO_ARGS);
-			return 1;
-		}
-		if (!strcmp(e.system, "kvm") && !strcmp(e.name, "kvm_entry")) {
-			ev->kind = MERGE_EV_END;
-			ev->name = MERGE_NO_STR;
-			return 1;
-		}
+	if (unlikely(tr == UINT32_MAX || !in))
+		return vt_err_set("%s: out of memory", t->src->path);
+	ev->ts_raw = e.ts;
+	ev->track = tr;
+	ev->cpu = e.cpu;
+	ev->nr_args = 0;
+	switch (in->kind) {
+	case K_EXIT: {
+		uint64_t reason = 0;
+
+		if (in->reason >= 0)
+			vt_td_field_u64_idx(&e, in->reason, &reason);
+		ev->kind = MERGE_EV_BEGIN;
+		ev->name = exit_name(t, &e, reason);
+		add_fields(ev, &e, in);
+		return 1;
+	}
+	case K_ENTRY:
+		ev->kind = MERGE_EV_END;
+		ev->name = MERGE_NO_STR;
+		return 1;
+	default:
 		ev->kind = MERGE_EV_INSTANT;
-		ev->name = merge_str_intern0(e.name);
-		add_fields(ev, &e, MERGE_MAX_ARGS);
+		ev->name = in->name;
+		add_fields(ev, &e, in);
 		return 1;
 	}
 }
@@ -199,6 +258,7 @@ static void td_close(struct merge_stream *ms)
 
 	if (--s->ts->refs == 0) {
 		vt_td_read_close(s->ts->r);
+		free(s->ts->info);
 		free(s->ts);
 	}
 	free(s);
@@ -265,6 +325,7 @@ int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *fi
 	}
 	if (--t->refs == 0) {
 		vt_td_read_close(t->r);
+		free(t->info);
 		free(t);
 	}
 	return ret;

@@ -5,8 +5,7 @@ DEPS += build-essential pkg-config
 # `vmtrace meta`: scripts mark their output directories (tools/uftrace-tsc).
 VMTRACE_SRCS += tools/meta.c
 
-# Test helpers of tests/tools/: the TSC printer and the traced program
-# whose core the gdb extension reads.
+# Test helpers of tests/tools/: the TSC printer (brackets recorded runs).
 TEST_TARGETS += $(OUT)/tests/tools/rdtsc
 $(OUT)/tests/tools/rdtsc: $(SRC)/tests/tools/rdtsc.c
 	@mkdir -p $(dir $@)
@@ -17,8 +16,15 @@ $(OUT)/tests/tools/rdtsc: $(SRC)/tests/tools/rdtsc.c
 DEPS += dpkg-dev patch xz-utils git libelf-dev
 DEPS += meson ninja-build libglib2.0-dev libpixman-1-dev libcap-ng-dev libseccomp-dev
 # gdb tools (tools/gdb/), tsc-khz-kcore, the sampler's guest (TCG)
-DEPS += gdb python3 qemu-system-x86
+DEPS += gdb python3 qemu-system-x86 gcc-multilib
 
+# Reads a sampler's samples.tsv through lib/samples.c (t-vmsample.sh).
+TEST_TARGETS += $(OUT)/tests/tools/samples-cat
+$(OUT)/tests/tools/samples-cat: $(SRC)/tests/tools/samples-cat.c $(OUT)/lib/libvtcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(OUT)/lib/libvtcore.a $(VMTRACE_LIBS) -lm
+
+# The traced program whose core the gdb extension reads (t-gdb-dump.sh).
 TEST_TARGETS += $(OUT)/tests/tools/crashme
 $(OUT)/tests/tools/crashme: $(SRC)/tests/tools/crashme.c
 	@mkdir -p $(dir $@)

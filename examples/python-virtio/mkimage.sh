@@ -127,6 +127,11 @@ build_top() {
 		cp -a "$build/python/." "$root/opt/vmtrace/python/"
 		for f in $(find "$root/opt/vmtrace/python" -name '*.so'); do
 			vt_root_copy_libs "$root" "$f"
+			# a sanitizer build: python3 must load the ASan runtime first
+			if nm -D "$f" 2>/dev/null | grep -q __asan_init; then
+				vt_root_libs_of "$f" | grep -E '/lib(a|ub)san\.so' | tr '\n' ' ' \
+					>"$root/opt/vmtrace/python.preload"
+			fi
 		done
 	fi
 	vt_root_cpio "$root" "$dir/top.cpio"

@@ -151,6 +151,8 @@ static void attach_usage(FILE *fp)
 		    "  vmtrace-PID.data) for S seconds, or until Ctrl-C\n");
 }
 
+/* `vmtrace attach [-o DIR] [--duration S] [--pythonpath D] PID`: returns an
+ * exit code (VT_EXIT_PERM when ptrace is not allowed). */
 int cmd_attach(int argc, char **argv)
 {
 	char code[ATTACH_CODE_MAX], pypath[PATH_MAX], dirbuf[PATH_MAX], absdir[PATH_MAX];

@@ -72,6 +72,9 @@ static struct {
 	PyObject *gc_hook;
 	PyObject *disable;
 	PyObject *modules;	/* sys.modules */
+	long line_event;	/* sys.monitoring.events.LINE */
+	long hook_events[16];	/* event bits registered, for stop */
+	int nr_hook_events;
 } st;
 
 /* ---- symbols ---- */
@@ -137,11 +140,16 @@ static int sym_lines(long idx)
 	return s->lines_sess == st.sessno;
 }
 
+/* splitmix64's finaliser constants: pointers differ in few bits */
+#define KEY_MIX_MUL	0xbf58476d1ce4e5b9ULL
+#define KEY_MIX_SHIFT1	29
+#define KEY_MIX_SHIFT2	32
+
 static inline size_t key_hash(uint64_t k)
 {
-	k ^= k >> 29;
-	k *= 0xbf58476d1ce4e5b9ULL;
-	k ^= k >> 32;
+	k ^= k >> KEY_MIX_SHIFT1;
+	k *= KEY_MIX_MUL;
+	k ^= k >> KEY_MIX_SHIFT2;
 	return (size_t)k;
 }
 
@@ -451,8 +459,8 @@ static PyObject *hk_py_start(PyObject *self, PyObject *const *args, size_t nargs
 	if (unlikely(st.nr_prefixes) && PyCode_Check(code) && sym_lines(idx)) {
 		/* lines of this code only: local events, decided once */
 		PyObject *mon = PySys_GetObject("monitoring");
-		PyObject *r = mon ? PyObject_CallMethod(mon, "set_local_events", "iOi", VTPY_TOOL_ID,
-							code, 1 << 5) : NULL;
+		PyObject *r = mon ? PyObject_CallMethod(mon, "set_local_events", "iOl", VTPY_TOOL_ID,
+							code, st.line_event) : NULL;
 
 		if (!r)
 			PyErr_Clear();
@@ -563,6 +571,7 @@ static int backend_start(void)
 	events = PyObject_GetAttrString(mon, "events");
 	if (!events)
 		return -1;
+	st.nr_hook_events = 0;
 	Py_XSETREF(st.disable, PyObject_GetAttrString(mon, "DISABLE"));
 	r = PyObject_CallMethod(mon, "use_tool_id", "is", VTPY_TOOL_ID, "vmtrace");
 	if (!r) {
@@ -580,6 +589,8 @@ static int backend_start(void)
 			goto fail;
 		bit = PyLong_AsLong(ev);
 		Py_DECREF(ev);
+		if (d->line)
+			st.line_event = bit;
 		if ((d->c_call && !st.c_calls) || (d->line && !st.nr_prefixes))
 			continue;
 		h = PyObject_New(HookObject, &Hook_Type);
@@ -592,6 +603,8 @@ static int backend_start(void)
 		if (!r)
 			goto fail;
 		Py_DECREF(r);
+		if ((size_t)st.nr_hook_events < VT_ARRAY_SIZE(st.hook_events))
+			st.hook_events[st.nr_hook_events++] = bit;
 		if (!d->line)
 			mask |= bit;
 	}
@@ -618,12 +631,13 @@ static void backend_stop(void)
 	exc = PyErr_GetRaisedException();
 	r = PyObject_CallMethod(mon, "set_events", "il", VTPY_TOOL_ID, 0L);
 	Py_XDECREF(r);
-	for (int bit = 0; bit < 17; bit++) {
-		r = PyObject_CallMethod(mon, "register_callback", "ilO", VTPY_TOOL_ID, 1L << bit,
-					Py_None);
+	for (int i = 0; i < st.nr_hook_events; i++) {
+		r = PyObject_CallMethod(mon, "register_callback", "ilO", VTPY_TOOL_ID,
+					st.hook_events[i], Py_None);
 		Py_XDECREF(r);
 		PyErr_Clear();
 	}
+	st.nr_hook_events = 0;
 #if PY_VERSION_HEX >= 0x030D0000
 	r = PyObject_CallMethod(mon, "clear_tool_id", "i", VTPY_TOOL_ID);
 	Py_XDECREF(r);

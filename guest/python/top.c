@@ -21,6 +21,9 @@
 #define TOP_ROWS_DEFAULT	20
 #define TOP_STACK		(VT_UFT_MAX_DEPTH + 1)
 #define TOP_TABLE_MIN		4096
+/* Fibonacci hashing of symbol addresses (their low 4 bits are flags) */
+#define TOP_HASH_MUL		0x9e3779b97f4a7c15ULL
+#define TOP_HASH_SHIFT		20
 
 struct top_fn {
 	uint64_t addr;		/* symbol start (0: free slot) */
@@ -64,7 +67,7 @@ static struct top_fn *top_fn_get(struct top *t, uint64_t addr)
 		for (size_t j = 0; j < t->size; j++) {
 			if (!t->fn[j].addr)
 				continue;
-			for (i = (t->fn[j].addr * 0x9e3779b97f4a7c15ULL) >> 20 & (n - 1); fn[i].addr;
+			for (i = (t->fn[j].addr * TOP_HASH_MUL) >> TOP_HASH_SHIFT & (n - 1); fn[i].addr;
 			     i = (i + 1) & (n - 1))
 				;
 			fn[i] = t->fn[j];
@@ -73,7 +76,7 @@ static struct top_fn *top_fn_get(struct top *t, uint64_t addr)
 		t->fn = fn;
 		t->size = n;
 	}
-	for (i = (addr * 0x9e3779b97f4a7c15ULL) >> 20 & (t->size - 1); t->fn[i].addr;
+	for (i = (addr * TOP_HASH_MUL) >> TOP_HASH_SHIFT & (t->size - 1); t->fn[i].addr;
 	     i = (i + 1) & (t->size - 1))
 		if (t->fn[i].addr == addr)
 			return &t->fn[i];
@@ -200,6 +203,7 @@ static void top_usage(FILE *fp)
 		    "  refreshing while it is written (Ctrl-C ends)\n");
 }
 
+/* `vmtrace top [--once] [-n ROWS] [-i SECONDS] DIR`: returns an exit code. */
 int cmd_top(int argc, char **argv)
 {
 	const char *dir = NULL;

@@ -13,10 +13,13 @@
  *   -d DBGOFF    debugfs tsc-offset reading (default OFF); -D: none
  *   -j JITTER    exit latency spread in ticks (default 4000)
  *   -c           chardev markers: one-byte writev() on fd 9 (TCG case)
+ *   -m           MMIO markers: kvm_mmio writes to MMIO_GPA
  *   -x AT:DELTA  offset change before marker AT (tracepoint + debugfs)
  *   -H K         the host misses marker K;  -G K: the guest misses marker K
  *   -z HZ        tsc.hz (default 2096001000)
  *   -M           no host vmtrace.meta
+ *   -C CLOCKS    the trace_clock text stored in trace.dat (default
+ *                "local global counter [x86-tsc]")
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +44,9 @@
 #define ID_TSC		83
 #define ID_PIO		110
 #define ID_WRITEV	832
+#define ID_MMIO		99
+#define MMIO_GPA	0xfebff000ull
+#define MMIO_WRITE	2
 #define BASE_LAT	300
 
 static const char header_page[] =
@@ -71,6 +77,13 @@ static const char fmt_pio[] = "name: kvm_pio\nID: 110\nformat:\n" COMMON_FIELDS
 	"\tfield:unsigned int val;\toffset:24;\tsize:4;\tsigned:0;\n\n"
 	"print fmt: \"pio_%s at 0x%x size %d count %d val 0x%x\", REC->rw ? \"write\" : \"read\", "
 	"REC->port, REC->size, REC->count, REC->val\n";
+static const char fmt_mmio[] = "name: kvm_mmio\nID: 99\nformat:\n" COMMON_FIELDS
+	"\tfield:u32 type;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:u32 len;\toffset:12;\tsize:4;\tsigned:0;\n"
+	"\tfield:u64 gpa;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:u64 val;\toffset:24;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"mmio %u len %u gpa 0x%llx val 0x%llx\", REC->type, REC->len, REC->gpa, "
+	"REC->val\n";
 static const char fmt_writev[] = "name: sys_enter_writev\nID: 832\nformat:\n" COMMON_FIELDS
 	"\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
 	"\tfield:unsigned long fd;\toffset:16;\tsize:8;\tsigned:0;\n"
@@ -142,6 +155,19 @@ static void ev_pio(int cpu, uint64_t ts, uint32_t port, uint32_t val)
 	emit(cpu, ts, b, sizeof(b));
 }
 
+static void ev_mmio(int cpu, uint64_t ts, uint64_t gpa, uint64_t val)
+{
+	uint8_t b[32] = { 0 };
+	uint32_t type = MMIO_WRITE, len = 4;
+
+	common(b, ID_MMIO, VCPU_TID);
+	memcpy(b + 8, &type, 4);
+	memcpy(b + 12, &len, 4);
+	memcpy(b + 16, &gpa, 8);
+	memcpy(b + 24, &val, 8);
+	emit(cpu, ts, b, sizeof(b));
+}
+
 static void ev_writev(int cpu, uint64_t ts, int32_t tid, uint64_t fd)
 {
 	uint8_t b[40] = { 0 };
@@ -170,7 +196,8 @@ int main(int argc, char **argv)
 {
 	uint64_t n = 40, jitter = 4000, hz = 2096001000ull, step;
 	int64_t off = 0, tp_off = -(int64_t)CREATE_TSC, dbg_off = 0, delta = 0;
-	int has_tp = 1, has_dbg = 1, dbg_set = 0, chardev = 0, has_meta = 1, c;
+	int has_tp = 1, has_dbg = 1, dbg_set = 0, chardev = 0, mmio = 0, has_meta = 1, c;
+	const char *clock = "local global counter [x86-tsc]";
 	long change_at = -1, host_miss = -1, guest_miss = -1;
 	char path[4096], tmpl[64];
 	uint64_t change_tsc = 0, last_ts = 0;
@@ -179,7 +206,7 @@ int main(int argc, char **argv)
 	struct vt_meta *m;
 	int fds[NR_CPUS];
 
-	while ((c = getopt(argc, argv, "n:o:t:Td:Dj:cx:H:G:z:M")) != -1) {
+	while ((c = getopt(argc, argv, "n:o:t:Td:Dj:cmx:H:G:z:MC:")) != -1) {
 		switch (c) {
 		case 'n': n = strtoull(optarg, NULL, 0); break;
 		case 'o': off = strtoll(optarg, NULL, 0); break;
@@ -189,6 +216,7 @@ int main(int argc, char **argv)
 		case 'D': has_dbg = 0; break;
 		case 'j': jitter = strtoull(optarg, NULL, 0); break;
 		case 'c': chardev = 1; break;
+		case 'm': mmio = 1; break;
 		case 'x':
 			if (sscanf(optarg, "%ld:%ld", &change_at, &delta) != 2)
 				return 2;
@@ -197,10 +225,11 @@ int main(int argc, char **argv)
 		case 'G': guest_miss = atol(optarg); break;
 		case 'z': hz = strtoull(optarg, NULL, 0); break;
 		case 'M': has_meta = 0; break;
+		case 'C': clock = optarg; break;
 		default:
 			fprintf(stderr, "usage: mkfixture HOSTDIR GUESTDIR [-n N] [-o OFF] [-t TPOFF|-T] "
-				"[-d DBGOFF|-D] [-j JITTER] [-c] [-x AT:DELTA] [-H K] [-G K] [-z HZ] "
-				"[-M]\n");
+				"[-d DBGOFF|-D] [-j JITTER] [-c|-m] [-x AT:DELTA] [-H K] [-G K] [-z HZ] "
+				"[-M] [-C CLOCKS]\n");
 			return 2;
 		}
 	}
@@ -246,9 +275,9 @@ int main(int argc, char **argv)
 		if (chardev)
 			ev_writev(cpu, h - step / 4, IO_TID, MARKER_FD + 1);
 		memset(&r, 0, sizeof(r));
-		r.kind = chardev ? VT_MARKER_CHARDEV : VT_MARKER_PIO;
+		r.kind = chardev ? VT_MARKER_CHARDEV : mmio ? VT_MARKER_MMIO : VT_MARKER_PIO;
 		r.size = chardev ? 1 : 4;
-		r.addr = chardev ? VT_MARKER_DEBUGCON_PORT : VT_MARKER_PORT;
+		r.addr = chardev ? VT_MARKER_DEBUGCON_PORT : mmio ? MMIO_GPA : VT_MARKER_PORT;
 		r.value = chardev ? VT_MARKER_BYTE(i) : VT_MARKER_VALUE(i);
 		r.cpu = VT_MARKER_CPU_NONE;
 		r.seq = i;
@@ -257,6 +286,8 @@ int main(int argc, char **argv)
 		if ((long)i != host_miss) {
 			if (chardev)
 				ev_writev(cpu, h, VCPU_TID, MARKER_FD);
+			else if (mmio)
+				ev_mmio(cpu, h, MMIO_GPA, r.value);
 			else
 				ev_pio(cpu, h, VT_MARKER_PORT, r.value);
 		}
@@ -279,22 +310,21 @@ int main(int argc, char **argv)
 	if (!w)
 		die("trace.dat create");
 	{
-		const char *kvm[] = { fmt_tsc, fmt_pio };
-		size_t kvml[] = { sizeof(fmt_tsc) - 1, sizeof(fmt_pio) - 1 };
+		const char *kvm[] = { fmt_tsc, fmt_pio, fmt_mmio };
+		size_t kvml[] = { sizeof(fmt_tsc) - 1, sizeof(fmt_pio) - 1, sizeof(fmt_mmio) - 1 };
 		const char *sys[] = { fmt_writev };
 		size_t sysl[] = { sizeof(fmt_writev) - 1 };
-		static const char clock[] = "local global counter [x86-tsc]";
 		char cl[128];
 
 		snprintf(cl, sizeof(cl), "%d qemu-system-x86\n%d CPU 0/KVM\n", IO_TID, VCPU_TID);
 		if (vt_td_write_headers(w, header_page, sizeof(header_page) - 1, header_event,
 					sizeof(header_event) - 1) ||
 		    vt_td_write_ftrace_formats(w, 0, NULL, NULL) || vt_td_systems_begin(w, 2) ||
-		    vt_td_write_system(w, "kvm", 2, kvm, kvml) ||
+		    vt_td_write_system(w, "kvm", 3, kvm, kvml) ||
 		    vt_td_write_system(w, "syscalls", 1, sys, sysl) ||
 		    vt_td_write_kallsyms(w, "", 0) || vt_td_write_printk(w, "", 0) ||
 		    vt_td_write_cmdlines(w, cl, strlen(cl)) ||
-		    vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clock, sizeof(clock)) ||
+		    vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clock, strlen(clock) + 1) ||
 		    vt_td_write_cpu_data(w, NR_CPUS, fds, NULL) || vt_td_close(w))
 			die("trace.dat");
 	}

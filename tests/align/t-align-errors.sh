@@ -38,3 +38,7 @@ expect 1 'trace.dat' -- "$VT_BIN" align h g --tsc-hz 2096001000
 # a markers.dat that is a directory
 rm h/trace.dat; rm g/markers.dat; mkdir g/markers.dat
 expect 1 'markers.dat' -- "$VT_BIN" align h g --tsc-hz 2096001000
+
+# a host trace recorded in a nanosecond clock cannot be related to guest TSCs
+"$MKFIX" hl gl -n 5 -C '[local] global counter x86-tsc' >/dev/null
+expect 1 "trace clock 'local'" -- "$VT_BIN" align hl gl

@@ -71,7 +71,8 @@ run_text() {
 	done
 	kill "$(pgrep -P $cpid)" 2>/dev/null || true
 	wait $cpid || true
-	cpu=$(awk '{print ($1 + $2) * 1000}' cat.time)
+	# (bash prints "Terminated" above the times when cat was killed)
+	cpu=$(tail -1 cat.time | awk '{print ($1 + $2) * 1000}')
 	ev=$(wc -l <text.out)
 	bytes=$(stat -c %s text.out)
 	lost=$(awk '/^overrun:/ {o += $2} /^dropped events:/ {o += $3} END {print o + 0}' \
@@ -91,6 +92,7 @@ for i in $(seq "$RUNS"); do
 done
 
 N=$(median <none.rate)
+GENERATED=$(awk '{print $2 * 2}' vt.out)
 VR=$(median <vt.rate); TR=$(median <tx.rate)
 VE=$(median <vt.ev); TE=$(median <tx.ev)
 VL=$(sort -g vt.lost | tail -1); TL=$(sort -g tx.lost | tail -1)
@@ -101,7 +103,7 @@ table=$(cat <<TABLE
 | median of $RUNS interleaved runs | vmtrace record | text trace_pipe | text / vmtrace |
 |---|---|---|---|
 | generator events/s while traced (untraced: $N) | $VR | $TR | $(ratio "$TR" "$VR") |
-| events kept (of $((2 * CALLS))) | $VE | $TE | $(ratio "$TE" "$VE") |
+| events kept (generated: $GENERATED) | $VE | $TE | $(ratio "$TE" "$VE") |
 | events lost (worst run) | $VL | $TL | |
 | bytes per event on disk | $VB | $TB | $(ratio "$TB" "$VB") |
 | reader CPU ns per event | $VC | $TC | $(ratio "$TC" "$VC") |

@@ -1,10 +1,13 @@
 /*
  * fuzz-uftrace.c - libFuzzer target for lib/uftrace.c's reader (uftrace
- * data directories come from guests: untrusted).  The input is a data
- * directory packed as files separated by FUZZ_SEP, in this order:
- *   info, task.txt, sid-fuzzfuzzfuzzfuzz.map, demo.sym, 4242.dat, 4243.dat
- * They are written to a fresh directory, opened, every task's stream read
- * to its end and every record's address looked up.
+ * data directories, from `vmtrace run` or the Python tracer in a guest,
+ * are untrusted).  The input is a whole data directory packed as
+ *   "#VTFUZZ# <name>\n" <content> { "\n#VTFUZZ# <name>\n" <content> }
+ * (tests/fuzz/pack-uftrace packs a real one).  Up to FUZZ_MAX_FILES files
+ * with safe names ([A-Za-z0-9._-], no leading dot) are written to a fresh
+ * directory, which is opened; every task's stream is read to its end, every
+ * record's address looked up and every later `vt_uft_dat_trim` run on the
+ * .dat files as the Python tracer's trim does.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -14,11 +17,22 @@
 #include <unistd.h>
 #include "uftrace.h"
 
-#define FUZZ_SEP	"\n#VTFUZZ#\n"
+#define FUZZ_TAG	"#VTFUZZ# "
+#define FUZZ_SEP	"\n" FUZZ_TAG
+#define FUZZ_MAX_FILES	16
+#define FUZZ_NAME_MAX	64
 
-static const char *const names[] = {
-	"info", "task.txt", "sid-fuzzfuzzfuzzfuzz.map", "demo.sym", "4242.dat", "4243.dat",
-};
+static int safe_name(const char *p, size_t n)
+{
+	if (!n || n >= FUZZ_NAME_MAX || p[0] == '.')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(p[i] == '.' || p[i] == '_' || p[i] == '-' ||
+		      (p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') ||
+		      (p[i] >= '0' && p[i] <= '9')))
+			return 0;
+	return 1;
+}
 
 static void put(const char *dir, const char *name, const uint8_t *p, size_t n)
 {
@@ -36,29 +50,82 @@ static void put(const char *dir, const char *name, const uint8_t *p, size_t n)
 static void clean(const char *dir)
 {
 	char path[512];
+	struct dirent *de;
+	DIR *d = opendir(dir);
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		unlink(path);
 	}
+	if (d)
+		closedir(d);
 	rmdir(dir);
+}
+
+/* Unpack @data into @dir: the number of files written. */
+static int unpack(const char *dir, const uint8_t *data, size_t size)
+{
+	const uint8_t *p = data, *end = data + size;
+	size_t tag = strlen(FUZZ_TAG), sep = strlen(FUZZ_SEP);
+	int nr = 0;
+
+	if (size < tag || memcmp(p, FUZZ_TAG, tag))
+		return 0;
+	p += tag;
+	while (p < end && nr < FUZZ_MAX_FILES) {
+		const uint8_t *nl = memchr(p, '\n', end - p);
+		char name[FUZZ_NAME_MAX];
+
+		if (!nl)
+			break;
+		const uint8_t *body = nl + 1;
+		const uint8_t *q = memmem(body, end - body, FUZZ_SEP, sep);
+		size_t n = q ? (size_t)(q - body) : (size_t)(end - body);
+
+		if (safe_name((const char *)p, nl - p)) {
+			memcpy(name, p, nl - p);
+			name[nl - p] = 0;
+			put(dir, name, body, n);
+			nr++;
+		}
+		if (!q)
+			break;
+		p = q + sep;
+	}
+	return nr;
+}
+
+static void trim_dats(const char *dir)
+{
+	char path[512];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (n < 4 || strcmp(de->d_name + n - 4, ".dat"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		(void)vt_uft_dat_trim(path);
+	}
+	if (d)
+		closedir(d);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char dir[] = "/tmp/vt-fuzz-uftrace.XXXXXX";
-	const uint8_t *p = data, *end = data + size;
 	struct vt_uft_reader *r;
-	size_t sep = strlen(FUZZ_SEP);
+	uint64_t start;
 
 	if (!mkdtemp(dir))
 		return 0;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && p <= end; i++) {
-		const uint8_t *q = memmem(p, end - p, FUZZ_SEP, sep);
-		size_t n = q ? (size_t)(q - p) : (size_t)(end - p);
-
-		put(dir, names[i], p, n);
-		p += n + sep;
+	if (!unpack(dir, data, size)) {
+		clean(dir);
+		return 0;
 	}
 	r = vt_uft_open(dir);
 	if (r) {
@@ -67,18 +134,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct vt_uft_record rec;
 			size_t len;
 
+			(void)vt_uft_task_tid(r, i);
+			(void)vt_uft_task_pid(r, i);
 			if (!s)
 				continue;
 			while (vt_uft_stream_next(s, &rec) == 1) {
 				(void)vt_uft_sym_name(r, vt_uft_addr(rec.bits));
+				(void)vt_uft_sym_find(r, vt_uft_addr(rec.bits), &start);
 				(void)vt_uft_stream_payload(s, &len);
+				(void)vt_uft_stream_offset(s);
 			}
 			(void)vt_uft_stream_truncated(s);
+			(void)vt_uft_stream_path(s);
 			vt_uft_stream_close(s);
 		}
 		(void)vt_uft_reader_info(r);
+		(void)vt_uft_feat_mask(r);
+		(void)vt_uft_info_mask(r);
+		(void)vt_uft_nr_syms(r);
 		vt_uft_close(r);
 	}
+	trim_dats(dir);
 	clean(dir);
 	return 0;
 }

@@ -5,7 +5,7 @@
 # (tests/fuzz/t-fuzz-replay.sh), so a fixed finding stays fixed.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 600
-FUZZ_FLAGS   = -g -O1 -fsanitize=fuzzer-no-link,address,undefined $(CSTD) $(CPPFLAGS_ALL)
+FUZZ_FLAGS   = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined $(CSTD) $(CPPFLAGS_ALL)
 FUZZ_SRCS    := $(sort $(wildcard $(SRC)/tests/fuzz/fuzz-*.c))
 FUZZ_BINS    := $(FUZZ_SRCS:$(SRC)/tests/fuzz/%.c=$(OUT)/fuzz/%)
 FUZZ_CORE    := $(CORE_SRCS:%.c=$(OUT)/fuzz/obj/%.o)

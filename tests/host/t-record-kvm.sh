@@ -58,4 +58,19 @@ tc=$(trace-cmd report kvm/trace.dat 2>/dev/null | grep -c 'kvm_pio:.* at 0x7e0 '
 [ "$tc" = $COUNT ] || fail "trace-cmd report shows $tc kvm_pio at 0x7e0, want $COUNT"
 [ -n "$(meta kvm.vm0.pid kvm)" ] || echo "note: no KVM debugfs facts (debugfs not mounted?)"
 check_counts kvm
+
+# the project's unikernel (docs/format/unikernel.md), when built: its 4 PIO
+# markers 0x56000000|i at port 0x5f0 appear as kvm_pio, in order
+uk=$VT_BUILD/guest/unikernel.elf
+if [ -f "$uk" ]; then
+	rc=0
+	"$VT_BIN" record -o uk -- qemu-system-x86_64 -enable-kvm -name uk,debug-threads=on \
+		-kernel "$uk" -m 64 -display none -nodefaults -no-reboot -debugcon file:uk.bin \
+		-device isa-debug-exit,iobase=0xf4,iosize=4 || rc=$?
+	[ $rc = 33 ] || fail "unikernel exit status $rc, want 33"
+	"$TDCOUNT" -f kvm:kvm_pio:port,val uk/trace.dat | grep '^port=1520 ' | awk '{print $2}' >uk.txt
+	want=$(for i in 0 1 2 3; do echo "val=$((0x56000000 | i))"; done)
+	[ "$(cat uk.txt)" = "$want" ] || { cat uk.txt; fail "unikernel markers as kvm_pio differ"; }
+	check_counts uk
+fi
 echo "KVM recording: OK"

@@ -33,7 +33,8 @@ no_instances_left $rec
 "$TDCOUNT" term/trace.dat >/dev/null || fail "trace.dat after SIGTERM unreadable"
 
 "$VT_BIN" record --guest -o lost -b 1 -e syscalls:sys_enter_getppid \
-	-e syscalls:sys_exit_getppid -- "$VT_BUILD/tests/host/sysloop" 500000 >lost.txt 2>&1
+	-e syscalls:sys_exit_getppid -- "$VT_BUILD/tests/host/sysloop" 500000 >lost.txt 2>&1 ||
+	{ cat lost.txt; fail "recording the syscall storm failed"; }
 cat lost.txt
 grep -q "WARNING: events were lost" lost.txt || fail "no lost-events warning"
 total=$(meta lost.total lost)

@@ -34,7 +34,7 @@ if nm -D "$PYDIR"/vmtrace/_vmtrace*.so 2>/dev/null | grep -q __asan_init; then
 	export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
 fi
 
-vt_py() { LD_PRELOAD=$VT_PRELOAD PYTHONPATH=$PYDIR "$PY" "$@"; }
+vt_py() { LD_PRELOAD=$VT_PRELOAD PYTHONPATH=$PYDIR${PYTHONPATH:+:$PYTHONPATH} "$PY" "$@"; }
 
 # uftrace's view of a trace dir with only the function column.
 vt_replay() { uftrace replay -d "$1" -f none "${@:2}" 2>"$VT_TMP/replay.err"; }

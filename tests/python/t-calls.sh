@@ -50,4 +50,12 @@ exits = [struct.unpack_from("<QQ", recs, i)[1] for i in range(0, len(recs), 16)]
 exits = [b >> 16 for b in exits if b & 3 == 1]
 sys.exit(0 if boom + 1 in exits else 1)
 P
+# the default TSC clock: vmtrace convert to ns gives uftrace the same tree
+vt_py -m vmtrace -o "$VT_TMP/t" "$SCRIPTS/calls.py" || vt_fail "vmtrace (tsc) exited $?"
+grep -q '^clock=tsc$' "$VT_TMP/t/vmtrace.meta" || vt_fail "vmtrace.meta: clock is not tsc"
+grep -q '^tsc.hz=[1-9]' "$VT_TMP/t/vmtrace.meta" || vt_fail "vmtrace.meta: no tsc.hz"
+"$VT_BIN" convert "$VT_TMP/t" "$VT_TMP/tn" || vt_fail "vmtrace convert exited $?"
+vt_replay "$VT_TMP/tn" -F '^__main__\.top ' | sed -e 's/ ([^)]*)//' -e 's/()//' -e 's/ *$//' |
+	awk '/^#/ || /^ *$/ { next } { print } /^} \/\* __main__.top \*\/$/ { exit }' > "$VT_TMP/got2"
+diff -u "$VT_TMP/want" "$VT_TMP/got2" || vt_fail "call tree after convert differs"
 echo "ok: call tree of calls.py on $("$PY" -V 2>&1) ($backend)"

@@ -6,11 +6,11 @@ cd "$VT_TMP"
 export PYTHONPATH=$SCRIPTS
 
 vt_py -m vmtrace -o m --clock ns -m ctxmod || vt_fail "-m ctxmod exited $?"
-[ "$(vt_calls m "ctxmod.inner ")" = 1 ] || vt_fail "-m module: inner() not traced"
+[ "$(vt_calls m "__main__.inner ")" = 1 ] || vt_fail "-m module: inner() not traced"
 [ "$(vt_calls m "builtins.len")" -ge 1 ] || vt_fail "C call len() not traced by default"
 
 vt_py -m vmtrace -o n --clock ns --no-c-calls -m ctxmod || vt_fail "--no-c-calls exited $?"
-[ "$(vt_calls n "ctxmod.inner ")" = 1 ] || vt_fail "--no-c-calls: inner() not traced"
+[ "$(vt_calls n "__main__.inner ")" = 1 ] || vt_fail "--no-c-calls: inner() not traced"
 [ "$(vt_calls n "builtins.")" = 0 ] || vt_fail "--no-c-calls: builtins traced"
 
 vt_py -m vmtrace -o x --clock ns --max-depth 3 -m ctxmod || vt_fail "--max-depth exited $?"

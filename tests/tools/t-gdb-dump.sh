@@ -66,3 +66,12 @@ grep vmtrace-dump live-dump.log
 grep -q 'saved to liveout (live)' live-dump.log
 [ "$(count worker_step liveout)" -eq 200 ] && [ "$(count main_step liveout)" -eq 100 ]
 echo "live process: buffered records saved too"
+
+# a process without the runtime: a clear error, nothing written
+"$prog" wait >plain.log 2>&1 & ppid=$!
+for _ in $(seq 50); do grep -q ready plain.log && break; sleep 0.1; done
+gdb -batch -nx -p $ppid -ex "source $ext" -ex 'vmtrace-dump plainout' >plain-dump.log 2>&1 || true
+kill -9 $ppid; wait $ppid 2>/dev/null || true
+grep -q 'vmtrace-dump: no symbol mcount_threads' plain-dump.log || { cat plain-dump.log; exit 1; }
+[ ! -e plainout ]
+echo "without the runtime: $(grep -o 'vmtrace-dump: no symbol.*' plain-dump.log)"

@@ -33,6 +33,18 @@ f=$(grep -c '^  fix: ' out.txt || true)
 [ "$m" -eq "$f" ]
 [ $rc -eq 0 ] && [ "$m" -eq 0 ] || [ $rc -eq 5 ] && [ "$m" -gt 0 ]
 
+# --enable turns kvm_write_tsc_offset on in the top-level buffer (the
+# previous state is put back)
+ev=/sys/kernel/tracing/events/kvm/kvm_write_tsc_offset/enable
+if [ -e $ev ]; then
+	old=$(cat $ev)
+	"$tool" --enable >en.txt 2>&1 || true
+	now=$(cat $ev)
+	echo "$old" >$ev
+	grep -q '^ok      kvm_write_tsc_offset: enabled in the top-level buffer' en.txt
+	[ "$now" = 1 ] || { echo "--enable left $ev at $now"; exit 1; }
+fi
+
 # --quiet prints only what is missing and the summary
 "$tool" --quiet >q.txt 2>&1 || true
 ! grep -q '^ok ' q.txt

@@ -26,6 +26,15 @@ hz=$(VT_KCORE=fake.core VT_KALLSYMS=kallsyms "$tool")
 [ "$(VT_KCORE=fake.core VT_KALLSYMS=kallsyms "$tool" --khz)" = 2096001 ]
 echo "stand-in core: $hz Hz"
 
+# `vmtrace tsc --kcore` runs this script as its method "kcore" (lib/tsc.c)
+VT_TOOLS_DIR=$VT_SRC/tools VT_KCORE=fake.core VT_KALLSYMS=kallsyms "$VT_BIN" tsc --kcore --no-calibrate --json >tsc.json
+/usr/bin/python3 - tsc.json <<'EOP'
+import json, sys
+m = [m for m in json.load(open(sys.argv[1]))["methods"] if m["name"] == "kcore"]
+assert m and m[0]["status"] == "ok" and m[0]["hz"] == 2096001000, m
+print("vmtrace tsc --kcore: method kcore ok,", m[0]["hz"], "Hz from the stand-in")
+EOP
+
 # kptr_restrict-style zero address -> exit 4; no core -> exit 5
 printf '0000000000000000 D tsc_khz\n' >zero
 set +e

@@ -47,7 +47,19 @@ echo "$n timestamps within the rdtsc bracket [$before, $after] ($((after - befor
 
 [ "$("$VT_BIN" meta data clock)" = tsc ]
 [ "$("$VT_BIN" meta data domain)" = host ]
-echo "vmtrace.meta: clock=tsc domain=host"
+hz=$("$VT_BIN" meta data tsc.hz)
+[ "$hz" = "$("$VT_BIN" tsc -q --no-calibrate)" ]
+echo "vmtrace.meta: clock=tsc domain=host tsc.hz=$hz"
+
+# vmtrace convert makes nanoseconds of it; the system's uftrace replays
+# both, and main's duration in ticks / (tsc.hz / 1e9) is the one in ns
+"$VT_BIN" convert data data.ns
+dur() { /usr/bin/uftrace replay -d "$1" -F main --no-pager 2>/dev/null | awk '/} \/\* main \*\// { v = $1; u = $2
+	if (u == "ns") v /= 1000; else if (u == "ms") v *= 1000; else if (u == "s") v *= 1e6; print v; exit }'; }
+ticks=$(dur data) ns=$(dur data.ns)
+awk -v t="$ticks" -v n="$ns" -v hz="$hz" 'BEGIN { want = t * 1e9 / hz; d = n - want; if (d < 0) d = -d
+	if (d > 0.002 + want / 100) { print "main: " n " us after convert, want " want; exit 1 }
+	print "main: " t " (ticks shown as us) -> " n " us after vmtrace convert" }'
 
 # --clock=mono still records CLOCK_MONOTONIC nanoseconds: close to the
 # uptime (which counts the same way here: no suspend)

@@ -333,6 +333,26 @@ static void test_hostile(const char *dir)
 		CHECK(count(r, idx, &n, &trunc, NULL) == 0 && n == 0 && !trunc);
 	vt_uft_close(r);
 
+	/* a FIFO where a .dat or the info file should be: refused, no hang */
+	make_dir(dir, 0);
+	snprintf(path, sizeof(path), "%s/4444.dat", dir);
+	CHECK(mkfifo(path, 0644) == 0);
+	put(dir, "task.txt", "TASK timestamp=1.000000000 tid=4444 pid=101\n", 44, 1);
+	r = vt_uft_open(dir);
+	CHECK(r != NULL);
+	idx = r ? task_idx(r, 4444) : -1;
+	CHECK(idx >= 0);
+	if (r && idx >= 0) {
+		CHECK(vt_uft_stream_open(r, idx) == NULL);
+		CHECK(strstr(vt_err_msg(), "not a regular file") != NULL);
+	}
+	vt_uft_close(r);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/info", dir);
+	unlink(path);
+	CHECK(mkfifo(path, 0644) == 0);
+	CHECK(vt_uft_open(dir) == NULL && strstr(vt_err_msg(), "not a regular file"));
+
 	/* no info file at all */
 	snprintf(path, sizeof(path), "%s/info", dir);
 	unlink(path);

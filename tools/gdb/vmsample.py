@@ -169,7 +169,11 @@ class Sampler:
     def run(self):
         gdb.execute("set pagination off")
         gdb.execute("set confirm off")
-        gdb.execute("target remote " + self.target, to_string=True)
+        try:
+            gdb.execute("target remote " + self.target, to_string=True)
+        except gdb.error as e:
+            raise gdb.GdbError("vmsample: cannot connect to the gdbstub at %s: %s"
+                               % (self.target, e))
         if self.start:
             gdb.execute("tbreak " + self.start, to_string=True)
             gdb.execute("continue", to_string=True)

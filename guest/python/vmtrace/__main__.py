@@ -77,9 +77,14 @@ def main(argv=None):
         else:
             print(code, file=sys.stderr)
             status = 1
-    except BaseException:
+    except BaseException as e:
         import traceback
-        traceback.print_exc()
+        # the script's frames only, as plain python would show them
+        tb = e.__traceback__
+        while tb and (tb.tb_frame.f_code.co_filename == __file__ or
+                      "runpy" in tb.tb_frame.f_code.co_filename):
+            tb = tb.tb_next
+        traceback.print_exception(type(e), e, tb)
         status = 1
     res = vmtrace.stop(exit_status=(status & 0xff) << 8)
     if res and res["lost"]:

@@ -1,0 +1,50 @@
+# tests/faults/lib.sh: shared helpers of the fault tests (sourced, not run).
+PY=/usr/bin/python3
+MUTATE="$VT_SRC/tests/faults/mutate.py"
+GPROGS="$VT_BUILD/tests/guest"
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Under ASan/UBSan every run is slower: fewer workers would only add time.
+MUTANTS=${VT_FAULT_MUTANTS:-1000}
+
+# run_ok WHAT CMD...: CMD must exit 0 or 3 (partial, warned) and, if 3,
+# say so on stderr; never die by a signal.  stderr goes to $VT_TMP/err.
+run_ok() {
+	local what=$1 rc=0
+	shift
+	"$@" >"$VT_TMP/out" 2>"$VT_TMP/err" || rc=$?
+	sed 's/^/    /' "$VT_TMP/err" | head -5
+	case $rc in
+	0) ;;
+	3) [ -s "$VT_TMP/err" ] || fail "$what: exit 3 without a warning" ;;
+	*) fail "$what: exit $rc" ;;
+	esac
+	echo "ok: $what (exit $rc)"
+}
+
+# run_fails WHAT PATTERN CMD...: CMD must fail with 1..127 and print a
+# message matching PATTERN (egrep) on stderr.
+run_fails() {
+	local what=$1 pat=$2 rc=0
+	shift 2
+	"$@" >"$VT_TMP/out" 2>"$VT_TMP/err" || rc=$?
+	sed 's/^/    /' "$VT_TMP/err" | head -5
+	[ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] || fail "$what: exit $rc (want a clean failure)"
+	grep -Eq "$pat" "$VT_TMP/err" || fail "$what: message does not match /$pat/"
+	echo "ok: $what fails cleanly (exit $rc)"
+}
+
+# json_events FILE: number of trace events in a Chrome JSON file (python's
+# json module is the consumer)
+json_events() {
+	"$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["traceEvents"]))' "$1"
+}
+
+# small_tmpfs DIR SIZE: mount a tmpfs of SIZE on DIR (skip if we cannot)
+small_tmpfs() {
+	mkdir -p "$1"
+	mount -t tmpfs -o size="$2" tmpfs "$1" 2>/dev/null || skip "cannot mount a tmpfs (not root?)"
+	trap 'umount -l "'"$1"'" 2>/dev/null || true' EXIT
+}

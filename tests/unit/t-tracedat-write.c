@@ -1,0 +1,227 @@
+/*
+ * t-tracedat-write.c - unit test of the trace.dat writer (lib/tracedat_write.c):
+ * page counting (data, long, time-extend, padding events; lost flags;
+ * malformed pages), section order, O_EXCL, a write failure (file size
+ * limit) naming the file, and a round trip: synthetic pages written with
+ * vt_td_* and read back through libtracecmd (lib/tracedat_read.c), clock
+ * option included.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "check.h"
+#include "err.h"
+#include "tracedat.h"
+
+#define PAGE		4096
+#define EV_ID		1001
+#define NR_EVENTS	700	/* more than one page */
+
+static const char header_page[] =
+	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+	"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+static const char header_event[] =
+	"# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n"
+	"\tarray       :   32 bits\n\n\tpadding     : type == 29\n\ttime_extend : type == 30\n"
+	"\ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
+static const char fmt[] =
+	"name: vt_test\nID: 1001\nformat:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	"\tfield:unsigned int seq;\toffset:8;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"seq=%u\", REC->seq\n";
+static const char clock_opt[] = "local global counter [x86-tsc] mono";
+
+struct test_ev {
+	uint16_t type;
+	uint8_t flags, preempt;
+	int32_t pid;
+	uint32_t seq;
+};
+
+static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+
+static void test_page_count(void)
+{
+	uint8_t pg[PAGE];
+	struct vt_td_cpu_stats st;
+	uint8_t *d = pg + VT_TD_PAGE_HDR_SIZE;
+	size_t off = 0;
+
+	memset(pg, 0, sizeof(pg));
+	memset(&st, 0, sizeof(st));
+	put64(pg, 1000);
+	put32(d + off, 2 | 5 << 5);		/* small event, 8 bytes payload */
+	off += 4 + 8;
+	put32(d + off, 30 | 1 << 5);		/* time extend */
+	off += 8;
+	put32(d + off, 0);			/* long event: length word */
+	put32(d + off + 4, 200);
+	off += 4 + 200;
+	put32(d + off, 29 | 7 << 5);		/* discarded event (padding) */
+	put32(d + off + 4, 12);
+	off += 4 + 12;
+	put64(pg + 8, off | 1ULL << 31 | 1ULL << 30);
+	put64(d + off, 42);			/* stored lost count */
+	CHECK(vt_td_page_count(pg, PAGE, &st) == 0);
+	CHECK(st.events == 2);
+	CHECK(st.lost == 42);
+	CHECK(st.lost_unknown == 0);
+	CHECK(st.first_ts == 1000);
+
+	put64(pg + 8, off | 1ULL << 31);	/* lost, count not stored */
+	CHECK(vt_td_page_count(pg, PAGE, &st) == 0);
+	CHECK(st.lost_unknown == 1 && st.pages == 2);
+
+	put64(pg + 8, PAGE);			/* commit beyond the page */
+	CHECK(vt_td_page_count(pg, PAGE, &st) == -1);
+	put64(pg + 8, 16);
+	put32(d, 0);
+	put32(d + 4, 4000);			/* event longer than the commit */
+	CHECK(vt_td_page_count(pg, PAGE, &st) == -1);
+}
+
+/* Write a complete file of @nr events (seq 0..nr-1) on CPU 1 of 2. */
+static int write_file(const char *path, const char *raw0, const char *raw1, int nr)
+{
+	const char *fmts[] = { fmt };
+	size_t lens[] = { sizeof(fmt) - 1 };
+	struct vt_td_cpu_stats st[2];
+	struct vt_td_writer *w;
+	struct vt_td_page pg;
+	uint8_t buf[PAGE];
+	int fds[2], ret, pages = 1;
+
+	fds[0] = open(raw0, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	fds[1] = open(raw1, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	vt_td_page_init(&pg, buf, PAGE);
+	for (int i = 0; i < nr; i++) {
+		struct test_ev ev = { EV_ID, 0, 0, 77, (uint32_t)i };
+		uint64_t ts = 5000000000ULL + (uint64_t)i * 1000;
+
+		if (vt_td_page_add(&pg, ts, &ev, sizeof(ev)) == 1) {
+			CHECK(write(fds[1], buf, PAGE) == PAGE);
+			pages++;
+			vt_td_page_init(&pg, buf, PAGE);
+			CHECK(vt_td_page_add(&pg, ts, &ev, sizeof(ev)) == 0);
+		}
+	}
+	CHECK(write(fds[1], buf, PAGE) == PAGE);
+
+	w = vt_td_create(path, PAGE);
+	if (!w)
+		return -1;
+	ret = vt_td_write_headers(w, header_page, sizeof(header_page) - 1, header_event,
+				  sizeof(header_event) - 1) ||
+	      vt_td_write_ftrace_formats(w, 0, NULL, NULL) ||
+	      vt_td_systems_begin(w, 1) ||
+	      vt_td_write_system(w, "vt", 1, fmts, lens) ||
+	      vt_td_write_kallsyms(w, "", 0) ||
+	      vt_td_write_printk(w, "", 0) ||
+	      vt_td_write_cmdlines(w, "77 tester\n", 10) ||
+	      vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clock_opt, sizeof(clock_opt)) ||
+	      vt_td_write_cpu_data(w, 2, fds, st);
+	close(fds[0]);
+	close(fds[1]);
+	if (ret) {
+		vt_td_abort(w);
+		return -1;
+	}
+	CHECK(st[0].events == 0 && st[1].events == (uint64_t)nr);
+	CHECK(st[1].pages == (uint64_t)pages && pages > 1);
+	CHECK(st[0].bytes == 0 && st[1].bytes == (uint64_t)pages * PAGE);
+	return vt_td_close(w);
+}
+
+static void test_round_trip(const char *dir)
+{
+	char path[512], raw0[512], raw1[512];
+	struct vt_td_reader *r;
+	struct vt_td_event ev;
+	int n = 0, ok = 1;
+
+	snprintf(path, sizeof(path), "%s/trace.dat", dir);
+	snprintf(raw0, sizeof(raw0), "%s/raw0", dir);
+	snprintf(raw1, sizeof(raw1), "%s/raw1", dir);
+	CHECK(write_file(path, raw0, raw1, NR_EVENTS) == 0);
+	/* O_EXCL: an existing file is not overwritten */
+	CHECK(write_file(path, raw0, raw1, 1) == -1);
+	CHECK(strstr(vt_err_msg(), "trace.dat: cannot create") != NULL);
+
+	r = vt_td_read_open(path);
+	CHECK(r != NULL);
+	if (!r) {
+		fprintf(stderr, "%s\n", vt_err_msg());
+		return;
+	}
+	CHECK(vt_td_read_nr_cpus(r) == 2);
+	CHECK_STR(vt_td_read_clock(r), "x86-tsc");
+	CHECK_STR(vt_td_read_comm(r, 77), "tester");
+	while (vt_td_read_next_any(r, &ev) == 1) {
+		uint64_t seq = 0;
+
+		ok &= ev.cpu == 1 && ev.pid == 77 && !strcmp(ev.name, "vt_test");
+		ok &= vt_td_field_u64(&ev, "seq", &seq) == 0 && seq == (uint64_t)n;
+		ok &= ev.ts == 5000000000ULL + (uint64_t)n * 1000;
+		n++;
+	}
+	CHECK(ok);
+	CHECK(n == NR_EVENTS);
+	vt_td_read_close(r);
+	unlink(path);
+	unlink(raw0);
+	unlink(raw1);
+}
+
+static void test_order_and_errors(const char *dir)
+{
+	char path[512];
+	struct vt_td_writer *w;
+	struct rlimit rl = { 64, 64 };
+	struct rlimit old;
+	uint8_t big[PAGE];
+
+	snprintf(path, sizeof(path), "%s/order.dat", dir);
+	w = vt_td_create(path, PAGE);
+	CHECK(w != NULL);
+	CHECK(vt_td_write_kallsyms(w, "", 0) == -1);	/* before headers */
+	CHECK(strstr(vt_err_msg(), "out of order") != NULL);
+	vt_td_abort(w);
+	CHECK(access(path, F_OK) == -1);		/* abort removes it */
+	CHECK(vt_td_create(path, 1000) == NULL);	/* page size not a power of 2 */
+
+	/* a failing write (file size limit, like a full disk) names the file */
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	rl.rlim_max = old.rlim_max;
+	setrlimit(RLIMIT_FSIZE, &rl);
+	w = vt_td_create(path, PAGE);
+	CHECK(w != NULL);
+	memset(big, 'x', sizeof(big));
+	CHECK(vt_td_write_headers(w, (char *)big, sizeof(big), header_event, 10) == -1);
+	CHECK(strstr(vt_err_msg(), "order.dat: write failed at offset") != NULL);
+	setrlimit(RLIMIT_FSIZE, &old);
+	vt_td_abort(w);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/vt-tdw.XXXXXX";
+
+	if (!mkdtemp(dir))
+		return 1;
+	test_page_count();
+	test_round_trip(dir);
+	test_order_and_errors(dir);
+	rmdir(dir);
+	return check_done();
+}
