@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "err.h"
 #include "record.h"
+#include "guest/usdt/usdt.h"
 
 #define REC_MAX_EVENTS		256
 #define REC_NS_PER_MS		1000000L
@@ -36,7 +37,7 @@ static void rec_usage(FILE *fp)
 {
 	fprintf(fp,
 "usage: vmtrace record [-e SYSTEM[:EVENT]]... [-p PID]... [-o DIR] [-b KB]\n"
-"                      [--guest] [--force] [-- COMMAND ARGS...]\n"
+"                      [--guest] [--force] [--python[=FILE]] [-- COMMAND ARGS...]\n"
 "\n"
 "Record kernel events in the x86-tsc trace clock into DIR/trace.dat\n"
 "(trace-cmd v6, read by trace-cmd report and KernelShark) and\n"
@@ -51,6 +52,11 @@ static void rec_usage(FILE *fp)
 "  --guest            inside a guest: block, irq, sched_switch defaults\n"
 "  --force            reuse an existing DIR (its trace files are replaced)\n"
 "  -- COMMAND         run COMMAND traced, stop when it exits, exit with its status\n"
+"  --python[=FILE]    also record CPython's USDT markers (function entry/return\n"
+"                     where the interpreter fires them, gc, imports) as uprobes;\n"
+"                     FILE: the python executable or libpython (default: the\n"
+"                     COMMAND's, or the -p process's); without -e only sched\n"
+"                     switch/wakeup are added; with -p, stops when it exits\n"
 "\n"
 "Host defaults: kvm:{write_tsc_offset,exit,entry,pio,mmio,fast_mmio,hypercall,\n"
 "msi_set_irq,set_irq,inj_virq,apic_accept_irq,userspace_exit,pvclock_update,\n"
@@ -110,11 +116,71 @@ static void rec_join_args(char *buf, size_t len, char **argv)
 		n += snprintf(buf + n, len - n, "%s%s", i ? " " : "", argv[i]);
 }
 
+/* ---- --python: CPython's USDT markers as uprobe events (guest/usdt) ---- */
+
+static struct usdt_session rec_usdt;
+static const char *rec_usdt_events[USDT_MAX_PROBES];
+static const char *const rec_python_sched[] = { "sched:sched_switch", "sched:sched_wakeup" };
+
+/*
+ * Find the interpreter file (@file, else @cmd's executable, else the first
+ * -p pid's), create the uprobe events and add them to @o's events (plus
+ * sched switch/wakeup when no -e was given).  0 or -1 (nothing left).
+ */
+static int rec_python_start(const char *file, struct host_record_opts *o, const char **events,
+			    char **cmd, pid_t child)
+{
+	char path[4096];
+	int dflt = o->nr_events == 0;
+
+	if (file) {
+		if (usdt_python_file_of_binary(file, path, sizeof(path)))
+			return -1;
+	} else if (child > 0 && cmd[0]) {
+		if (usdt_python_file_of_binary(cmd[0], path, sizeof(path)))
+			return -1;
+	} else if (o->nr_pids) {
+		if (usdt_python_file_of_pid(o->pids[0], path, sizeof(path)))
+			return -1;
+	} else {
+		errno = EINVAL;
+		return vt_err_set("--python needs a COMMAND, -p PID or --python=FILE");
+	}
+	if (o->nr_events + rec_usdt.nr + (int)VT_ARRAY_SIZE(rec_python_sched) > REC_MAX_EVENTS)
+		return vt_err_set("too many events with --python");
+	if (usdt_python_create(&rec_usdt, path))
+		return -1;
+	usdt_python_explain(&rec_usdt, stderr);
+	for (int i = 0; i < rec_usdt.nr; i++) {
+		rec_usdt_events[i] = rec_usdt.events[i];
+		events[o->nr_events++] = rec_usdt_events[i];
+	}
+	for (size_t i = 0; dflt && i < VT_ARRAY_SIZE(rec_python_sched); i++)
+		events[o->nr_events++] = rec_python_sched[i];
+	return 0;
+}
+
+/* Remove the uprobe events of --python (no-op without it).  0 or -1. */
+static int rec_python_end(void)
+{
+	return rec_usdt.nr ? usdt_python_remove(&rec_usdt) : 0;
+}
+
+/* 1 while any -p process still exists (0 when none was given). */
+static int rec_python_pids_alive(const struct host_record_opts *o)
+{
+	for (int i = 0; i < o->nr_pids; i++)
+		if (!kill(o->pids[i], 0) || errno != ESRCH)
+			return 1;
+	return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "guest", no_argument, NULL, 'g' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "python", optional_argument, NULL, 'y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -127,6 +193,8 @@ int cmd_record(int argc, char **argv)
 	char cmdline[REC_CMDLINE_MAX], val[32];
 	pid_t child = -1;
 	int c, go_fd = -1, status = 0, child_done = 0, ret = VT_EXIT_OK;
+	int use_python = 0;
+	const char *python_file = NULL;
 
 	o.events = events;
 	o.pids = pids;
@@ -167,6 +235,10 @@ int cmd_record(int argc, char **argv)
 		case 'f':
 			o.force = 1;
 			break;
+		case 'y':
+			use_python = 1;
+			python_file = optarg;
+			break;
 		case 'h':
 			rec_usage(stdout);
 			return VT_EXIT_OK;
@@ -196,11 +268,20 @@ int cmd_record(int argc, char **argv)
 			vt_die(VT_EXIT_USAGE, "record: too many pids");
 		pids[o.nr_pids++] = child;
 	}
+	if (use_python && rec_python_start(python_file, &o, events, argv + optind, child) < 0) {
+		vt_err_print("record");
+		if (child > 0) {
+			close(go_fd);
+			waitpid(child, NULL, 0);
+		}
+		return VT_EXIT_FAIL;
+	}
 	r = host_record_start(&o);
 	if (!r) {
 		int e = errno;
 
 		vt_err_print("record");
+		rec_python_end();
 		if (child > 0) {
 			close(go_fd);
 			waitpid(child, NULL, 0);
@@ -230,6 +311,8 @@ int cmd_record(int argc, char **argv)
 		}
 		if (rec_signals && child <= 0)
 			break;
+		if (use_python && child <= 0 && !rec_python_pids_alive(&o))
+			break;	/* the traced interpreter is gone */
 		if (rec_signals > 1)
 			break;	/* second signal: do not wait for the command */
 		if (rec_signals && !seen)
@@ -247,7 +330,12 @@ int cmd_record(int argc, char **argv)
 	}
 	if (host_record_stop(r, &res)) {
 		vt_err_print("record");
+		rec_python_end();
 		return VT_EXIT_FAIL;
+	}
+	if (rec_python_end()) {
+		vt_err_print("record");
+		ret = VT_EXIT_FAIL;
 	}
 	fprintf(stderr, "vmtrace: record: %llu events, %llu bytes of pages on %u CPUs, "
 		"%llu lost%s -> %s/trace.dat\n",

@@ -21,3 +21,9 @@ $(OUT)/tests/host/pio-guest.elf: $(SRC)/tests/host/pio-guest.S
 	@mkdir -p $(dir $@)
 	$(CC) -m32 -c -o $@.o $<
 	ld -m elf_i386 --build-id=none -Ttext=0x100000 -e _start -o $@ $@.o
+# unit test of the KVM facts collector against a fake debugfs tree
+TEST_TARGETS += $(OUT)/tests/t-kvmfacts
+$(OUT)/tests/t-kvmfacts: $(SRC)/tests/host/t-kvmfacts.c $(OUT)/obj/host/kvmfacts.o $(OUT)/lib/libvtcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -I$(SRC)/host -I$(SRC)/tests $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< \
+		$(OUT)/obj/host/kvmfacts.o $(OUT)/lib/libvtcore.a -lpthread -lm

@@ -16,7 +16,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +44,8 @@
 #define REC_COMM_REFRESH_POLLS	10
 #define REC_MS_PER_S		1000
 #define REC_US_PER_MS		1000
+#define REC_MAX_SEEN		1024	/* tasks remembered (cmdlines, meta) */
+#define REC_META_VAL_ROOM	4000
 
 /* Host defaults: KVM events that matter for latency and clocks. */
 static const char *const rec_host_defaults[] = {
@@ -77,6 +78,7 @@ struct rec_cpu {
 
 struct rec_task {
 	pid_t tid;
+	int live;		/* in the pid filter (the task still exists) */
 	char comm[REC_COMM_MAX];
 };
 
@@ -88,9 +90,9 @@ struct host_record {
 	uint32_t page_size;
 	struct rec_cpu *cpu;
 	int stop_pipe[2];
-	struct rec_task task[HOST_RECORD_MAX_PIDS];
-	pid_t tids[HOST_RECORD_MAX_PIDS];
-	int nr_task;
+	struct rec_task task[REC_MAX_SEEN];
+	pid_t tids[HOST_RECORD_MAX_PIDS];	/* the live tasks */
+	int nr_task, nr_live;
 	int tasks_dropped;
 	int pid_filtered;	/* pids were given: pid systems get a filter */
 	int filter_dirty;
@@ -213,7 +215,7 @@ static int rec_name_ok(const char *s)
 	return 1;
 }
 
-static int rec_is_pid_system(struct host_record *r, const char *sys)
+static int rec_is_pid_system(const char *sys)
 {
 	for (size_t i = 0; i < VT_ARRAY_SIZE(rec_pid_systems); i++)
 		if (!strcmp(sys, rec_pid_systems[i]))
@@ -254,7 +256,7 @@ static int rec_enable(struct host_record *r, const char *spec, int quiet_missing
 		errno = e == EINVAL ? EIO : e;
 		return -1;
 	}
-	ps = rec_is_pid_system(r, sys);
+	ps = rec_is_pid_system(sys);
 	if (ps >= 0)
 		r->pid_system_on[ps] = 1;
 	return 0;
@@ -302,15 +304,15 @@ static int rec_write_filter(struct host_record *r)
 	if (!r->pid_filtered)
 		return 0;
 	filter[0] = 0;
-	for (int i = 0; i < r->nr_task; i++) {
+	for (int i = 0; i < r->nr_live; i++) {
 		int n = snprintf(filter + len, sizeof(filter) - len, "%scommon_pid==%d",
-				 i ? "||" : "", (int)r->task[i].tid);
+				 i ? "||" : "", (int)r->tids[i]);
 
 		if (n < 0 || (size_t)n >= sizeof(filter) - len)
-			return vt_err_set("pid filter too long (%d tasks)", r->nr_task);
+			return vt_err_set("pid filter too long (%d tasks)", r->nr_live);
 		len += n;
 	}
-	if (!r->nr_task)
+	if (!r->nr_live)
 		snprintf(filter, sizeof(filter), "common_pid==-1");
 	for (size_t s = 0; s < VT_ARRAY_SIZE(rec_pid_systems); s++) {
 		if (!r->pid_system_on[s])
@@ -342,24 +344,67 @@ static void rec_read_comm(pid_t tid, char *comm)
 	comm[n] = 0;
 }
 
+/* The live tasks into r->tids (what the filter and KVM facts use). */
+static void rec_live_tids(struct host_record *r)
+{
+	r->nr_live = 0;
+	for (int i = 0; i < r->nr_task; i++)
+		if (r->task[i].live)
+			r->tids[r->nr_live++] = r->task[i].tid;
+}
+
 static int rec_task_add(struct host_record *r, pid_t tid)
 {
+	struct rec_task *t = NULL;
+
 	for (int i = 0; i < r->nr_task; i++)
-		if (r->task[i].tid == tid)
-			return 0;
-	if (r->nr_task >= HOST_RECORD_MAX_PIDS) {
+		if (r->task[i].tid == tid) {
+			if (r->task[i].live)
+				return 0;
+			t = &r->task[i];	/* the tid was reused */
+			break;
+		}
+	if (r->nr_live >= HOST_RECORD_MAX_PIDS) {
 		if (!r->tasks_dropped++)
-			vt_warn("more than %d traced threads: syscalls of the rest are not recorded",
+			vt_warn("more than %d live traced threads: syscalls of the rest are not recorded",
 				HOST_RECORD_MAX_PIDS);
 		return 0;
 	}
-	r->task[r->nr_task].tid = tid;
-	r->task[r->nr_task].comm[0] = 0;
-	rec_read_comm(tid, r->task[r->nr_task].comm);
-	r->tids[r->nr_task] = tid;
-	r->nr_task++;
+	/* full: reuse a slot of an ended task (there are REC_MAX_SEEN -
+	 * HOST_RECORD_MAX_PIDS of them at least) */
+	for (int i = 0; !t && i < r->nr_task && r->nr_task >= REC_MAX_SEEN; i++)
+		if (!r->task[i].live)
+			t = &r->task[i];	/* forget a task that ended */
+	if (!t)
+		t = &r->task[r->nr_task++];
+	t->tid = tid;
+	t->live = 1;
+	t->comm[0] = 0;
+	rec_read_comm(tid, t->comm);
+	rec_live_tids(r);
 	r->filter_dirty = 1;
 	return 1;
+}
+
+/* Tasks that ended leave the filter (their tids may be reused). */
+static void rec_prune(struct host_record *r)
+{
+	char path[32];
+	int gone = 0;
+
+	for (int i = 0; i < r->nr_task; i++) {
+		if (!r->task[i].live)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d", (int)r->task[i].tid);
+		if (access(path, F_OK)) {
+			r->task[i].live = 0;
+			gone = 1;
+		}
+	}
+	if (gone) {
+		rec_live_tids(r);
+		r->filter_dirty = 1;
+	}
 }
 
 /* Add the threads and child processes of @pid (one level per poll). */
@@ -411,16 +456,20 @@ int host_record_add_pid(struct host_record *r, pid_t pid)
 
 int host_record_poll(struct host_record *r)
 {
-	int nr = r->nr_task;
+	pid_t live[HOST_RECORD_MAX_PIDS];
+	int nr = r->nr_live;
 
 	r->polls++;
+	memcpy(live, r->tids, nr * sizeof(*live));
 	for (int i = 0; i < nr; i++)
-		rec_follow(r, r->task[i].tid);
+		rec_follow(r, live[i]);
 	if (r->polls % REC_COMM_REFRESH_POLLS == 0)
 		for (int i = 0; i < r->nr_task; i++)
-			rec_read_comm(r->task[i].tid, r->task[i].comm);
+			if (r->task[i].live)
+				rec_read_comm(r->task[i].tid, r->task[i].comm);
 	if (r->kvm)
-		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_task : 0, 0);
+		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0, 0);
+	rec_prune(r);
 	for (unsigned i = 0; i < r->nr_cpus; i++)
 		if (r->cpu[i].err)
 			return vt_err_set("%s/trace.cpu%u.raw: %s", r->dir, i,
@@ -544,15 +593,18 @@ static int rec_open_cpus(struct host_record *r)
 
 	r->nr_cpus = (unsigned)sysconf(_SC_NPROCESSORS_CONF);
 	r->cpu = calloc(r->nr_cpus, sizeof(*r->cpu));
-	if (!r->cpu)
+	if (!r->cpu) {
+		r->nr_cpus = 0;
 		return vt_err_set("out of memory");
+	}
+	for (unsigned i = 0; i < r->nr_cpus; i++)
+		r->cpu[i].in_fd = r->cpu[i].out_fd = r->cpu[i].pipe[0] = r->cpu[i].pipe[1] = -1;
 	for (unsigned i = 0; i < r->nr_cpus; i++) {
 		struct rec_cpu *c = &r->cpu[i];
 		int sz;
 
 		c->rec = r;
 		c->cpu = i;
-		c->out_fd = c->pipe[0] = c->pipe[1] = -1;
 		snprintf(file, sizeof(file), "per_cpu/cpu%u/trace_pipe_raw", i);
 		c->in_fd = tracefs_instance_file_open(r->inst, file, O_RDONLY | O_NONBLOCK);
 		if (c->in_fd < 0)
@@ -612,7 +664,9 @@ static void rec_unlink_raw(struct host_record *r)
 {
 	char path[REC_PATH_MAX];
 
-	for (unsigned i = 0; i < r->nr_cpus; i++) {
+	for (unsigned i = 0; r->cpu && i < r->nr_cpus; i++) {
+		if (r->cpu[i].out_fd < 0)
+			continue;	/* not ours (creation failed) */
 		snprintf(path, sizeof(path), REC_RAW_FMT, r->dir, i);
 		unlink(path);
 	}
@@ -625,7 +679,7 @@ static void rec_join(struct host_record *r)
 
 	if (r->stop_pipe[1] >= 0 && write(r->stop_pipe[1], &b, 1) < 0)
 		vt_warn("cannot signal the reader threads: %s", strerror(errno));
-	for (unsigned i = 0; i < r->nr_cpus; i++)
+	for (unsigned i = 0; r->cpu && i < r->nr_cpus; i++)
 		if (r->cpu[i].started)
 			pthread_join(r->cpu[i].thread, NULL);
 }
@@ -744,7 +798,7 @@ struct host_record *host_record_start(const struct host_record_opts *o)
 		r->cpu[i].started = 1;
 	}
 	if (r->kvm)
-		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_task : 0, 0);
+		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0, 0);
 	vt_meta_set_u64(r->meta, "record.start_tsc_host", vt_rdtsc_ordered());
 	if (tracefs_trace_on(r->inst) < 0) {
 		vt_err_errno("%s/instances/%s/tracing_on: cannot turn tracing on", tdir, name);
@@ -1089,13 +1143,15 @@ static int rec_meta_end(struct host_record *r, char **stats, const struct vt_td_
 	vt_meta_set_u64(m, "lost_pages.total", res->lost_pages);
 	vt_meta_set_u64(m, "record.data_bytes", res->bytes);
 	if (r->nr_task) {
-		char buf[HOST_RECORD_MAX_PIDS * 12 + 1];
+		char buf[REC_META_VAL_ROOM + 16];
 		size_t len = 0;
 
 		buf[0] = 0;
-		for (int i = 0; i < r->nr_task; i++)
+		for (int i = 0; i < r->nr_task && len < REC_META_VAL_ROOM; i++)
 			len += snprintf(buf + len, sizeof(buf) - len, "%s%d", i ? "," : "",
 					(int)r->task[i].tid);
+		if (len >= REC_META_VAL_ROOM)
+			snprintf(buf + REC_META_VAL_ROOM, sizeof(buf) - REC_META_VAL_ROOM, ",...");
 		vt_meta_set(m, "record.pids", "%s", buf);
 	}
 	if (r->kvm && host_kvm_to_meta(r->kvm, m))
@@ -1130,7 +1186,7 @@ int host_record_stop(struct host_record *r, struct host_record_result *res)
 	tracefs_trace_off(r->inst);
 	vt_meta_set_u64(r->meta, "record.stop_tsc_host", vt_rdtsc_ordered());
 	if (r->kvm)
-		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_task : 0, 1);
+		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0, 1);
 	rec_join(r);
 	if (!getrusage(RUSAGE_SELF, &ru))
 		vt_meta_set_u64(r->meta, "record.cpu_ms",

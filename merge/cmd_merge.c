@@ -53,6 +53,8 @@ static void usage(FILE *fp)
 		"      --guest-offset N   guest_tsc - host_tsc in ticks, used when no clock\n"
 		"                         model can be built (default 0: same TSC)\n"
 		"      --no-align         do not build a clock model; use --guest-offset\n"
+		"      --no-machine-id    Perfetto: no TracePacket.machine_id on guest packets\n"
+		"                         (guests are then told apart by their names only)\n"
 		"  -q, --quiet            no progress line, no summary\n"
 		"  -h, --help\n");
 }
@@ -83,6 +85,9 @@ static const struct merge_sink_ops *sink_for(const char *fmt, const char *out)
 			return &merge_sink_chrome;
 		if (!strcmp(fmt, "uftrace"))
 			return &merge_sink_uftrace;
+		for (int i = 0; merge_sinks_extra && merge_sinks_extra[i]; i++)
+			if (!strcmp(fmt, merge_sinks_extra[i]->name))
+				return merge_sinks_extra[i];
 		return NULL;
 	}
 	size_t n = strlen(out);
@@ -111,6 +116,8 @@ static uint64_t meta_hz(const char *dir, int *is_ns, struct merge_source *host)
 	double d;
 
 	*is_ns = 0;
+	if (!m && is_dir(dir) && has_file(dir, VT_META_FILE))
+		vt_warn("%s (ignored)", vt_err_msg());
 	if (!m) {
 		/* a plain `uftrace record` directory: uftrace's own ns clock */
 		if (is_dir(dir) && has_file(dir, "info") && !has_file(dir, VT_META_FILE))
@@ -221,6 +228,7 @@ int cmd_merge(int argc, char **argv)
 		{ "tsc-hz", required_argument, NULL, 'H' },
 		{ "guest-offset", required_argument, NULL, 'G' },
 		{ "no-align", no_argument, NULL, 'N' },
+		{ "no-machine-id", no_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -255,6 +263,9 @@ int cmd_merge(int argc, char **argv)
 			break;
 		case 'N':
 			no_align = 1;
+			break;
+		case 'M':
+			merge_perfetto_machine_ids = 0;
 			break;
 		case 'q':
 			quiet = 1;
@@ -312,7 +323,7 @@ int cmd_merge(int argc, char **argv)
 			snprintf(s->label, sizeof(s->label), "guest%d", i);
 			meta_hz(path, &is_ns, NULL);
 		}
-		if (!hz && !is_ns && !host_is_ns) {
+		if (i > 0 && !hz && !is_ns && !host_is_ns) {
 			/* no frequency: a guest-only or unmarked input */
 			uint64_t own = meta_hz(path, &is_ns, NULL);
 

@@ -165,8 +165,14 @@ struct merge_sink_ops {
 };
 
 extern const struct merge_sink_ops merge_sink_perfetto;
+/* Perfetto: mark guest packets with TracePacket.machine_id (default 1;
+ * 0 = one machine, guests told apart by their "guestN:" names only). */
+extern int merge_perfetto_machine_ids;
 extern const struct merge_sink_ops merge_sink_chrome;
 extern const struct merge_sink_ops merge_sink_uftrace;
+/* Sinks other modules add to `vmtrace merge --format NAME` (report/:
+ * "report", "sqlite"): a NULL-terminated list, weak (absent = none). */
+extern const struct merge_sink_ops *const merge_sinks_extra[] __attribute__((weak));
 
 /* Buffered output file shared by the file sinks. */
 struct merge_out {

@@ -2,6 +2,8 @@
 VMTRACE_SRCS += merge/cmd_merge.c merge/tables.c merge/clock.c merge/sort.c \
 	merge/flow.c merge/reader_uftrace.c merge/reader_tracedat.c \
 	merge/sink_perfetto.c merge/sink_chrome.c merge/sink_uftrace.c
+# CPython USDT uprobe events -> python slices (guest/usdt's records)
+VMTRACE_SRCS += merge/usdt_python.c
 VMTRACE_LIBS += -ltracecmd -ltracefs -ltraceevent
 DEPS += libtracecmd-dev libtraceevent-dev libtracefs-dev protobuf-compiler uftrace time
 

@@ -11,6 +11,7 @@
 #include "err.h"
 #include "tracedat.h"
 #include "merge.h"
+#include "usdt_python.h"
 
 #define TID_CACHE_SIZE	1024	/* direct-mapped tid -> track cache */
 #define REASON_CACHE	128	/* distinct exit reasons remembered */
@@ -20,13 +21,14 @@
 #define ID_CACHE_MAX	65536	/* event type ids cached (ids are u16) */
 #define FIELDS_CACHED	MERGE_MAX_ARGS
 
-enum { K_OTHER = 1, K_EXIT, K_ENTRY };
+enum { K_OTHER = 1, K_EXIT, K_ENTRY, K_USDT };
 
 /* What an event type maps to, worked out at its first event. */
 struct evinfo {
 	uint8_t kind;		/* 0 = not yet looked at */
 	uint8_t nr;		/* fields kept as arguments */
 	int8_t reason;		/* kvm_exit: index of exit_reason, -1 none */
+	uint8_t usdt;		/* K_USDT: the merge_usdt_kind() */
 	uint32_t name;
 	uint32_t key[FIELDS_CACHED];
 	uint8_t num[FIELDS_CACHED];
@@ -45,6 +47,7 @@ struct td_src {
 	uint32_t qemu_pname;
 	struct evinfo *info;	/* by event type id */
 	uint32_t nr_info;
+	struct merge_usdt usdt;	/* python uprobe events (usdt_python.c) */
 };
 
 struct td_stream {
@@ -172,6 +175,9 @@ static struct evinfo *info_of(struct td_src *t, const struct vt_td_event *e)
 		   kvm && !strcmp(e->name, "kvm_entry") ? K_ENTRY : K_OTHER;
 	in->name = merge_str_intern0(e->name);
 	in->reason = -1;
+	in->usdt = (uint8_t)merge_usdt_kind(e->system, e->name);
+	if (in->usdt)
+		in->kind = K_USDT;
 	for (int i = 0; i < n; i++) {
 		const char *fname = vt_td_field_name(e, i);
 
@@ -244,6 +250,8 @@ static int td_next(struct merge_stream *ms, struct merge_event *ev)
 		ev->kind = MERGE_EV_END;
 		ev->name = MERGE_NO_STR;
 		return 1;
+	case K_USDT:
+		return merge_usdt_event(&t->usdt, in->usdt, tr, &e, ev) < 0 ? -1 : 1;
 	default:
 		ev->kind = MERGE_EV_INSTANT;
 		ev->name = in->name;
@@ -258,6 +266,7 @@ static void td_close(struct merge_stream *ms)
 
 	if (--s->ts->refs == 0) {
 		vt_td_read_close(s->ts->r);
+		merge_usdt_free(&s->ts->usdt);
 		free(s->ts->info);
 		free(s->ts);
 	}

@@ -67,6 +67,8 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 				 * process uuids live above 2^40 */
 #define MAX_NAME_LEN	1024	/* longer names are cut in the output */
 
+int merge_perfetto_machine_ids = 1;
+
 struct pb {
 	uint8_t *p;
 	uint8_t *start[NESTED_MAX];
@@ -201,7 +203,7 @@ static int packet_head(struct psink *s, struct pb *b, uint32_t machine)
 	b->depth = 0;
 	pb_begin(b, F_TRACE_PACKET);
 	pb_u64(b, F_TP_SEQ_ID, SEQ_ID);
-	if (machine != MERGE_MACHINE_HOST)
+	if (machine != MERGE_MACHINE_HOST && merge_perfetto_machine_ids)
 		pb_u64(b, F_TP_MACHINE_ID, machine);
 	return 0;
 }

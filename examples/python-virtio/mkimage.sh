@@ -46,9 +46,14 @@ kernel_deb() {
 	fi
 	[ -n "$pkg" ] || die "apt-cache knows no linux-image-amd64 package"
 	echo "mkimage: downloading $pkg into $VT_DEB_CACHE" >&2
-	# _apt cannot write a root-owned cache: download as root, quietly
-	(cd "$VT_DEB_CACHE" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2) ||
-		die "apt-get download $pkg failed"
+	# _apt cannot write a root-owned cache: download as root; a stale
+	# package list (the version is gone from the mirror) gets one update
+	if ! (cd "$VT_DEB_CACHE" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2); then
+		apt-get update -qq >&2 || die "apt-get update failed"
+		pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ { print $2; exit }')
+		(cd "$VT_DEB_CACHE" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2) ||
+			die "apt-get download $pkg failed"
+	fi
 	ls -t "$VT_DEB_CACHE"/"$pkg"_*.deb | head -1
 }
 

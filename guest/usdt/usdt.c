@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <tracefs.h>
 #include "elfread.h"
@@ -31,6 +32,8 @@
 #define USDT_GROUP_PREFIX	"vmtrace_py_"
 #define USDT_REMOVE_TRIES	20
 #define USDT_REMOVE_WAIT_US	50000
+#define USDT_LDD_MAX		8192	/* bytes of the loader's list we read */
+#define USDT_EXEC_FAILED	127
 
 struct read_ctx {
 	const struct vt_elf *elf;
@@ -295,6 +298,97 @@ int usdt_python_file_of_pid(pid_t pid, char *out, size_t len)
 	return 0;
 }
 
+/* @name found in $PATH (or @name itself when it has a '/'): 0 or -1. */
+static int find_in_path(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *e;
+
+	if (strchr(name, '/')) {
+		snprintf(out, len, "%s", name);
+		return 0;
+	}
+	for (p = path ? path : "/usr/bin:/bin"; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, ':');
+		if (snprintf(out, len, "%.*s/%s", (int)(e - p), p, name) < (int)len &&
+		    !access(out, X_OK))
+			return 0;
+	}
+	errno = ENOENT;
+	return vt_err_set("%s: not found in $PATH", name);
+}
+
+/*
+ * Ask the dynamic loader which libpython it maps for @exe (its list mode,
+ * as ldd does: nothing of @exe runs) and put the first one with python
+ * markers into @out.  0 or -1.
+ */
+static int loader_libpython(const char *exe, char *out, size_t len)
+{
+	char buf[USDT_LDD_MAX], *line, *save = NULL;
+	size_t used = 0;
+	ssize_t n;
+	int p[2], st;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return vt_err_errno("pipe");
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return vt_err_errno("fork");
+	}
+	if (pid == 0) {
+		dup2(p[1], STDOUT_FILENO);
+		setenv("LD_TRACE_LOADED_OBJECTS", "1", 1);
+		execl(exe, exe, (char *)NULL);
+		_exit(USDT_EXEC_FAILED);
+	}
+	close(p[1]);
+	while (used < sizeof(buf) - 1 &&
+	       (n = read(p[0], buf + used, sizeof(buf) - 1 - used)) > 0)
+		used += (size_t)n;
+	buf[used] = 0;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *arrow = strstr(line, "=> /"), *sp;
+
+		if (!arrow || !strstr(line, "libpython"))
+			continue;
+		arrow += 3;
+		sp = strchr(arrow, ' ');
+		if (sp)
+			*sp = 0;
+		if (has_python_markers(arrow)) {
+			snprintf(out, len, "%s", arrow);
+			return 0;
+		}
+	}
+	return vt_err_set("%s has no CPython USDT markers and maps no libpython with them "
+			  "(a CPython built --with-dtrace is needed; or give --python=FILE)", exe);
+}
+
+int usdt_python_file_of_binary(const char *path, char *out, size_t len)
+{
+	char found[PATH_MAX], real[PATH_MAX];
+	struct vt_elf *e;
+
+	if (find_in_path(path, found, sizeof(found)))
+		return -1;
+	if (!realpath(found, real))
+		return vt_err_errno("%s: cannot resolve", found);
+	e = vt_elf_open(real);
+	if (!e)
+		return -1;
+	vt_elf_close(e);
+	if (has_python_markers(real)) {
+		snprintf(out, len, "%s", real);
+		return 0;
+	}
+	return loader_libpython(real, out, len);
+}
+
 static const char *const fn_args[] = { "file", "func", "line", NULL };
 static const char *const fn_strings[] = { "file", "func", NULL };
 static const char *const gc_start_args[] = { "generation", NULL };
@@ -466,9 +560,10 @@ void usdt_python_explain(const struct usdt_session *s, void *out)
 		fprintf(fp, "vmtrace: this interpreter has no function markers (CPython 3.12 and "
 			"3.13 removed them): gc and imports only; for every call use "
 			"`vmtrace attach PID` (the extension)\n");
-	else if (strstr(s->file, "3.11") || strstr(s->file, "3.12") || strstr(s->file, "3.13"))
-		fprintf(fp, "vmtrace: on CPython 3.11+ function__entry/return fire only for frames "
-			"entered from C (thread targets, callbacks, the main module), not for "
-			"Python-to-Python calls (CPython issue 98894); for every call use "
-			"`vmtrace attach PID`\n");
+	else if (strstr(s->file, "3.11"))
+		fprintf(fp, "vmtrace: CPython 3.11 fires function__return for every Python return, "
+			"but function__entry only when a generator is resumed by throw()/close() "
+			"or while a sys.setprofile/settrace hook is active (CPython issue 98894): "
+			"calls are counted by their returns, without start times; for every call "
+			"with its duration use `vmtrace attach PID`\n");
 }

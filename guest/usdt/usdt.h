@@ -9,6 +9,7 @@
 #ifndef GUEST_USDT_H
 #define GUEST_USDT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -44,6 +45,12 @@ int usdt_fetchargs(const char *stap_args, const char *const *names,
  * executable.  0 with @out filled, -1 if the process maps no file with
  * "python" markers. */
 int usdt_python_file_of_pid(pid_t pid, char *out, size_t len);
+
+/* The file holding CPython's markers for the executable @path (searched
+ * in $PATH when it has no '/'): @path itself when it has them, else the
+ * libpython*.so with markers the dynamic loader would map for it (an
+ * --enable-shared build).  0 with @out filled, -1 with a message. */
+int usdt_python_file_of_binary(const char *path, char *out, size_t len);
 
 /* What one python marker means to vmtrace. */
 struct usdt_python_event {

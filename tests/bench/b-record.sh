@@ -117,7 +117,7 @@ section=$(cat <<SECTION
 ## Recorder: \`vmtrace record\` against text from trace_pipe
 
 Command: \`make bench B=b-record\` (tests/bench/b-record.sh $CALLS $RUNS, KB=$KB).
-A tight getppid() loop makes $((2 * CALLS)) syscall events per run, filtered
+A tight getppid() loop makes $GENERATED syscall events per run, filtered
 on its pid, both sides in a tracefs instance with the x86-tsc clock and $KB KB
 per CPU; vmtrace splices raw pages, the peer reads the same events as text
 (\`cat trace_pipe > file\`). Reader CPU: the whole \`vmtrace record\` process

@@ -3,7 +3,7 @@
 # fuzzing): a parser that once crashed on an input must not crash again.
 set -eu
 shopt -s nullglob
-export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$VT_SRC/tests/fuzz/lsan.supp}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$VT_SRC/tests/lsan.supp}"
 n=0
 for bin in "$VT_BUILD"/fuzz/fuzz-*; do
 	name=$(basename "$bin"); name=${name#fuzz-}

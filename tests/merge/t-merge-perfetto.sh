@@ -36,3 +36,7 @@ if any(("track_event" in p) != ("sequence_flags: 2" in p) for p in pk[1:] if "tr
     fail("event packet without SEQ_NEEDS_INCREMENTAL_STATE")
 print("ok: %d packets, %d slices" % (len(pk), nb))
 PYEOF
+"$VT_BIN" merge h g -o nomid.pftrace -q --no-machine-id
+protoc --decode=perfetto.protos.Trace -I "$VT_SRC/merge" "$VT_SRC/merge/perfetto_subset.proto" \
+	<nomid.pftrace >nomid.txt
+! grep -q machine_id nomid.txt && grep -q 'process_name: "guest1: pid 200"' nomid.txt

@@ -18,6 +18,7 @@ hz=$(sed -n 's/^tsc.hz=//p' rec/vmtrace.meta)
 first=$(sed -E 's/.*\] *([0-9]+): .*/\1/' report.txt | sort -n | head -1)
 "$VT_BIN" merge rec -o rec.json 2>err.txt
 grep -q "trace *rec *$n events" err.txt || { cat err.txt; echo "FAIL: want $n events"; exit 1; }
+trap 'echo "tsc.hz=$hz"; cat err.txt' ERR
 "$PY" - rec.json "$n" "$first" "$hz" <<'PYEOF'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]

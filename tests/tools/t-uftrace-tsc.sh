@@ -67,3 +67,21 @@ awk -v t="$ticks" -v n="$ns" -v hz="$hz" 'BEGIN { want = t * 1e9 / hz; d = n - w
 mono_first=$(/usr/bin/uftrace dump -d mono | awk '/^ *[0-9]+\.[0-9]+ / { t = $1; sub(/\./, "", t); print t; exit }')
 awk -v m="$mono_first" '{ d = m - $1 * 1e9; if (d < 0) d = -d; if (d > 60e9) { print "mono timestamp", m, "far from uptime", $1; exit 1 } }' /proc/uptime
 echo "--clock=mono: first timestamp $mono_first ns (uptime $(cut -d' ' -f1 /proc/uptime) s)"
+
+# vmtrace merge takes the directory as host TSC: main's entry lands at
+# ticks / tsc.hz on the host timeline (Chrome JSON read by Debian's python3)
+if "$VT_BIN" merge --help >/dev/null 2>&1; then
+	"$VT_BIN" merge -q data -o merged.json
+	entry=$(/usr/bin/uftrace dump -d data | awk '/\[entry\] main\(/ { t = $1; sub(/\./, "", t); print t; exit }')
+	/usr/bin/python3 - merged.json "$entry" "$hz" <<'EOP'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+ts = [e["ts"] for e in ev if e.get("name") == "main" and e.get("ph") in ("B", "X")]
+want_us = int(sys.argv[2]) * 1e6 / int(sys.argv[3])
+assert ts and abs(ts[0] - want_us) < 1, (ts, want_us)
+print("vmtrace merge: main at %.3f us on the host timeline (ticks / tsc.hz = %.3f)" % (ts[0], want_us))
+EOP
+else
+	echo "vmtrace merge not built: merge check left out"
+fi

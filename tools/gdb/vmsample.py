@@ -100,10 +100,8 @@ class _Timer:
         _fields_ = [("value", ctypes.c_void_p), ("signo", ctypes.c_int),
                     ("notify", ctypes.c_int), ("pad", ctypes.c_byte * 48)]
 
-    class _Timespec(ctypes.Structure):
-        _fields_ = [("sec", ctypes.c_long), ("nsec", ctypes.c_long)]
-
     class _Itimerspec(ctypes.Structure):
+        # two struct timespec {tv_sec, tv_nsec}: interval (0: one-shot), value
         _fields_ = [("interval", ctypes.c_long * 2), ("value", ctypes.c_long * 2)]
 
     SIGEV_SIGNAL = 0

@@ -1,5 +1,6 @@
-# A workload whose USDT-visible events are known: imports, gc collections
-# and functions entered from C (thread targets, key callbacks).
+# A workload whose USDT-visible events are known: imports, gc collections,
+# thread targets, key callbacks and a Python-to-Python call.
+# usage: workload.py [SLEEP_S [profile]]  (profile: run under sys.setprofile)
 import gc
 import sys
 import threading
@@ -16,6 +17,14 @@ def keyfn(x):
     return -x
 
 
+def inner():
+    return 1
+
+
+def outer():
+    return inner()
+
+
 def main():
     for gen in (0, 1, 2):
         gc.collect(gen)
@@ -25,9 +34,13 @@ def main():
     for t in threads:
         t.join()
     sorted([3, 1, 2], key=keyfn)
+    outer()
     if len(sys.argv) > 1:
         import time
         time.sleep(float(sys.argv[1]))
 
 
+if len(sys.argv) > 2 and sys.argv[2] == "profile":
+    threading.setprofile(lambda *a: None)
+    sys.setprofile(lambda *a: None)
 main()

@@ -1,0 +1,1063 @@
+/*
+ * chain.c - the I/O chain analyser of `vmtrace report` / `vmtrace export`:
+ * fed merge's events in time order (one thread, the merge loop), it builds
+ * per guest block request the chain Python call -> syscall -> block issue
+ * -> kick -> QEMU I/O -> injection -> guest irq -> completion -> syscall
+ * return -> Python return from the links present, and the per-stage,
+ * per-function and per-vCPU exit statistics.  Allocates: memory grows with
+ * the I/O events (requests, syscalls, kicks, injections, irqs), threads and
+ * names, not with the other events.  Matching rules: docs/report.md.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "err.h"
+#include "marker.h"
+#include "report.h"
+
+#define NONE		(-1)
+#define STACK_MAX	2048	/* bytes of a Python stack string */
+#define STACK_SEP	" > "
+#define SCAN_MAX	256	/* candidates looked at per link search */
+#define NAME_CAP0	4096
+#define HMAP_CAP0	1024
+
+const char report_link_chars[RL_NR + 1] = "PSQIKHDJRCXE";
+const char *const report_link_names[RL_NR] = {
+	"py_begin", "sys_enter", "rq_insert", "rq_issue", "kick", "host_io_begin",
+	"host_io_end", "inject", "guest_irq", "rq_complete", "sys_exit", "py_end",
+};
+
+const struct report_stage report_stages[REPORT_NR_STAGES] = {
+	{ "py_to_sys", "Python call -> syscall entry", RL_PY_BEGIN, RL_SYS_ENTER },
+	{ "sys_to_issue", "syscall entry -> block issue", RL_SYS_ENTER, RL_ISSUE },
+	{ "queue", "block insert -> issue", RL_INSERT, RL_ISSUE },
+	{ "issue_to_kick", "block issue -> kick (host exit)", RL_ISSUE, RL_KICK },
+	{ "kick_to_host_io", "kick -> QEMU I/O syscall", RL_KICK, RL_HOST_BEGIN },
+	{ "host_io", "QEMU I/O syscall (host disk)", RL_HOST_BEGIN, RL_HOST_END },
+	{ "host_io_to_inject", "QEMU I/O done -> irq injection", RL_HOST_END, RL_INJECT },
+	{ "inject_to_irq", "irq injection -> guest irq handler", RL_INJECT, RL_IRQ },
+	{ "irq_to_complete", "guest irq -> block completion", RL_IRQ, RL_COMPLETE },
+	{ "complete_to_sys_exit", "block completion -> syscall return", RL_COMPLETE, RL_SYS_EXIT },
+	{ "sys_exit_to_py_end", "syscall return -> Python return", RL_SYS_EXIT, RL_PY_END },
+	{ "device", "TOTAL block request (issue -> complete)", RL_ISSUE, RL_COMPLETE },
+	{ "host", "TOTAL host side (kick -> injection)", RL_KICK, RL_INJECT },
+	{ "syscall", "TOTAL syscall (entry -> return)", RL_SYS_ENTER, RL_SYS_EXIT },
+};
+
+enum ncls {
+	N_UNKNOWN = 0, N_NONE, N_SYS_ENTER, N_SYS_EXIT, N_RQ_INSERT, N_RQ_ISSUE,
+	N_RQ_COMPLETE, N_KICK, N_INJECT, N_IRQ, N_EXIT_EVENT, N_EXIT_SLICE,
+};
+
+/* u64 -> u32 open-addressing map (key 0 is reserved: keys are stored +1) */
+struct hmap {
+	uint64_t *k;
+	uint32_t *v;
+	size_t cap, n;
+};
+
+struct frame {
+	uint64_t ts;
+	uint64_t sys_at_begin;
+	uint32_t name;
+	int32_t sys_head;
+	uint8_t is_exit;
+};
+
+struct tstate {
+	int32_t open_sys;	/* guest: syscall record, NONE */
+	uint64_t host_enter;	/* host: open syscall entry, 0 none */
+	uint32_t host_name;
+	uint8_t host_io;
+	uint8_t kind;		/* 0 unknown, 1 host QEMU, 2 host other, 3 guest */
+	uint64_t sys_total_ns;	/* time in syscalls (attributed to this track) */
+	struct frame *fr;
+	uint32_t nfr, capfr;
+};
+
+struct kick { uint64_t ts; int32_t vcpu; };
+struct hostio { uint64_t enter, exit; int32_t tid; uint32_t name; };
+struct girq { uint64_t ts; uint32_t machine; int32_t cpu; };
+struct fnacc { uint64_t calls, incl, wait; };
+
+#define VEC(T) struct { T *a; size_t n, cap; }
+
+struct report {
+	uint8_t *cls;		/* by name id */
+	uint32_t *sysname;	/* by name id: interned syscall name */
+	uint8_t *sysio;		/* by name id: an I/O syscall */
+	uint32_t ncap;
+	struct tstate *ts;
+	uint32_t nts;
+	VEC(struct report_req) reqs;
+	VEC(struct report_sys) sys;
+	VEC(struct kick) kicks;
+	VEC(uint64_t) injects;
+	VEC(struct hostio) hostio;
+	VEC(struct girq) irqs;
+	VEC(struct report_exit) exits;
+	VEC(struct report_fn) fnlist;
+	struct fnacc *fns;	/* by name id */
+	uint32_t fncap;
+	struct hmap pending;	/* (machine, dev, sector) -> first pending request */
+	struct hmap pytid;	/* guest tid -> track with function slices */
+	struct hmap exitmap;	/* (vcpu, name) -> exits index */
+	uint32_t k_dev, k_sector, k_nr_sector, k_rwbs, k_name, k_id, k_port;
+	uint64_t events;
+	uint64_t *samples[REPORT_NR_STAGES];
+	size_t nsamples[REPORT_NR_STAGES];
+	struct report_pct pct[REPORT_NR_STAGES];
+	uint32_t *slow;
+	int have_exit_slices;
+	int oom;
+};
+
+static int vec_grow(void **a, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 256;
+	void *p = realloc(*a, nc * elem);
+
+	if (!p)
+		return vt_err_set("report: out of memory");
+	*a = p;
+	*cap = nc;
+	return 0;
+}
+#define VEC_PUSH(r, v) (vec_grow((void **)&(v).a, &(v).cap, (v).n, sizeof(*(v).a)) ? \
+			((r)->oom = 1, (typeof((v).a))NULL) : &(v).a[(v).n++])
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint32_t *hmap_slot(struct hmap *h, uint64_t key, int create)
+{
+	if (create && (h->n + 1) * 2 > h->cap) {
+		size_t nc = h->cap ? h->cap * 2 : HMAP_CAP0;
+		uint64_t *nk = calloc(nc, sizeof(*nk));
+		uint32_t *nv = calloc(nc, sizeof(*nv));
+
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return NULL;
+		}
+		for (size_t i = 0; i < h->cap; i++) {
+			if (!h->k[i])
+				continue;
+			size_t j = mix(h->k[i]) & (nc - 1);
+
+			while (nk[j])
+				j = (j + 1) & (nc - 1);
+			nk[j] = h->k[i];
+			nv[j] = h->v[i];
+		}
+		free(h->k);
+		free(h->v);
+		h->k = nk;
+		h->v = nv;
+		h->cap = nc;
+	}
+	if (!h->cap)
+		return NULL;
+	uint64_t k = key + 1;
+	size_t j = mix(k) & (h->cap - 1);
+
+	while (h->k[j]) {
+		if (h->k[j] == k)
+			return &h->v[j];
+		j = (j + 1) & (h->cap - 1);
+	}
+	if (!create)
+		return NULL;
+	h->k[j] = k;
+	h->v[j] = UINT32_MAX;
+	h->n++;
+	return &h->v[j];
+}
+
+static void hmap_free(struct hmap *h)
+{
+	free(h->k);
+	free(h->v);
+}
+
+struct report *report_new(void)
+{
+	struct report *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		vt_err_set("report: out of memory");
+		return NULL;
+	}
+	r->k_dev = merge_str_intern0("dev");
+	r->k_sector = merge_str_intern0("sector");
+	r->k_nr_sector = merge_str_intern0("nr_sector");
+	r->k_rwbs = merge_str_intern0("rwbs");
+	r->k_name = merge_str_intern0("name");
+	r->k_id = merge_str_intern0("id");
+	r->k_port = merge_str_intern0("port");
+	return r;
+}
+
+static int arg_u64(const struct merge_event *ev, uint32_t key, uint64_t *out)
+{
+	for (int i = 0; i < ev->nr_args; i++)
+		if (ev->args[i].key == key && ev->args[i].type != MERGE_ARG_STR) {
+			*out = ev->args[i].v.u;
+			return 0;
+		}
+	return -1;
+}
+
+static uint32_t arg_str(const struct merge_event *ev, uint32_t key)
+{
+	for (int i = 0; i < ev->nr_args; i++)
+		if (ev->args[i].key == key && ev->args[i].type == MERGE_ARG_STR)
+			return ev->args[i].v.str;
+	return MERGE_NO_STR;
+}
+
+static const char *const io_syscalls[] = {
+	"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
+	"preadv2", "pwritev2", "fsync", "fdatasync", "sync_file_range", "io_uring_enter",
+	"io_submit", "io_getevents", "io_pgetevents", "sync", "syncfs", NULL,
+};
+
+static int is_io_syscall(const char *s)
+{
+	for (int i = 0; io_syscalls[i]; i++)
+		if (!strcmp(s, io_syscalls[i]))
+			return 1;
+	return 0;
+}
+
+static uint8_t classify(struct report *r, uint32_t id)
+{
+	const char *s = merge_str(id);
+
+	if (!strncmp(s, "sys_enter_", 10) || !strcmp(s, "sys_enter")) {
+		r->sysname[id] = merge_str_intern0(s[9] ? s + 10 : "syscall");
+		r->sysio[id] = is_io_syscall(s[9] ? s + 10 : "");
+		return N_SYS_ENTER;
+	}
+	if (!strncmp(s, "sys_exit_", 9) || !strcmp(s, "sys_exit"))
+		return N_SYS_EXIT;
+	if (!strcmp(s, "block_rq_insert"))
+		return N_RQ_INSERT;
+	if (!strcmp(s, "block_rq_issue"))
+		return N_RQ_ISSUE;
+	if (!strcmp(s, "block_rq_complete"))
+		return N_RQ_COMPLETE;
+	if (!strcmp(s, "kvm_pio") || !strcmp(s, "kvm_mmio") || !strcmp(s, "kvm_fast_mmio"))
+		return N_KICK;
+	if (!strcmp(s, "kvm_msi_set_irq") || !strcmp(s, "kvm_set_irq") ||
+	    !strcmp(s, "kvm_inj_virq"))
+		return N_INJECT;
+	if (!strcmp(s, "irq_handler_entry"))
+		return N_IRQ;
+	if (!strcmp(s, "kvm_userspace_exit") || !strcmp(s, "kvm_hypercall"))
+		return N_EXIT_EVENT;
+	if (!strncmp(s, "exit: ", 6))
+		return N_EXIT_SLICE;
+	return N_NONE;
+}
+
+static int grow_names(struct report *r, uint32_t id)
+{
+	uint32_t nc = r->ncap ? r->ncap : NAME_CAP0;
+
+	while (nc <= id)
+		nc *= 2;
+	uint8_t *c = realloc(r->cls, nc);
+
+	if (!c)
+		return -1;
+	r->cls = c;
+	uint32_t *sn = realloc(r->sysname, nc * sizeof(*sn));
+
+	if (!sn)
+		return -1;
+	r->sysname = sn;
+	uint8_t *io = realloc(r->sysio, nc);
+
+	if (!io)
+		return -1;
+	r->sysio = io;
+	memset(r->cls + r->ncap, 0, nc - r->ncap);
+	memset(r->sysname + r->ncap, 0, (nc - r->ncap) * sizeof(*sn));
+	memset(r->sysio + r->ncap, 0, nc - r->ncap);
+	r->ncap = nc;
+	return 0;
+}
+
+static struct tstate *tstate(struct report *r, uint32_t track)
+{
+	if (unlikely(track >= r->nts)) {
+		uint32_t nc = r->nts ? r->nts : 64;
+
+		while (nc <= track)
+			nc *= 2;
+		struct tstate *n = realloc(r->ts, nc * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		memset(n + r->nts, 0, (nc - r->nts) * sizeof(*n));
+		for (uint32_t i = r->nts; i < nc; i++)
+			n[i].open_sys = NONE;
+		r->ts = n;
+		r->nts = nc;
+	}
+	struct tstate *t = &r->ts[track];
+
+	if (unlikely(!t->kind)) {
+		const struct merge_track *mt = merge_track(track);
+
+		if (mt->machine != MERGE_MACHINE_HOST)
+			t->kind = 3;
+		else
+			t->kind = !strncmp(merge_str(mt->pname), "host: QEMU", 10) ? 1 : 2;
+	}
+	return t;
+}
+
+static int32_t vcpu_of(const struct merge_event *ev)
+{
+	const struct merge_track *mt = merge_track(ev->track);
+
+	if (mt->machine == MERGE_MACHINE_HOST)
+		return mt->vcpu ? (int32_t)mt->vcpu - 1 : NONE;
+	return ev->cpu;
+}
+
+static int exit_count(struct report *r, int32_t vcpu, uint32_t name, uint64_t ns, int slice)
+{
+	uint64_t key = ((uint64_t)(uint32_t)(vcpu + 1) << 32 | name) ^ (slice ? 0 : 1ULL << 63);
+	uint32_t *v = hmap_slot(&r->exitmap, key, 1);
+
+	if (!v)
+		return vt_err_set("report: out of memory");
+	if (*v == UINT32_MAX) {
+		struct report_exit *e = VEC_PUSH(r, r->exits);
+
+		if (!e)
+			return -1;
+		*v = (uint32_t)(r->exits.n - 1);
+		e->vcpu = vcpu;
+		e->name = name;
+		e->count = 0;
+		e->ns = 0;
+		e->is_slice = slice;
+	}
+	r->exits.a[*v].count++;
+	r->exits.a[*v].ns += ns;
+	return 0;
+}
+
+static int fn_add(struct report *r, uint32_t name, uint64_t incl, uint64_t wait)
+{
+	if (name >= r->fncap) {
+		uint32_t nc = r->fncap ? r->fncap : NAME_CAP0;
+
+		while (nc <= name)
+			nc *= 2;
+		struct fnacc *n = realloc(r->fns, nc * sizeof(*n));
+
+		if (!n)
+			return vt_err_set("report: out of memory");
+		memset(n + r->fncap, 0, (nc - r->fncap) * sizeof(*n));
+		r->fns = n;
+		r->fncap = nc;
+	}
+	r->fns[name].calls++;
+	r->fns[name].incl += incl;
+	r->fns[name].wait += wait;
+	return 0;
+}
+
+static int on_begin(struct report *r, const struct merge_event *ev, struct tstate *t)
+{
+	const struct merge_track *mt = merge_track(ev->track);
+
+	if (t->nfr == t->capfr) {
+		uint32_t nc = t->capfr ? t->capfr * 2 : 16;
+		struct frame *n = realloc(t->fr, nc * sizeof(*n));
+
+		if (!n)
+			return vt_err_set("report: out of memory");
+		t->fr = n;
+		t->capfr = nc;
+	}
+	struct frame *f = &t->fr[t->nfr++];
+
+	f->ts = ev->ts_ns;
+	f->name = ev->name;
+	f->sys_head = NONE;
+	f->sys_at_begin = t->sys_total_ns;
+	f->is_exit = mt->machine == MERGE_MACHINE_HOST &&
+		     ev->name < r->ncap && r->cls[ev->name] == N_EXIT_SLICE;
+	if (f->is_exit)
+		r->have_exit_slices = 1;
+	if (mt->machine != MERGE_MACHINE_HOST && t->nfr == 1) {
+		uint32_t *v = hmap_slot(&r->pytid, (uint32_t)mt->tid, 1);
+
+		if (!v)
+			return vt_err_set("report: out of memory");
+		*v = ev->track;
+	}
+	return 0;
+}
+
+static int on_end(struct report *r, const struct merge_event *ev, struct tstate *t)
+{
+	if (!t->nfr)
+		return 0;
+	struct frame *f = &t->fr[--t->nfr];
+	uint64_t dur = ev->ts_ns - f->ts;
+
+	if (f->is_exit)
+		return exit_count(r, vcpu_of(ev), f->name, dur, 1);
+	for (int32_t s = f->sys_head; s != NONE; s = r->sys.a[s].next_in_frame)
+		r->sys.a[s].py_end = ev->ts_ns;
+	if (merge_track(ev->track)->machine == MERGE_MACHINE_HOST)
+		return 0;
+	return fn_add(r, f->name, dur, t->sys_total_ns - f->sys_at_begin);
+}
+
+/* The track holding the function slices of guest thread @tid (@self first). */
+static uint32_t py_track_of(struct report *r, uint32_t self, struct tstate *t, int32_t tid)
+{
+	if (t->nfr)
+		return self;
+	uint32_t *v = hmap_slot(&r->pytid, (uint32_t)tid, 0);
+
+	return v ? *v : UINT32_MAX;
+}
+
+static uint32_t stack_of(struct report *r, const struct tstate *pt)
+{
+	char buf[STACK_MAX];
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (uint32_t i = 0; i < pt->nfr; i++) {
+		const char *nm = merge_str(pt->fr[i].name);
+		int w = snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? STACK_SEP : "", nm);
+
+		if (w < 0 || (size_t)w >= sizeof(buf) - n)
+			break;
+		n += (size_t)w;
+	}
+	return merge_str_intern(buf, n);
+}
+
+static int on_sys_enter(struct report *r, const struct merge_event *ev, struct tstate *t)
+{
+	const struct merge_track *mt = merge_track(ev->track);
+
+	if (t->kind != 3) {
+		if (t->kind == 1) {
+			t->host_enter = ev->ts_ns;
+			t->host_name = r->sysname[ev->name];
+			t->host_io = r->sysio[ev->name];
+		}
+		return 0;
+	}
+	struct report_sys *s = VEC_PUSH(r, r->sys);
+
+	if (!s)
+		return -1;
+	int32_t idx = (int32_t)(r->sys.n - 1);
+
+	memset(s, 0, sizeof(*s));
+	s->enter = ev->ts_ns;
+	s->name = r->sysname[ev->name];
+	s->machine = mt->machine;
+	s->tid = mt->tid;
+	s->next_in_frame = NONE;
+	if (ev->name < r->ncap && !strcmp(merge_str(s->name), "syscall")) {
+		uint64_t nr;
+		char b[32];
+
+		if (arg_u64(ev, r->k_id, &nr) == 0) {
+			snprintf(b, sizeof(b), "syscall %llu", (unsigned long long)nr);
+			s->name = merge_str_intern0(b);
+		}
+	}
+	s->py_track = py_track_of(r, ev->track, t, mt->tid);
+	if (s->py_track != UINT32_MAX) {
+		struct tstate *pt = tstate(r, s->py_track);
+
+		if (!pt)
+			return vt_err_set("report: out of memory");
+		t = &r->ts[ev->track];
+		if (pt->nfr) {
+			struct frame *top = &pt->fr[pt->nfr - 1];
+
+			s->py_begin = top->ts;
+			s->stack = stack_of(r, pt);
+			s->next_in_frame = top->sys_head;
+			top->sys_head = idx;
+		}
+	}
+	t->open_sys = idx;
+	return 0;
+}
+
+static int on_sys_exit(struct report *r, const struct merge_event *ev, struct tstate *t)
+{
+	if (t->kind != 3) {
+		if (t->kind == 1 && t->host_enter && t->host_io) {
+			struct hostio *h = VEC_PUSH(r, r->hostio);
+
+			if (!h)
+				return -1;
+			h->enter = t->host_enter;
+			h->exit = ev->ts_ns;
+			h->tid = merge_track(ev->track)->tid;
+			h->name = t->host_name;
+		}
+		t->host_enter = 0;
+		return 0;
+	}
+	if (t->open_sys == NONE)
+		return 0;
+	struct report_sys *s = &r->sys.a[t->open_sys];
+	uint64_t dur = ev->ts_ns - s->enter;
+
+	s->exit = ev->ts_ns;
+	t->open_sys = NONE;
+	if (s->py_track != UINT32_MAX)
+		r->ts[s->py_track].sys_total_ns += dur;
+	else
+		t->sys_total_ns += dur;
+	return 0;
+}
+
+static uint64_t rq_key(uint32_t machine, uint64_t dev, uint64_t sector)
+{
+	return mix(sector) ^ (dev << 8 | machine);
+}
+
+static int same_rq(const struct report_req *q, uint32_t machine, uint64_t dev, uint64_t sector)
+{
+	return q->machine == machine && q->dev == dev && q->sector == sector;
+}
+
+/* block_rq_insert / issue: the pending request of this key not yet issued,
+ * or a new one appended to the key's list. */
+static int on_rq_start(struct report *r, const struct merge_event *ev, struct tstate *t,
+		       int link)
+{
+	const struct merge_track *mt = merge_track(ev->track);
+	uint64_t dev = 0, sector = 0, nr = 0;
+
+	arg_u64(ev, r->k_dev, &dev);
+	arg_u64(ev, r->k_sector, &sector);
+	arg_u64(ev, r->k_nr_sector, &nr);
+	uint32_t *head = hmap_slot(&r->pending, rq_key(mt->machine, dev, sector), 1);
+	int32_t last = NONE;
+
+	if (!head)
+		return vt_err_set("report: out of memory");
+	for (int32_t i = *head == UINT32_MAX ? NONE : (int32_t)*head; i != NONE;
+	     i = r->reqs.a[i].next_same) {
+		struct report_req *q = &r->reqs.a[i];
+
+		last = i;
+		if (link == RL_ISSUE && same_rq(q, mt->machine, dev, sector) &&
+		    !(q->mask & (1u << RL_ISSUE))) {
+			q->t[RL_ISSUE] = ev->ts_ns;
+			q->mask |= 1u << RL_ISSUE;
+			q->cpu = ev->cpu;
+			if (q->sys == NONE && t->open_sys != NONE)
+				q->sys = t->open_sys;
+			return 0;
+		}
+	}
+	struct report_req *q = VEC_PUSH(r, r->reqs);
+
+	if (!q)
+		return -1;
+	int32_t idx = (int32_t)(r->reqs.n - 1);
+
+	memset(q, 0, sizeof(*q));
+	q->t[link] = ev->ts_ns;
+	q->mask = 1u << link;
+	q->machine = mt->machine;
+	q->cpu = ev->cpu;
+	q->cpu_done = NONE;
+	q->tid = mt->tid;
+	q->dev = (uint32_t)dev;
+	q->sector = sector;
+	q->nr_sector = (uint32_t)nr;
+	q->rwbs = arg_str(ev, r->k_rwbs);
+	q->sys = t->open_sys;
+	q->next_same = NONE;
+	q->host_tid = NONE;
+	q->kick_vcpu = NONE;
+	/* append to the key's list (the map did not move since the lookup) */
+	if (last == NONE)
+		*head = (uint32_t)idx;
+	else
+		r->reqs.a[last].next_same = idx;
+	return 0;
+}
+
+static int on_rq_complete(struct report *r, const struct merge_event *ev)
+{
+	const struct merge_track *mt = merge_track(ev->track);
+	uint64_t dev = 0, sector = 0;
+
+	arg_u64(ev, r->k_dev, &dev);
+	arg_u64(ev, r->k_sector, &sector);
+	uint32_t *head = hmap_slot(&r->pending, rq_key(mt->machine, dev, sector), 0);
+	int32_t prev = NONE;
+
+	if (!head || *head == UINT32_MAX)
+		return 0;
+	for (int32_t i = (int32_t)*head; i != NONE; prev = i, i = r->reqs.a[i].next_same) {
+		struct report_req *q = &r->reqs.a[i];
+
+		if (!same_rq(q, mt->machine, dev, sector) || !(q->mask & (1u << RL_ISSUE)))
+			continue;
+		q->t[RL_COMPLETE] = ev->ts_ns;
+		q->mask |= 1u << RL_COMPLETE;
+		q->cpu_done = ev->cpu;
+		if (prev == NONE)
+			*head = q->next_same == NONE ? UINT32_MAX : (uint32_t)q->next_same;
+		else
+			r->reqs.a[prev].next_same = q->next_same;
+		q->next_same = NONE;
+		return 0;
+	}
+	return 0;
+}
+
+int report_feed(struct report *r, const struct merge_event *ev)
+{
+	uint8_t c = N_NONE;
+
+	r->events++;
+	if (ev->kind != MERGE_EV_END) {
+		if (unlikely(ev->name >= r->ncap) && grow_names(r, ev->name) < 0)
+			return vt_err_set("report: out of memory");
+		c = r->cls[ev->name];
+		if (unlikely(c == N_UNKNOWN))
+			c = r->cls[ev->name] = classify(r, ev->name);
+		if (ev->kind == MERGE_EV_INSTANT && c == N_NONE)
+			return 0;
+	}
+	struct tstate *t = tstate(r, ev->track);
+
+	if (unlikely(!t))
+		return vt_err_set("report: out of memory");
+	if (ev->kind == MERGE_EV_BEGIN)
+		return on_begin(r, ev, t);
+	if (ev->kind == MERGE_EV_END)
+		return on_end(r, ev, t);
+	if (ev->kind != MERGE_EV_INSTANT)
+		return 0;
+	switch (c) {
+	case N_SYS_ENTER:
+		return on_sys_enter(r, ev, t);
+	case N_SYS_EXIT:
+		return on_sys_exit(r, ev, t);
+	case N_RQ_INSERT:
+		return t->kind == 3 ? on_rq_start(r, ev, t, RL_INSERT) : 0;
+	case N_RQ_ISSUE:
+		return t->kind == 3 ? on_rq_start(r, ev, t, RL_ISSUE) : 0;
+	case N_RQ_COMPLETE:
+		return t->kind == 3 ? on_rq_complete(r, ev) : 0;
+	case N_KICK: {
+		uint64_t port = 0;
+
+		if (t->kind == 3)
+			return 0;
+		if (exit_count(r, vcpu_of(ev), ev->name, 0, 0) < 0)
+			return -1;
+		if (arg_u64(ev, r->k_port, &port) == 0 &&
+		    (port == VT_MARKER_PORT || port == VT_MARKER_DEBUGCON_PORT))
+			return 0;	/* a sync marker, not a device notify */
+		struct kick *k = VEC_PUSH(r, r->kicks);
+
+		if (!k)
+			return -1;
+		k->ts = ev->ts_ns;
+		k->vcpu = vcpu_of(ev);
+		return 0;
+	}
+	case N_EXIT_EVENT:
+		return t->kind == 3 ? 0 : exit_count(r, vcpu_of(ev), ev->name, 0, 0);
+	case N_INJECT: {
+		uint64_t *j;
+
+		if (t->kind == 3)
+			return 0;
+		j = VEC_PUSH(r, r->injects);
+		if (!j)
+			return -1;
+		*j = ev->ts_ns;
+		return 0;
+	}
+	case N_IRQ: {
+		uint32_t nm = arg_str(ev, r->k_name);
+
+		if (t->kind != 3 || (nm != MERGE_NO_STR && !strstr(merge_str(nm), "virtio")))
+			return 0;
+		struct girq *g = VEC_PUSH(r, r->irqs);
+
+		if (!g)
+			return -1;
+		g->ts = ev->ts_ns;
+		g->machine = merge_track(ev->track)->machine;
+		g->cpu = ev->cpu;
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* ---- after the stream: the host and irq links, statistics ---------- */
+
+/* first index with ts >= @ts in a vector sorted by ts */
+#define LOWER_BOUND(arr, n, field, ts) ({				\
+	size_t lo_ = 0, hi_ = (n);					\
+	while (lo_ < hi_) {						\
+		size_t mid_ = (lo_ + hi_) / 2;				\
+		if ((arr)[mid_] field < (ts))				\
+			lo_ = mid_ + 1;					\
+		else							\
+			hi_ = mid_;					\
+	}								\
+	lo_; })
+
+static void set_link(struct report_req *q, int link, uint64_t ts)
+{
+	q->t[link] = ts;
+	q->mask |= 1u << link;
+}
+
+static int has(const struct report_req *q, int link)
+{
+	return !!(q->mask & (1u << link));
+}
+
+static uint64_t latest_of(const struct report_req *q, const int *links, int n)
+{
+	uint64_t m = 0;
+
+	for (int i = 0; i < n; i++)
+		if (has(q, links[i]) && q->t[links[i]] > m)
+			m = q->t[links[i]];
+	return m;
+}
+
+static void link_host(struct report *r, struct report_req *q)
+{
+	static const int lower_k[] = { RL_ISSUE };
+	uint64_t from = latest_of(q, lower_k, 1);
+	uint64_t until = has(q, RL_COMPLETE) ? q->t[RL_COMPLETE] : UINT64_MAX;
+
+	if (!has(q, RL_ISSUE))
+		return;
+	/* kick: the first on the issuing vCPU at/after the issue */
+	size_t i = LOWER_BOUND(r->kicks.a, r->kicks.n, .ts, from);
+
+	for (size_t n = 0; i < r->kicks.n && n < SCAN_MAX && r->kicks.a[i].ts <= until; i++, n++) {
+		const struct kick *k = &r->kicks.a[i];
+
+		if (k->vcpu == NONE || q->cpu < 0 || k->vcpu == q->cpu) {
+			set_link(q, RL_KICK, k->ts);
+			q->kick_vcpu = k->vcpu;
+			break;
+		}
+	}
+	/* guest irq: the last virtio irq entry at/before the completion, on
+	 * the completing vCPU, after the kick (or the issue) */
+	if (has(q, RL_COMPLETE)) {
+		uint64_t lo = has(q, RL_KICK) ? q->t[RL_KICK] : from;
+		size_t j = LOWER_BOUND(r->irqs.a, r->irqs.n, .ts, until + 1);
+
+		for (size_t n = 0; j > 0 && n < SCAN_MAX; j--, n++) {
+			const struct girq *g = &r->irqs.a[j - 1];
+
+			if (g->ts < lo)
+				break;
+			if (g->machine == q->machine && (q->cpu_done < 0 || g->cpu < 0 ||
+							 g->cpu == q->cpu_done)) {
+				set_link(q, RL_IRQ, g->ts);
+				break;
+			}
+		}
+	}
+	if (!has(q, RL_KICK))
+		return;
+	uint64_t hi = has(q, RL_IRQ) ? q->t[RL_IRQ] : until;
+	/* QEMU I/O: the first I/O syscall of a QEMU thread entered after the
+	 * kick and done before the guest irq */
+	size_t h = LOWER_BOUND(r->hostio.a, r->hostio.n, .enter, q->t[RL_KICK]);
+
+	for (size_t n = 0; h < r->hostio.n && n < SCAN_MAX && r->hostio.a[h].enter <= hi; h++, n++)
+		if (r->hostio.a[h].exit <= hi) {
+			set_link(q, RL_HOST_BEGIN, r->hostio.a[h].enter);
+			set_link(q, RL_HOST_END, r->hostio.a[h].exit);
+			q->host_tid = r->hostio.a[h].tid;
+			q->host_sys = r->hostio.a[h].name;
+			break;
+		}
+	/* injection: the first after the QEMU I/O (or the kick), up to the irq */
+	uint64_t lo = has(q, RL_HOST_END) ? q->t[RL_HOST_END] : q->t[RL_KICK];
+	size_t k = LOWER_BOUND(r->injects.a, r->injects.n, , lo);
+
+	if (k < r->injects.n && r->injects.a[k] <= hi)
+		set_link(q, RL_INJECT, r->injects.a[k]);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_hostio(const void *a, const void *b)
+{
+	const struct hostio *x = a, *y = b;
+
+	return x->enter < y->enter ? -1 : x->enter > y->enter;
+}
+
+static const struct report *sort_ctx;
+
+static int cmp_slow(const void *a, const void *b)
+{
+	uint64_t x = report_req_latency(&sort_ctx->reqs.a[*(const uint32_t *)a]);
+	uint64_t y = report_req_latency(&sort_ctx->reqs.a[*(const uint32_t *)b]);
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static int cmp_fn(const void *a, const void *b)
+{
+	const struct report_fn *x = a, *y = b;
+
+	if (x->incl_ns != y->incl_ns)
+		return x->incl_ns > y->incl_ns ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static int cmp_exit(const void *a, const void *b)
+{
+	const struct report_exit *x = a, *y = b;
+
+	if (x->vcpu != y->vcpu)
+		return x->vcpu < y->vcpu ? -1 : 1;
+	if (x->is_slice != y->is_slice)
+		return y->is_slice - x->is_slice;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(merge_str(x->name), merge_str(y->name));
+}
+
+static uint64_t nearest_rank(const uint64_t *v, size_t n, unsigned pct)
+{
+	size_t rank = (n * pct + 99) / 100;
+
+	return v[rank ? rank - 1 : 0];
+}
+
+int report_finish(struct report *r)
+{
+	if (r->oom)
+		return vt_err_set("report: out of memory");
+	/* syscall and Python links from the syscall records */
+	for (size_t i = 0; i < r->reqs.n; i++) {
+		struct report_req *q = &r->reqs.a[i];
+
+		if (q->sys != NONE) {
+			const struct report_sys *s = &r->sys.a[q->sys];
+
+			set_link(q, RL_SYS_ENTER, s->enter);
+			if (s->exit)
+				set_link(q, RL_SYS_EXIT, s->exit);
+			if (s->py_begin)
+				set_link(q, RL_PY_BEGIN, s->py_begin);
+			if (s->py_end)
+				set_link(q, RL_PY_END, s->py_end);
+		}
+	}
+	qsort(r->hostio.a, r->hostio.n, sizeof(*r->hostio.a), cmp_hostio);
+	for (size_t i = 0; i < r->reqs.n; i++)
+		link_host(r, &r->reqs.a[i]);
+	for (int s = 0; s < REPORT_NR_STAGES; s++) {
+		const struct report_stage *st = &report_stages[s];
+		uint32_t need = 1u << st->from | 1u << st->to;
+		size_t n = 0;
+
+		r->samples[s] = malloc((r->reqs.n ? r->reqs.n : 1) * sizeof(uint64_t));
+		if (!r->samples[s])
+			return vt_err_set("report: out of memory");
+		for (size_t i = 0; i < r->reqs.n; i++) {
+			const struct report_req *q = &r->reqs.a[i];
+
+			if ((q->mask & need) == need && q->t[st->to] >= q->t[st->from])
+				r->samples[s][n++] = q->t[st->to] - q->t[st->from];
+		}
+		qsort(r->samples[s], n, sizeof(uint64_t), cmp_u64);
+		r->nsamples[s] = n;
+		struct report_pct *p = &r->pct[s];
+
+		p->n = n;
+		for (size_t i = 0; i < n; i++)
+			p->sum += r->samples[s][i];
+		if (n) {
+			p->p50 = nearest_rank(r->samples[s], n, 50);
+			p->p90 = nearest_rank(r->samples[s], n, 90);
+			p->p99 = nearest_rank(r->samples[s], n, 99);
+			p->max = r->samples[s][n - 1];
+		}
+	}
+	r->slow = malloc((r->reqs.n ? r->reqs.n : 1) * sizeof(uint32_t));
+	if (!r->slow)
+		return vt_err_set("report: out of memory");
+	for (size_t i = 0; i < r->reqs.n; i++)
+		r->slow[i] = (uint32_t)i;
+	sort_ctx = r;
+	qsort(r->slow, r->reqs.n, sizeof(uint32_t), cmp_slow);
+	for (uint32_t i = 0; i < r->fncap; i++) {
+		if (!r->fns[i].calls)
+			continue;
+		struct report_fn *f = VEC_PUSH(r, r->fnlist);
+
+		if (!f)
+			return vt_err_set("report: out of memory");
+		f->name = i;
+		f->calls = r->fns[i].calls;
+		f->incl_ns = r->fns[i].incl;
+		f->wait_ns = r->fns[i].wait;
+	}
+	qsort(r->fnlist.a, r->fnlist.n, sizeof(*r->fnlist.a), cmp_fn);
+	qsort(r->exits.a, r->exits.n, sizeof(*r->exits.a), cmp_exit);
+	return 0;
+}
+
+void report_free(struct report *r)
+{
+	if (!r)
+		return;
+	for (uint32_t i = 0; i < r->nts; i++)
+		free(r->ts[i].fr);
+	free(r->ts);
+	free(r->cls);
+	free(r->sysname);
+	free(r->sysio);
+	free(r->reqs.a);
+	free(r->sys.a);
+	free(r->kicks.a);
+	free(r->injects.a);
+	free(r->hostio.a);
+	free(r->irqs.a);
+	free(r->exits.a);
+	free(r->fnlist.a);
+	free(r->fns);
+	free(r->slow);
+	for (int s = 0; s < REPORT_NR_STAGES; s++)
+		free(r->samples[s]);
+	hmap_free(&r->pending);
+	hmap_free(&r->pytid);
+	hmap_free(&r->exitmap);
+	free(r);
+}
+
+uint64_t report_req_latency(const struct report_req *q)
+{
+	static const int first[] = { RL_SYS_ENTER, RL_INSERT, RL_ISSUE };
+	static const int last[] = { RL_SYS_EXIT, RL_COMPLETE };
+	uint64_t a = 0, b = 0;
+
+	for (size_t i = 0; i < sizeof(first) / sizeof(*first) && !a; i++)
+		if (has(q, first[i]))
+			a = q->t[first[i]];
+	for (size_t i = 0; i < sizeof(last) / sizeof(*last) && !b; i++)
+		if (has(q, last[i]))
+			b = q->t[last[i]];
+	return a && b > a ? b - a : 0;
+}
+
+size_t report_nr_reqs(const struct report *r) { return r->reqs.n; }
+const struct report_req *report_req_at(const struct report *r, size_t i) { return &r->reqs.a[i]; }
+const struct report_sys *report_sys_at(const struct report *r, int32_t i)
+{
+	return i < 0 ? NULL : &r->sys.a[i];
+}
+const struct report_pct *report_stage_pct(const struct report *r, int s) { return &r->pct[s]; }
+const uint64_t *report_stage_samples(const struct report *r, int s, size_t *n)
+{
+	*n = r->nsamples[s];
+	return r->samples[s];
+}
+const uint32_t *report_slowest(const struct report *r, size_t *n)
+{
+	*n = r->reqs.n;
+	return r->slow;
+}
+size_t report_nr_fns(const struct report *r) { return r->fnlist.n; }
+const struct report_fn *report_fn_at(const struct report *r, size_t i) { return &r->fnlist.a[i]; }
+size_t report_nr_exits(const struct report *r) { return r->exits.n; }
+const struct report_exit *report_exit_at(const struct report *r, size_t i) { return &r->exits.a[i]; }
+int report_have_exit_slices(const struct report *r) { return r->have_exit_slices; }
+uint64_t report_events(const struct report *r) { return r->events; }
+uint64_t report_nr_syscalls(const struct report *r) { return r->sys.n; }
+uint64_t report_nr_kicks(const struct report *r) { return r->kicks.n; }
+uint64_t report_nr_injects(const struct report *r) { return r->injects.n; }
+uint64_t report_nr_host_io(const struct report *r) { return r->hostio.n; }
+uint64_t report_nr_guest_irqs(const struct report *r) { return r->irqs.n; }
+
+const char *report_mask_str(uint32_t mask, char *buf)
+{
+	for (int i = 0; i < RL_NR; i++)
+		buf[i] = mask & (1u << i) ? report_link_chars[i] : '.';
+	buf[RL_NR] = 0;
+	return buf;
+}
+
+size_t report_masks(const struct report *r, uint32_t *masks, uint64_t *counts, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->reqs.n; i++) {
+		uint32_t m = r->reqs.a[i].mask;
+		size_t j;
+
+		for (j = 0; j < n && masks[j] != m; j++)
+			;
+		if (j == n) {
+			if (n == max)
+				continue;
+			masks[n] = m;
+			counts[n++] = 0;
+		}
+		counts[j]++;
+	}
+	for (size_t a = 1; a < n; a++)
+		for (size_t b = a; b > 0 && counts[b] > counts[b - 1]; b--) {
+			uint32_t tm = masks[b];
+			uint64_t tc = counts[b];
+
+			masks[b] = masks[b - 1];
+			counts[b] = counts[b - 1];
+			masks[b - 1] = tm;
+			counts[b - 1] = tc;
+		}
+	return n;
+}

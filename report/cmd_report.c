@@ -1,0 +1,204 @@
+/*
+ * cmd_report.c - `vmtrace report INPUT...` and `vmtrace export --sqlite
+ * OUT.db INPUT...`: both run merge's pipeline (readers -> clock -> sorter
+ * -> flows) over the recorded directories and consume the sorted events
+ * through a merge sink ("report": the chain analyser and its text/HTML
+ * output; "sqlite": report/sink_sqlite.c).  Command thread only.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "err.h"
+#include "report.h"
+
+#define DEFAULT_TOP	10
+#define DEFAULT_FNS	25
+#define MAX_ARGS	(MERGE_MAX_SOURCES + 16)
+
+extern int cmd_merge(int argc, char **argv);
+
+struct report_opts report_cmd_opts = { DEFAULT_TOP, DEFAULT_FNS, NULL };
+static const char *text_out;	/* -o FILE for the text, NULL = stdout */
+
+const struct merge_sink_ops *const merge_sinks_extra[] = {
+	&report_sink_report, &report_sink_sqlite, NULL,
+};
+
+/* ---- the "report" sink ------------------------------------------------ */
+
+static void *rs_open(const char *out)
+{
+	return report_new();
+}
+
+static int rs_event(void *sink, const struct merge_event *ev)
+{
+	return report_feed(sink, ev);
+}
+
+static int rs_close(void *sink)
+{
+	struct report *r = sink;
+	int ret = report_finish(r);
+	FILE *fp = stdout;
+
+	if (ret == 0 && text_out && !(fp = fopen(text_out, "w")))
+		ret = vt_err_errno("%s: cannot create", text_out);
+	if (ret == 0)
+		ret = report_print_text(r, fp, &report_cmd_opts);
+	if (fp && fp != stdout && fclose(fp) && ret == 0)
+		ret = vt_err_errno("%s: write error", text_out);
+	if (ret == 0 && report_cmd_opts.html)
+		ret = report_write_html(r, report_cmd_opts.html, &report_cmd_opts);
+	report_free(r);
+	return ret;
+}
+
+const struct merge_sink_ops report_sink_report = {
+	.name = "report",
+	.open = rs_open,
+	.event = rs_event,
+	.close = rs_close,
+};
+
+/* ---- the commands ----------------------------------------------------- */
+
+enum { O_TSC_HZ = 256, O_GUEST_OFFSET, O_NO_ALIGN, O_HTML, O_FNS, O_SQLITE };
+
+static const struct option common_opts[] = {
+	{ "tsc-hz", required_argument, NULL, O_TSC_HZ },
+	{ "guest-offset", required_argument, NULL, O_GUEST_OFFSET },
+	{ "no-align", no_argument, NULL, O_NO_ALIGN },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "html", required_argument, NULL, O_HTML },
+	{ "top", required_argument, NULL, 'n' },
+	{ "functions", required_argument, NULL, O_FNS },
+	{ "output", required_argument, NULL, 'o' },
+	{ "sqlite", required_argument, NULL, O_SQLITE },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *fp, int export)
+{
+	if (export)
+		fprintf(fp, "usage: vmtrace export --sqlite OUT.db HOSTDIR [GUESTDIR...] [options]\n"
+			"\nMerge the inputs (as `vmtrace merge`) into an SQLite database: tables\n"
+			"processes, threads, slices, instants, counters, flows, requests (the\n"
+			"per-request I/O chain) and view request_stages; docs/format/sqlite.md.\n\n");
+	else
+		fprintf(fp, "usage: vmtrace report HOSTDIR [GUESTDIR...] [options]\n"
+			"\nWhere the time of the guest's I/O goes: per block request the chain\n"
+			"Python call -> syscall -> block issue -> kick -> QEMU I/O -> injection ->\n"
+			"guest irq -> completion -> return, from the links present (docs/report.md).\n"
+			"Inputs as for `vmtrace merge`: the host recording directory first, then\n"
+			"guest directories (Python/C uftrace data and/or guest kernel trace.dat).\n\n"
+			"  -n, --top N            slowest requests listed (default %d)\n"
+			"      --functions N      functions listed (default %d)\n"
+			"      --html OUT.html    also write a self-contained HTML page\n"
+			"  -o, --output FILE      the text report to FILE (default stdout)\n",
+			DEFAULT_TOP, DEFAULT_FNS);
+	fprintf(fp, "      --tsc-hz HZ        host TSC frequency (default: HOSTDIR/vmtrace.meta)\n"
+		"      --guest-offset N   guest_tsc - host_tsc in ticks when no clock model\n"
+		"      --no-align         no clock model; use --guest-offset\n"
+		"  -q, --quiet            no merge progress line or summary\n");
+}
+
+static int parse_count(const char *cmd, const char *s, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (*end || v < 0 || v > 1000000) {
+		fprintf(stderr, "vmtrace %s: bad count '%s'\n", cmd, s);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static int run(int argc, char **argv, int export)
+{
+	const char *cmd = export ? "export" : "report", *db = NULL;
+	char *margv[MAX_ARGS];
+	int margc = 0, c;
+
+	margv[margc++] = "merge";
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "n:o:qh", common_opts, NULL)) != -1) {
+		switch (c) {
+		case O_TSC_HZ:
+			margv[margc++] = "--tsc-hz";
+			margv[margc++] = optarg;
+			break;
+		case O_GUEST_OFFSET:
+			margv[margc++] = "--guest-offset";
+			margv[margc++] = optarg;
+			break;
+		case O_NO_ALIGN:
+			margv[margc++] = "--no-align";
+			break;
+		case 'q':
+			margv[margc++] = "-q";
+			break;
+		case 'h':
+			usage(stdout, export);
+			return VT_EXIT_OK;
+		case O_HTML:
+			if (export)
+				goto bad;
+			report_cmd_opts.html = optarg;
+			break;
+		case 'n':
+			if (export || parse_count(cmd, optarg, &report_cmd_opts.top))
+				goto bad;
+			break;
+		case O_FNS:
+			if (export || parse_count(cmd, optarg, &report_cmd_opts.fns))
+				goto bad;
+			break;
+		case 'o':
+			if (export)
+				goto bad;
+			text_out = optarg;
+			break;
+		case O_SQLITE:
+			if (!export)
+				goto bad;
+			db = optarg;
+			break;
+		default:
+			goto bad;
+		}
+	}
+	int nin = argc - optind;
+
+	if (nin < 1 || nin > MERGE_MAX_SOURCES || (export && !db))
+		goto bad;
+	margv[margc++] = "--format";
+	margv[margc++] = export ? "sqlite" : "report";
+	margv[margc++] = "--output";
+	margv[margc++] = export ? (char *)db : "-";
+	margv[margc++] = "--";
+	for (int i = 0; i < nin; i++)
+		margv[margc++] = argv[optind + i];
+	margv[margc] = NULL;
+	optind = 0;
+	return cmd_merge(margc, margv);
+bad:
+	usage(stderr, export);
+	return VT_EXIT_USAGE;
+}
+
+/* `vmtrace report`: the text (and HTML) report of the inputs. */
+int cmd_report(int argc, char **argv)
+{
+	return run(argc, argv, 0);
+}
+
+/* `vmtrace export --sqlite OUT.db`: the merged events in SQLite. */
+int cmd_export(int argc, char **argv)
+{
+	return run(argc, argv, 1);
+}

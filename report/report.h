@@ -1,0 +1,143 @@
+/*
+ * report.h - `vmtrace report` / `vmtrace export` (report/ only): the I/O
+ * chain analyser fed by merge's sorted event stream, and its outputs.
+ * See docs/report.md (chain model, matching rules) and
+ * docs/format/sqlite.md (the export's tables).
+ */
+#ifndef REPORT_REPORT_H
+#define REPORT_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "merge/merge.h"
+
+/* The links of one guest I/O request's chain, in causal order. */
+enum report_link {
+	RL_PY_BEGIN,	/* P: the Python call that made the syscall begins */
+	RL_SYS_ENTER,	/* S: guest syscall entry */
+	RL_INSERT,	/* Q: block_rq_insert */
+	RL_ISSUE,	/* I: block_rq_issue */
+	RL_KICK,	/* K: host kvm_pio / kvm_mmio / kvm_fast_mmio (the notify) */
+	RL_HOST_BEGIN,	/* H: QEMU thread's I/O syscall entry */
+	RL_HOST_END,	/* D: ... and its exit */
+	RL_INJECT,	/* J: kvm_msi_set_irq / kvm_set_irq / kvm_inj_virq */
+	RL_IRQ,		/* R: guest irq_handler_entry */
+	RL_COMPLETE,	/* C: block_rq_complete */
+	RL_SYS_EXIT,	/* X: guest syscall exit */
+	RL_PY_END,	/* E: the Python call returns */
+	RL_NR
+};
+
+/* One letter per link, in enum order ("PSQIKHDJRCXE"). */
+extern const char report_link_chars[RL_NR + 1];
+extern const char *const report_link_names[RL_NR];
+
+/* A stage: the time from one link to another (both must be present). */
+struct report_stage {
+	const char *name;	/* short id (SQL column / HTML) */
+	const char *label;	/* what it measures */
+	int from, to;		/* enum report_link */
+};
+#define REPORT_NR_STAGES	14
+extern const struct report_stage report_stages[REPORT_NR_STAGES];
+
+struct report_req {
+	uint64_t t[RL_NR];	/* host-timeline ns, valid where mask has the bit */
+	uint32_t mask;		/* 1 << enum report_link */
+	uint32_t machine;	/* guest number */
+	int32_t cpu;		/* guest vCPU of the issue (-1 unknown) */
+	int32_t cpu_done;	/* guest vCPU of the completion */
+	int32_t tid;		/* guest thread that inserted/issued it */
+	uint32_t dev;
+	uint64_t sector;
+	uint32_t nr_sector;
+	uint32_t rwbs;		/* interned */
+	int32_t sys;		/* index of the syscall record, -1 none */
+	int32_t next_same;	/* next pending request with the same key, -1 */
+	int32_t host_tid;	/* QEMU thread of the host I/O syscall, -1 */
+	uint32_t host_sys;	/* interned name of that syscall */
+	int32_t kick_vcpu;
+};
+
+struct report_sys {
+	uint64_t enter, exit;	/* exit 0 = never returned in the trace */
+	uint64_t py_begin, py_end;	/* 0 = no Python call / not returned */
+	uint32_t name;		/* interned syscall name ("write") */
+	uint32_t stack;		/* interned Python stack, outer > ... > inner */
+	uint32_t machine;
+	int32_t tid;
+	int32_t next_in_frame;	/* list of the frame's syscalls */
+	uint32_t py_track;	/* UINT32_MAX none */
+};
+
+/* Percentiles (nearest rank) of one stage. */
+struct report_pct {
+	uint64_t n, p50, p90, p99, max, sum;
+};
+
+/* Per-function time (guest functions: Python, C). */
+struct report_fn {
+	uint32_t name;
+	uint64_t calls, incl_ns, wait_ns;
+};
+
+/* VM exits (or PVM exit-causing events) per vCPU and reason. */
+struct report_exit {
+	int32_t vcpu;
+	uint32_t name;
+	uint64_t count, ns;
+	int is_slice;		/* 1: kvm_exit slice (count + time); 0: instant */
+};
+
+struct report;
+
+/* The analyser: create, feed every merged event in time order, finish.
+ * NULL / -1 with the message set when out of memory. */
+struct report *report_new(void);
+int report_feed(struct report *r, const struct merge_event *ev);
+int report_finish(struct report *r);
+void report_free(struct report *r);
+
+/* Results (valid after report_finish). */
+size_t report_nr_reqs(const struct report *r);
+const struct report_req *report_req_at(const struct report *r, size_t i);
+const struct report_sys *report_sys_at(const struct report *r, int32_t i);
+const struct report_pct *report_stage_pct(const struct report *r, int stage);
+/* samples of a stage, sorted ascending (for histograms) */
+const uint64_t *report_stage_samples(const struct report *r, int stage, size_t *n);
+/* request indexes by end-to-end latency, slowest first */
+const uint32_t *report_slowest(const struct report *r, size_t *n);
+uint64_t report_req_latency(const struct report_req *q);
+size_t report_nr_fns(const struct report *r);
+const struct report_fn *report_fn_at(const struct report *r, size_t i);	/* by incl desc */
+size_t report_nr_exits(const struct report *r);
+const struct report_exit *report_exit_at(const struct report *r, size_t i); /* vcpu, count */
+int report_have_exit_slices(const struct report *r);
+uint64_t report_events(const struct report *r);
+uint64_t report_nr_syscalls(const struct report *r);
+uint64_t report_nr_kicks(const struct report *r);
+uint64_t report_nr_injects(const struct report *r);
+uint64_t report_nr_host_io(const struct report *r);
+uint64_t report_nr_guest_irqs(const struct report *r);
+/* "PSQIKHDJRCXE" with '.' for each missing link, into @buf (RL_NR + 1) */
+const char *report_mask_str(uint32_t mask, char *buf);
+/* the number of requests of each distinct mask, most frequent first */
+size_t report_masks(const struct report *r, uint32_t *masks, uint64_t *counts, size_t max);
+
+/* Outputs: 0, or -1 with the message set (I/O error on @path). */
+struct report_opts {
+	int top;		/* slowest requests listed */
+	int fns;		/* functions listed */
+	const char *html;	/* --html OUT.html, or NULL */
+};
+int report_print_text(const struct report *r, FILE *fp, const struct report_opts *o);
+int report_write_html(const struct report *r, const char *path, const struct report_opts *o);
+
+/* The sinks merge runs (merge_sinks_extra): "report" (text/HTML) and
+ * "sqlite" (OUT = the database file). */
+extern const struct merge_sink_ops report_sink_report;
+extern const struct merge_sink_ops report_sink_sqlite;
+/* Options the "report" sink uses (set by cmd_report before the merge). */
+extern struct report_opts report_cmd_opts;
+
+#endif

@@ -1,0 +1,186 @@
+/*
+ * text.c - the terminal output of `vmtrace report`: link coverage, the
+ * per-stage table, the slowest requests with their Python stacks, VM exits
+ * per vCPU and time per function.  Runs once after the merge (command
+ * thread); no allocation beyond stdio.
+ */
+#include <inttypes.h>
+#include <string.h>
+#include "err.h"
+#include "report.h"
+
+#define MAX_MASKS	16	/* distinct link masks listed */
+#define US_BUF		32
+
+/* ns as microseconds with 3 decimals (exact to the ns) */
+static const char *us(uint64_t ns, char *buf)
+{
+	snprintf(buf, US_BUF, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+	return buf;
+}
+
+static void coverage(const struct report *r, FILE *fp)
+{
+	uint32_t masks[MAX_MASKS];
+	uint64_t counts[MAX_MASKS];
+	size_t n = report_masks(r, masks, counts, MAX_MASKS), nq = report_nr_reqs(r);
+	char mb[RL_NR + 1];
+
+	fprintf(fp, "I/O requests: %zu guest block requests; %" PRIu64 " guest syscalls, %"
+		PRIu64 " host kicks, %" PRIu64 " QEMU I/O syscalls, %" PRIu64
+		" injections, %" PRIu64 " guest virtio irqs (of %" PRIu64 " events)\n",
+		nq, report_nr_syscalls(r), report_nr_kicks(r), report_nr_host_io(r),
+		report_nr_injects(r), report_nr_guest_irqs(r), report_events(r));
+	if (!nq) {
+		fprintf(fp, "  no block_rq_issue/insert events: record the guest with "
+			"`vmtrace record --guest` (block:*, irq:*, syscalls)\n");
+		return;
+	}
+	fprintf(fp, "\nLinks present (%s = %s", report_link_chars, report_link_names[0]);
+	for (int i = 1; i < RL_NR; i++)
+		fprintf(fp, ", %s", report_link_names[i]);
+	fprintf(fp, "; '.' = missing in the data, not guessed):\n");
+	for (size_t i = 0; i < n; i++)
+		fprintf(fp, "  %s  %8" PRIu64 " requests\n", report_mask_str(masks[i], mb), counts[i]);
+	for (int l = 0; l < RL_NR; l++) {
+		uint64_t have = 0;
+
+		for (size_t i = 0; i < nq; i++)
+			have += !!(report_req_at(r, i)->mask & (1u << l));
+		if (have < nq)
+			fprintf(fp, "  missing %-14s in %" PRIu64 " of %zu requests\n",
+				report_link_names[l], nq - have, nq);
+	}
+}
+
+static void stages(const struct report *r, FILE *fp)
+{
+	char a[US_BUF], b[US_BUF], c[US_BUF], d[US_BUF];
+
+	fprintf(fp, "\nPer-stage latency (us; nearest-rank percentiles over the requests "
+		"with both links):\n");
+	fprintf(fp, "  %-22s %-40s %8s %12s %12s %12s %12s\n", "stage", "from -> to", "count",
+		"p50", "p90", "p99", "max");
+	for (int s = 0; s < REPORT_NR_STAGES; s++) {
+		const struct report_pct *p = report_stage_pct(r, s);
+
+		if (!p->n) {
+			fprintf(fp, "  %-22s %-40s %8s  (a link missing in every request)\n",
+				report_stages[s].name, report_stages[s].label, "0");
+			continue;
+		}
+		fprintf(fp, "  %-22s %-40s %8" PRIu64 " %12s %12s %12s %12s\n",
+			report_stages[s].name, report_stages[s].label, p->n, us(p->p50, a),
+			us(p->p90, b), us(p->p99, c), us(p->max, d));
+	}
+}
+
+static void slowest(const struct report *r, FILE *fp, int top)
+{
+	size_t n;
+	const uint32_t *idx = report_slowest(r, &n);
+	char a[US_BUF], mb[RL_NR + 1];
+
+	if (!n)
+		return;
+	fprintf(fp, "\nSlowest %d requests (end to end: syscall entry or issue -> syscall "
+		"return or completion):\n", (int)(n < (size_t)top ? n : (size_t)top));
+	for (size_t i = 0; i < n && i < (size_t)top; i++) {
+		const struct report_req *q = report_req_at(r, idx[i]);
+		const struct report_sys *s = report_sys_at(r, q->sys);
+
+		fprintf(fp, "  #%zu %s us  [%s]  guest%u dev %u:%u sector %" PRIu64 " +%u %s",
+			i + 1, us(report_req_latency(q), a), report_mask_str(q->mask, mb),
+			q->machine, q->dev >> 20, q->dev & ((1u << 20) - 1), q->sector,
+			q->nr_sector, merge_str(q->rwbs));
+		if (s)
+			fprintf(fp, " %s() tid %d", merge_str(s->name), s->tid);
+		if (q->host_tid >= 0)
+			fprintf(fp, "; host %s() tid %d", merge_str(q->host_sys), q->host_tid);
+		fprintf(fp, "\n     ");
+		for (int st = 0; st < REPORT_NR_STAGES; st++) {
+			const struct report_stage *g = &report_stages[st];
+			uint32_t need = 1u << g->from | 1u << g->to;
+
+			if ((q->mask & need) == need && strncmp(g->label, "TOTAL", 5))
+				fprintf(fp, " %s %s", g->name, us(q->t[g->to] - q->t[g->from], a));
+		}
+		fprintf(fp, "\n      python: %s\n",
+			s && s->stack ? merge_str(s->stack) : "(no Python call in the data)");
+	}
+}
+
+static void exits(const struct report *r, FILE *fp)
+{
+	char a[US_BUF];
+	size_t n = report_nr_exits(r);
+
+	fprintf(fp, "\nVM exits per vCPU:\n");
+	if (!n) {
+		fprintf(fp, "  none in the data (no host kvm events recorded)\n");
+		return;
+	}
+	if (!report_have_exit_slices(r))
+		fprintf(fp, "  no kvm_exit events (PVM, or kvm:kvm_exit not recorded): counting "
+			"the exit-causing events kvm_pio/kvm_mmio/kvm_fast_mmio/"
+			"kvm_userspace_exit/kvm_hypercall instead (count only, no time)\n");
+	fprintf(fp, "  %-6s %-36s %10s %14s %12s\n", "vCPU", "reason", "count", "time us",
+		"mean us");
+	for (size_t i = 0; i < n; i++) {
+		const struct report_exit *e = report_exit_at(r, i);
+		char v[16], b[US_BUF];
+
+		if (!e->is_slice && report_have_exit_slices(r))
+			continue;	/* the exit slices say it all */
+		if (e->vcpu < 0)
+			snprintf(v, sizeof(v), "?");
+		else
+			snprintf(v, sizeof(v), "%d", e->vcpu);
+		if (e->is_slice)
+			fprintf(fp, "  %-6s %-36s %10" PRIu64 " %14s %12s\n", v, merge_str(e->name),
+				e->count, us(e->ns, a), us(e->ns / e->count, b));
+		else
+			fprintf(fp, "  %-6s %-36s %10" PRIu64 " %14s %12s\n", v,
+				merge_str(e->name), e->count, "-", "-");
+	}
+}
+
+static void functions(const struct report *r, FILE *fp, int max)
+{
+	char a[US_BUF], b[US_BUF], c[US_BUF];
+	size_t n = report_nr_fns(r);
+
+	fprintf(fp, "\nTime per guest function (inclusive; waiting = inside syscalls of its "
+		"thread; recursion counted per call):\n");
+	if (!n) {
+		fprintf(fp, "  no guest function slices (Python/C tracer data) in the inputs\n");
+		return;
+	}
+	fprintf(fp, "  %10s %14s %14s %14s %6s  %s\n", "calls", "total us", "running us",
+		"waiting us", "wait%", "function");
+	for (size_t i = 0; i < n && i < (size_t)max; i++) {
+		const struct report_fn *f = report_fn_at(r, i);
+		uint64_t w = f->wait_ns > f->incl_ns ? f->incl_ns : f->wait_ns;
+
+		fprintf(fp, "  %10" PRIu64 " %14s %14s %14s %5.1f%%  %s\n", f->calls,
+			us(f->incl_ns, a), us(f->incl_ns - w, b), us(w, c),
+			f->incl_ns ? 100.0 * (double)w / (double)f->incl_ns : 0.0,
+			merge_str(f->name));
+	}
+	if (n > (size_t)max)
+		fprintf(fp, "  ... %zu more (--functions N)\n", n - (size_t)max);
+}
+
+int report_print_text(const struct report *r, FILE *fp, const struct report_opts *o)
+{
+	coverage(r, fp);
+	if (report_nr_reqs(r)) {
+		stages(r, fp);
+		slowest(r, fp, o->top);
+	}
+	exits(r, fp);
+	functions(r, fp, o->fns);
+	if (fflush(fp) || ferror(fp))
+		return vt_err_errno("report: writing the report");
+	return 0;
+}

@@ -1,0 +1,134 @@
+/*
+ * t-kvmfacts.c - unit test of host/kvmfacts.c against a fake debugfs tree
+ * (DIR/<pid>-<fd>/vcpuN/tsc-offset, tsc-scaling-ratio) and a real thread
+ * of this process named "CPU 0/KVM": readings at start, on change, at the
+ * end, each with a host TSC; the vCPU thread found; the meta keys of
+ * docs/format/meta.md.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "check.h"
+#include "kvmfacts.h"
+#include "meta.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int named, done;
+static pid_t vcpu_tid;
+
+static void *vcpu_thread(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "CPU 0/KVM");
+	pthread_mutex_lock(&lock);
+	vcpu_tid = (pid_t)syscall(SYS_gettid);
+	named = 1;
+	pthread_cond_broadcast(&cond);
+	while (!done)
+		pthread_cond_wait(&cond, &lock);
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+static void put(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(val, f);
+		fclose(f);
+	}
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/vt-kvmf.XXXXXX", vm[256], vcpu[300], off[320], ratio[340], key[128];
+	pid_t me = getpid();
+	struct host_kvm *k;
+	struct vt_meta *m;
+	pthread_t th;
+	uint64_t tsc0 = 0, tsc2 = 0;
+	const char *v;
+
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(vm, sizeof(vm), "%s/%d-11", dir, (int)me);
+	snprintf(vcpu, sizeof(vcpu), "%s/vcpu0", vm);
+	snprintf(off, sizeof(off), "%s/tsc-offset", vcpu);
+	snprintf(ratio, sizeof(ratio), "%s/tsc-scaling-ratio", vcpu);
+	mkdir(vm, 0755);
+	mkdir(vcpu, 0755);
+	put(off, "-123456789\n");
+	put(ratio, "281474976710656\n");
+
+	pthread_create(&th, NULL, vcpu_thread, NULL);
+	pthread_mutex_lock(&lock);
+	while (!named)
+		pthread_cond_wait(&cond, &lock);
+	pthread_mutex_unlock(&lock);
+
+	k = host_kvm_new(dir);
+	CHECK(k != NULL);
+	host_kvm_poll(k, &me, 1, 0);		/* start */
+	host_kvm_poll(k, &me, 1, 0);		/* unchanged: no reading */
+	put(off, "0\n");
+	host_kvm_poll(k, &me, 1, 0);		/* change */
+	host_kvm_poll(k, &me, 1, 1);		/* end */
+
+	CHECK(host_kvm_nr_threads(k) == 1);
+	CHECK(host_kvm_thread_tid(k, 0) == vcpu_tid);
+	CHECK_STR(host_kvm_thread_comm(k, 0), "CPU 0/KVM");
+
+	m = vt_meta_new();
+	CHECK(host_kvm_to_meta(k, m) == 0);
+	CHECK_STR(vt_meta_get(m, "kvm.vms"), "1");
+	snprintf(key, sizeof(key), "%d", (int)me);
+	CHECK_STR(vt_meta_get(m, "kvm.vm0.pid"), key);
+	snprintf(key, sizeof(key), "%d-11", (int)me);
+	CHECK_STR(vt_meta_get(m, "kvm.vm0.debugfs"), key);
+	CHECK_STR(vt_meta_get(m, "kvm.vm0.vcpus"), "1");
+	CHECK_STR(vt_meta_get(m, "kvm.vcpu_threads"), "1");
+	CHECK_STR(vt_meta_get(m, "kvm.thread0.vcpu"), "0");
+	CHECK_STR(vt_meta_get(m, "kvm.thread0.comm"), "CPU 0/KVM");
+	CHECK_STR(vt_meta_get(m, "kvm.vm0.vcpu0.tsc_offset.nr"), "3");
+	v = vt_meta_get(m, "kvm.vm0.vcpu0.tsc_offset.0");
+	CHECK(v && sscanf(v, "-123456789 %" SCNu64 " start", &tsc0) == 1 && tsc0 > 0);
+	v = vt_meta_get(m, "kvm.vm0.vcpu0.tsc_offset.1");
+	CHECK(v && strstr(v, "0 ") == v && strstr(v, " change"));
+	v = vt_meta_get(m, "kvm.vm0.vcpu0.tsc_offset.2");
+	CHECK(v && sscanf(v, "0 %" SCNu64 " end", &tsc2) == 1 && tsc2 >= tsc0);
+	CHECK_STR(vt_meta_get(m, "kvm.vm0.vcpu0.tsc_scaling_ratio.nr"), "2");
+
+	/* a VM of another process is ignored when pids are given */
+	vt_meta_free(m);
+	host_kvm_free(k);
+	k = host_kvm_new(dir);
+	{
+		pid_t other = 1;
+
+		host_kvm_poll(k, &other, 1, 0);
+	}
+	m = vt_meta_new();
+	host_kvm_to_meta(k, m);
+	CHECK_STR(vt_meta_get(m, "kvm.vms"), "0");
+	vt_meta_free(m);
+	host_kvm_free(k);
+
+	pthread_mutex_lock(&lock);
+	done = 1;
+	pthread_cond_broadcast(&cond);
+	pthread_mutex_unlock(&lock);
+	pthread_join(th, NULL);
+	unlink(off);
+	unlink(ratio);
+	rmdir(vcpu);
+	rmdir(vm);
+	rmdir(dir);
+	return check_done();
+}
