@@ -212,6 +212,7 @@ struct align_samples {
 	struct vt_marker *guest_markers;
 	struct align_host_marker *host_markers;
 	size_t n_bad_guest_markers;	/* rejected records of markers.dat */
+	int host_truncated;		/* trace.dat's CPU data was cut short */
 	char host_hz_from[64];		/* "meta", "option", ... */
 	char guest_hz_from[64];
 	char *notes;			/* '\n'-separated: what was found/missing */

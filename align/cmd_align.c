@@ -41,7 +41,7 @@ static void usage(FILE *fp)
 		"  --fit-slope        fit the slope from markers even when the ratio is known\n"
 		"  --offset N         use guest = host + N (ticks) and only cross-check the rest\n"
 		"exit: 0 model found, 1 no usable source or unreadable input, 2 usage,\n"
-		"      3 model found but guest markers were corrupt/truncated\n", VT_MARKER_PORT);
+		"      3 model found but guest markers or trace.dat were corrupt/truncated\n", VT_MARKER_PORT);
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -415,7 +415,7 @@ int cmd_align(int argc, char **argv)
 		print_text(stdout, &o, &s, m);
 	for (size_t i = 0; i < align_model_nr_warnings(m); i++)
 		vt_warn("%s", align_model_warning(m, i));
-	ret = s.n_bad_guest_markers ? VT_EXIT_PARTIAL : VT_EXIT_OK;
+	ret = s.n_bad_guest_markers || s.host_truncated ? VT_EXIT_PARTIAL : VT_EXIT_OK;
 	if (fflush(stdout) != 0) {
 		vt_err_errno("stdout");
 		vt_err_print("align");

@@ -425,6 +425,11 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 	r = vt_td_read_open(path);
 	if (!r)
 		goto out;
+	if (vt_td_read_truncated(r)) {
+		vt_warn("%s: CPU data cut short: each CPU is read up to its last whole record",
+			path);
+		s->host_truncated = 1;
+	}
 	clock = vt_td_read_clock(r);
 	if (vt_td_clock_is_ns(clock)) {
 		vt_err_set("%s: recorded with trace clock '%s' (ns): guest TSC values cannot be "

@@ -12,7 +12,7 @@
 #include "report.h"
 
 #define HIST_BINS	24	/* log-scale bins per histogram */
-#define HIST_W		360
+#define HIST_W		330
 #define HIST_H		120
 #define TL_W		1000	/* timeline drawing width (px) */
 #define TL_ROW		22
@@ -188,8 +188,8 @@ static void timeline(const struct report *r, FILE *fp, int top)
 				stage_color[s], report_stages[s].name);
 	int h = (int)n * TL_ROW + 24;
 
-	fprintf(fp, "</div><svg id=timeline width=%d height=%d viewBox='0 0 %d %d'>",
-		TL_LABEL + TL_W + 10, h, TL_LABEL + TL_W + 10, h);
+	fprintf(fp, "</div><svg id=timeline width='100%%' style='max-width:%dpx' "
+		"viewBox='0 0 %d %d'>", TL_LABEL + TL_W + 10, TL_LABEL + TL_W + 10, h);
 	for (size_t i = 0; i < n; i++) {
 		const struct report_req *q = report_req_at(r, idx[i]);
 		const struct report_sys *y = report_sys_at(r, q->sys);

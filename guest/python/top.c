@@ -17,6 +17,7 @@
 #include "err.h"
 #include "meta.h"
 #include "uftrace.h"
+#include "guest/usdt/usdt.h"
 
 #define TOP_ROWS_DEFAULT	20
 #define TOP_STACK		(VT_UFT_MAX_DEPTH + 1)
@@ -210,6 +211,9 @@ int cmd_top(int argc, char **argv)
 	int once = 0, rows = TOP_ROWS_DEFAULT;
 	double interval = 1.0;
 
+	for (int i = 1; i < argc; i++)	/* live from USDT markers: guest/usdt/top.c */
+		if (!strncmp(argv[i], "--python", strlen("--python")))
+			return usdt_top_main(argc, argv);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 

@@ -84,4 +84,8 @@ int usdt_python_remove(struct usdt_session *s);
  * from C on 3.11; absent on 3.12/3.13), to @fp. */
 void usdt_python_explain(const struct usdt_session *s, void *fp);
 
+/* `vmtrace top --python[=FILE] -p PID ...` (guest/usdt/top.c; cmd_top
+ * hands over when it sees --python): returns an exit code. */
+int usdt_top_main(int argc, char **argv);
+
 #endif

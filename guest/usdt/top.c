@@ -1,0 +1,394 @@
+/*
+ * top.c - `vmtrace top --python -p PID`: the Python functions a running,
+ * unprepared interpreter calls most, per second, live, from CPython's
+ * function__return USDT marker (it fires for every return on 3.11, where
+ * function__entry mostly does not; CPython issue 98894).  Creates the
+ * uprobe events (usdt.c), enables function__return in a small tracefs
+ * instance of its own limited to the process's threads (set_event_pid +
+ * event-fork), reads the instance's trace_pipe and counts by function.
+ * Removes the instance and the probes on every way out.  Runs in the
+ * vmtrace command's main thread; allocates, blocks.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <tracefs.h>
+#include "err.h"
+#include "usdt.h"
+
+#define TOP_INSTANCE_PREFIX	"vmtrace_top_"
+#define TOP_BUFFER_KB		2048
+#define TOP_ROWS_DEFAULT	20
+#define TOP_TABLE_SIZE		8192	/* distinct functions counted (power of 2) */
+#define TOP_KEY_MAX		256
+#define TOP_READ_BUF		65536
+#define TOP_POLL_MS		100
+#define TOP_NS_PER_S		1000000000.0
+#define TOP_HASH_MUL		16777619u	/* FNV-1a */
+#define TOP_HASH_SEED		2166136261u
+
+struct top_fn {
+	char key[TOP_KEY_MAX];	/* "func (file)"; "" = free slot */
+	uint64_t interval;	/* returns in the current interval */
+	uint64_t total;
+};
+
+struct top_state {
+	struct top_fn *fn;
+	int used;
+	uint64_t other;		/* returns not counted by function (table full) */
+	uint64_t interval, total;
+	char line[TOP_READ_BUF];	/* a partial line carried between reads */
+	size_t line_len;
+};
+
+static volatile sig_atomic_t top_quit;
+
+static void top_on_signal(int sig)
+{
+	top_quit = 1;
+}
+
+static double top_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / TOP_NS_PER_S;
+}
+
+static void top_count(struct top_state *t, const char *key)
+{
+	uint32_t h = TOP_HASH_SEED;
+
+	for (const char *p = key; *p; p++)
+		h = (h ^ (unsigned char)*p) * TOP_HASH_MUL;
+	t->interval++;
+	t->total++;
+	for (uint32_t i = 0; i < TOP_TABLE_SIZE; i++) {
+		struct top_fn *f = &t->fn[(h + i) & (TOP_TABLE_SIZE - 1)];
+
+		if (!f->key[0]) {
+			if (t->used >= TOP_TABLE_SIZE / 2)
+				break;
+			snprintf(f->key, sizeof(f->key), "%s", key);
+			t->used++;
+		} else if (strcmp(f->key, key)) {
+			continue;
+		}
+		f->interval++;
+		f->total++;
+		return;
+	}
+	t->other++;
+}
+
+/* The value of name="..." in a trace_pipe line, copied into @out. */
+static int top_field(const char *line, const char *name, char *out, size_t len)
+{
+	char pat[32];
+	const char *p, *e;
+
+	snprintf(pat, sizeof(pat), " %s=\"", name);
+	p = strstr(line, pat);
+	if (!p)
+		return -1;
+	p += strlen(pat);
+	e = strstr(p, "\" ");
+	if (!e)
+		e = p + strcspn(p, "\"");
+	snprintf(out, len, "%.*s", (int)(e - p), p);
+	return 0;
+}
+
+/* One trace_pipe line: "... function__return: (addr) file="F" func="N" line=L". */
+static void top_line(struct top_state *t, const char *line)
+{
+	char file[TOP_KEY_MAX], func[TOP_KEY_MAX], key[TOP_KEY_MAX];
+
+	if (!strstr(line, "function__return:"))
+		return;
+	if (top_field(line, "file", file, sizeof(file)) ||
+	    top_field(line, "func", func, sizeof(func)))
+		return;
+	snprintf(key, sizeof(key), "%.100s (%.140s)", func, file);
+	top_count(t, key);
+}
+
+static void top_feed(struct top_state *t, const char *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] != '\n') {
+			if (t->line_len < sizeof(t->line) - 1)
+				t->line[t->line_len++] = buf[i];
+			continue;
+		}
+		t->line[t->line_len] = 0;
+		top_line(t, t->line);
+		t->line_len = 0;
+	}
+}
+
+static int top_cmp(const void *a, const void *b)
+{
+	const struct top_fn *x = *(struct top_fn *const *)a, *y = *(struct top_fn *const *)b;
+
+	if (x->interval != y->interval)
+		return x->interval < y->interval ? 1 : -1;
+	return x->total < y->total ? 1 : x->total > y->total ? -1 : 0;
+}
+
+static void top_print(struct top_state *t, pid_t pid, const char *file, double secs,
+		      int rows, int clear)
+{
+	struct top_fn *list[TOP_TABLE_SIZE];
+	int n = 0;
+
+	for (int i = 0; i < TOP_TABLE_SIZE; i++)
+		if (t->fn[i].key[0] && t->fn[i].interval)
+			list[n++] = &t->fn[i];
+	qsort(list, n, sizeof(list[0]), top_cmp);
+	if (clear)
+		fputs("\033[H\033[J", stdout);
+	printf("vmtrace top --python: pid %d (%s): %.0f calls/s over %.2f s, %llu in all\n",
+	       (int)pid, file, (double)t->interval / secs, secs,
+	       (unsigned long long)t->total);
+	printf("%12s %12s  %s\n", "CALLS/S", "TOTAL", "FUNCTION (FILE)");
+	for (int i = 0; i < n && i < rows; i++)
+		printf("%12.0f %12llu  %s\n", (double)list[i]->interval / secs,
+		       (unsigned long long)list[i]->total, list[i]->key);
+	if (t->other)
+		printf("%12s %12llu  (functions beyond the table)\n", "",
+		       (unsigned long long)t->other);
+	fflush(stdout);
+	for (int i = 0; i < TOP_TABLE_SIZE; i++)
+		t->fn[i].interval = 0;
+	t->interval = 0;
+}
+
+/* Remove instances of top commands that died without cleaning up. */
+static int top_sweep_cb(const char *name, void *arg)
+{
+	struct tracefs_instance *inst;
+	int pid;
+
+	if (sscanf(name, TOP_INSTANCE_PREFIX "%d", &pid) != 1 || pid <= 0)
+		return 0;
+	if (!kill(pid, 0) || errno != ESRCH)
+		return 0;
+	inst = tracefs_instance_alloc(NULL, name);
+	if (inst) {
+		tracefs_instance_destroy(inst);
+		tracefs_instance_free(inst);
+	}
+	return 0;
+}
+
+/* set_event_pid := every thread of @pid (event-fork adds new ones). */
+static int top_set_pids(struct tracefs_instance *inst, pid_t pid)
+{
+	char path[64], buf[4096];
+	struct dirent *d;
+	size_t used = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return vt_err_errno("%s: cannot list the threads", path);
+	buf[0] = 0;
+	while ((d = readdir(dir)) && used < sizeof(buf) - 16)
+		if (d->d_name[0] != '.')
+			used += snprintf(buf + used, sizeof(buf) - used, "%s ", d->d_name);
+	closedir(dir);
+	if (tracefs_instance_file_write(inst, "options/event-fork", "1") < 0 ||
+	    tracefs_instance_file_write(inst, "set_event_pid", buf) < 0)
+		return vt_err_errno("%s: cannot limit events to pid %d",
+				    tracefs_instance_get_name(inst), (int)pid);
+	return 0;
+}
+
+static void top_usage(FILE *fp)
+{
+	fprintf(fp,
+"usage: vmtrace top --python[=FILE] -p PID [-n ROWS] [-i SECONDS] [--once]\n"
+"                   [--duration SECONDS]\n"
+"  the Python functions PID calls most per second, from CPython's USDT\n"
+"  function__return marker through a uprobe (no change to the process;\n"
+"  a CPython built --with-dtrace; root).  Counted at return: on 3.11 every\n"
+"  Python call; 3.12/3.13 have no function markers (use `vmtrace attach`).\n"
+"  --once: one table after one interval; --duration: stop after SECONDS;\n"
+"  stops by itself when PID exits.\n");
+}
+
+/* Parse a positive number for @opt; exits with a usage error if bad. */
+static double top_num(const char *opt, const char *v)
+{
+	char *end;
+	double d = strtod(v, &end);
+
+	if (*end || !(d > 0))
+		vt_die(VT_EXIT_USAGE, "top: bad value for %s: %s", opt, v);
+	return d;
+}
+
+/* The live loop: reads @fd until a signal, the duration, or @pid exits. */
+static int top_loop(struct top_state *t, int fd, pid_t pid, const char *file, int rows,
+		    double interval, double duration, int once)
+{
+	double start = top_now_s(), last = start;
+	char *buf = malloc(TOP_READ_BUF);
+	int clear = !once && isatty(STDOUT_FILENO), gone = 0;
+
+	if (!buf)
+		return vt_err_set("out of memory");
+	while (!top_quit) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		double now;
+		ssize_t n;
+
+		if (poll(&p, 1, TOP_POLL_MS) > 0)
+			while ((n = read(fd, buf, TOP_READ_BUF)) > 0)
+				top_feed(t, buf, (size_t)n);
+		now = top_now_s();
+		if (!gone && kill(pid, 0) && errno == ESRCH)
+			gone = 1;
+		if (now - last >= interval || gone ||
+		    (duration > 0 && now - start >= duration)) {
+			top_print(t, pid, file, now - last, rows, clear);
+			last = now;
+			if (once || gone || (duration > 0 && now - start >= duration))
+				break;
+		}
+	}
+	free(buf);
+	if (gone)
+		fprintf(stderr, "vmtrace: top: process %d exited\n", (int)pid);
+	return 0;
+}
+
+/* `vmtrace top --python ...` (called by cmd_top when --python is given):
+ * returns an exit code. */
+int usdt_top_main(int argc, char **argv)
+{
+	const char *file_opt = NULL;
+	char file[4096], name[64], event[3 * USDT_NAME_MAX] = "";
+	struct usdt_session *s = NULL;
+	struct tracefs_instance *inst = NULL;
+	struct top_state *t = NULL;
+	int rows = TOP_ROWS_DEFAULT, once = 0, fd = -1, have_fn = 0, ret = VT_EXIT_FAIL;
+	double interval = 1.0, duration = 0;
+	pid_t pid = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--python")) {
+			continue;
+		} else if (!strncmp(a, "--python=", 9)) {
+			file_opt = a + 9;
+		} else if (!strcmp(a, "--once")) {
+			once = 1;
+		} else if (!strcmp(a, "-p") && i + 1 < argc) {
+			pid = (pid_t)top_num(a, argv[++i]);
+		} else if (!strcmp(a, "-n") && i + 1 < argc) {
+			rows = (int)top_num(a, argv[++i]);
+		} else if (!strcmp(a, "-i") && i + 1 < argc) {
+			interval = top_num(a, argv[++i]);
+		} else if (!strcmp(a, "--duration") && i + 1 < argc) {
+			duration = top_num(a, argv[++i]);
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			top_usage(stdout);
+			return VT_EXIT_OK;
+		} else {
+			fprintf(stderr, "vmtrace: top: unknown option or argument: %s\n", a);
+			top_usage(stderr);
+			return VT_EXIT_USAGE;
+		}
+	}
+	if (pid <= 0) {
+		top_usage(stderr);
+		return VT_EXIT_USAGE;
+	}
+	if (kill(pid, 0) && errno == ESRCH)
+		vt_die(VT_EXIT_USAGE, "top: -p %d: no such process", (int)pid);
+	if (file_opt ? usdt_python_file_of_binary(file_opt, file, sizeof(file))
+		     : usdt_python_file_of_pid(pid, file, sizeof(file))) {
+		vt_err_print("top");
+		return VT_EXIT_FAIL;
+	}
+	s = calloc(1, sizeof(*s));
+	t = calloc(1, sizeof(*t));
+	if (t)
+		t->fn = calloc(TOP_TABLE_SIZE, sizeof(*t->fn));
+	if (!s || !t || !t->fn) {
+		vt_err_set("out of memory");
+		goto out;
+	}
+	signal(SIGINT, top_on_signal);
+	signal(SIGTERM, top_on_signal);
+	tracefs_instances_walk(top_sweep_cb, NULL);
+	if (usdt_python_create(s, file))
+		goto out;
+	usdt_python_explain(s, stderr);
+	for (int i = 0; i < s->nr; i++)
+		have_fn |= !strcmp(s->names[i], "function__return");
+	if (!have_fn) {
+		vt_err_set("%s has no function markers: nothing to count (for every call: "
+			   "`vmtrace attach %d`, then `vmtrace top DIR`)", s->file, (int)pid);
+		ret = VT_EXIT_UNSUPPORTED;
+		goto out;
+	}
+	snprintf(name, sizeof(name), TOP_INSTANCE_PREFIX "%d", (int)getpid());
+	inst = tracefs_instance_create(name);
+	if (!inst) {
+		vt_err_errno("cannot create the tracefs instance %s", name);
+		ret = errno == EACCES || errno == EPERM ? VT_EXIT_PERM : VT_EXIT_FAIL;
+		goto out;
+	}
+	snprintf(event, sizeof(event), "events/%s/function__return/enable", s->group);
+	if (tracefs_instance_set_buffer_size(inst, TOP_BUFFER_KB, -1) < 0) {
+		vt_err_errno("%s: cannot set a %d KB buffer", name, TOP_BUFFER_KB);
+		goto out;
+	}
+	if (top_set_pids(inst, pid))
+		goto out;
+	if (tracefs_instance_file_write(inst, event, "1") < 0) {
+		vt_err_errno("%s: cannot enable %s", name, event);
+		goto out;
+	}
+	fd = tracefs_instance_file_open(inst, "trace_pipe", O_RDONLY | O_NONBLOCK);
+	if (fd < 0) {
+		vt_err_errno("%s: cannot open trace_pipe", name);
+		goto out;
+	}
+	if (top_loop(t, fd, pid, s->file, rows, interval, duration, once))
+		goto out;
+	ret = VT_EXIT_OK;
+out:
+	if (ret != VT_EXIT_OK)
+		vt_err_print("top");
+	if (fd >= 0)
+		close(fd);
+	if (inst) {
+		tracefs_instance_file_write(inst, event, "0");
+		tracefs_instance_destroy(inst);
+		tracefs_instance_free(inst);
+	}
+	if (s && usdt_python_remove(s)) {
+		vt_err_print("top");
+		ret = VT_EXIT_FAIL;
+	}
+	if (t)
+		free(t->fn);
+	free(t);
+	free(s);
+	return ret;
+}
