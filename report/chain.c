@@ -798,12 +798,15 @@ static void link_host(struct report *r, struct report_req *q)
 			}
 		}
 	}
-	if (!has(q, RL_KICK))
-		return;
 	uint64_t hi = has(q, RL_IRQ) ? q->t[RL_IRQ] : until;
+	uint64_t after = has(q, RL_KICK) ? q->t[RL_KICK] : from;
+
 	/* QEMU I/O: the first I/O syscall of a QEMU thread entered after the
-	 * kick and done before the guest irq */
-	size_t h = LOWER_BOUND(r->hostio.a, r->hostio.n, .enter, q->t[RL_KICK]);
+	 * kick (no kick in the data, e.g. TCG: after the issue) and done
+	 * before the guest irq (or the completion) */
+	if (hi == UINT64_MAX)
+		return;
+	size_t h = LOWER_BOUND(r->hostio.a, r->hostio.n, .enter, after);
 
 	for (size_t n = 0; h < r->hostio.n && n < SCAN_MAX && r->hostio.a[h].enter <= hi; h++, n++)
 		if (r->hostio.a[h].exit <= hi) {
@@ -814,7 +817,7 @@ static void link_host(struct report *r, struct report_req *q)
 			break;
 		}
 	/* injection: the first after the QEMU I/O (or the kick), up to the irq */
-	uint64_t lo = has(q, RL_HOST_END) ? q->t[RL_HOST_END] : q->t[RL_KICK];
+	uint64_t lo = has(q, RL_HOST_END) ? q->t[RL_HOST_END] : after;
 	size_t k = LOWER_BOUND(r->injects.a, r->injects.n, , lo);
 
 	if (k < r->injects.n && r->injects.a[k] <= hi)

@@ -5,14 +5,16 @@
  * function__entry mostly does not; CPython issue 98894).  Creates the
  * uprobe events (usdt.c), enables function__return in a small tracefs
  * instance of its own limited to the process's threads (set_event_pid +
- * event-fork), reads the instance's trace_pipe and counts by function.
+ * event-fork), reads its per-CPU trace_pipe_raw pages through libtracefs
+ * (binary records: no text formatting in the kernel) and counts by
+ * function; ring-buffer overruns are shown as lost.
  * Removes the instance and the probes on every way out.  Runs in the
  * vmtrace command's main thread; allocates, blocks.
  */
 #include <dirent.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +30,10 @@
 #define TOP_ROWS_DEFAULT	20
 #define TOP_TABLE_SIZE		8192	/* distinct functions counted (power of 2) */
 #define TOP_KEY_MAX		256
-#define TOP_READ_BUF		65536
 #define TOP_POLL_MS		100
+#define TOP_MS_PER_S		1000
+#define TOP_LOC_OFF_MASK	0xffff	/* __data_loc: length << 16 | offset */
+#define TOP_LOC_LEN_SHIFT	16
 #define TOP_NS_PER_S		1000000000.0
 #define TOP_HASH_MUL		16777619u	/* FNV-1a */
 #define TOP_HASH_SEED		2166136261u
@@ -45,8 +49,9 @@ struct top_state {
 	int used;
 	uint64_t other;		/* returns not counted by function (table full) */
 	uint64_t interval, total;
-	char line[TOP_READ_BUF];	/* a partial line carried between reads */
-	size_t line_len;
+	uint64_t lost;		/* ring-buffer overruns (all CPUs) */
+	int event_id;		/* function__return's type id */
+	struct tep_format_field *file_f, *func_f;
 };
 
 static volatile sig_atomic_t top_quit;
@@ -90,50 +95,59 @@ static void top_count(struct top_state *t, const char *key)
 	t->other++;
 }
 
-/* The value of name="..." in a trace_pipe line, copied into @out. */
-static int top_field(const char *line, const char *name, char *out, size_t len)
+/* The string of a __data_loc / __rel_loc field of @rec; "?" if malformed. */
+static void top_str(const struct tep_format_field *f, const struct tep_record *rec,
+		    char *out, size_t len)
 {
-	char pat[32];
-	const char *p, *e;
+	uint32_t loc, off, n;
 
-	snprintf(pat, sizeof(pat), " %s=\"", name);
-	p = strstr(line, pat);
-	if (!p)
-		return -1;
-	p += strlen(pat);
-	e = strstr(p, "\" ");
-	if (!e)
-		e = p + strcspn(p, "\"");
-	snprintf(out, len, "%.*s", (int)(e - p), p);
-	return 0;
+	snprintf(out, len, "?");
+	if (!f || f->offset + sizeof(loc) > (unsigned)rec->size)
+		return;
+	memcpy(&loc, (const char *)rec->data + f->offset, sizeof(loc));
+	off = loc & TOP_LOC_OFF_MASK;
+	n = loc >> TOP_LOC_LEN_SHIFT;
+	if (f->flags & TEP_FIELD_IS_RELATIVE)
+		off += f->offset + f->size;
+	if (off + n > (unsigned)rec->size || !n)
+		return;
+	snprintf(out, len, "%.*s", (int)strnlen((const char *)rec->data + off, n),
+		 (const char *)rec->data + off);
 }
 
-/* One trace_pipe line: "... function__return: (addr) file="F" func="N" line=L". */
-static void top_line(struct top_state *t, const char *line)
+static int top_on_record(struct tep_event *ev, struct tep_record *rec, int cpu, void *arg)
 {
+	struct top_state *t = arg;
 	char file[TOP_KEY_MAX], func[TOP_KEY_MAX], key[TOP_KEY_MAX];
 
-	if (!strstr(line, "function__return:"))
-		return;
-	if (top_field(line, "file", file, sizeof(file)) ||
-	    top_field(line, "func", func, sizeof(func)))
-		return;
+	if (ev->id != t->event_id)
+		return 0;
+	top_str(t->file_f, rec, file, sizeof(file));
+	top_str(t->func_f, rec, func, sizeof(func));
 	snprintf(key, sizeof(key), "%.100s (%.140s)", func, file);
 	top_count(t, key);
+	return top_quit;
 }
 
-static void top_feed(struct top_state *t, const char *buf, size_t n)
+/* Sum of the per-CPU "overrun" counters of @inst. */
+static uint64_t top_overruns(struct tracefs_instance *inst)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (buf[i] != '\n') {
-			if (t->line_len < sizeof(t->line) - 1)
-				t->line[t->line_len++] = buf[i];
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t sum = 0;
+
+	for (long cpu = 0; cpu < n; cpu++) {
+		char f[64], *text, *p;
+
+		snprintf(f, sizeof(f), "per_cpu/cpu%ld/stats", cpu);
+		text = tracefs_instance_file_read(inst, f, NULL);
+		if (!text)
 			continue;
-		}
-		t->line[t->line_len] = 0;
-		top_line(t, t->line);
-		t->line_len = 0;
+		p = strstr(text, "overrun:");
+		if (p)
+			sum += strtoull(p + strlen("overrun:"), NULL, 10);
+		free(text);
 	}
+	return sum;
 }
 
 static int top_cmp(const void *a, const void *b)
@@ -165,8 +179,11 @@ static void top_print(struct top_state *t, pid_t pid, const char *file, double s
 		printf("%12.0f %12llu  %s\n", (double)list[i]->interval / secs,
 		       (unsigned long long)list[i]->total, list[i]->key);
 	if (t->other)
-		printf("%12s %12llu  (functions beyond the table)\n", "",
-		       (unsigned long long)t->other);
+		printf("%12s %12llu  (not by name: more distinct functions than the table holds)\n",
+		       "", (unsigned long long)t->other);
+	if (t->lost)
+		printf("%12s %12llu  LOST (the ring buffer overran)\n", "",
+		       (unsigned long long)t->lost);
 	fflush(stdout);
 	for (int i = 0; i < TOP_TABLE_SIZE; i++)
 		t->fn[i].interval = 0;
@@ -185,6 +202,11 @@ static int top_sweep_cb(const char *name, void *arg)
 		return 0;
 	inst = tracefs_instance_alloc(NULL, name);
 	if (inst) {
+		char f[USDT_NAME_MAX * 2];
+
+		/* its probes are in the group of the same pid (usdt.c) */
+		snprintf(f, sizeof(f), "events/vmtrace_py_%d/function__return/enable", pid);
+		tracefs_instance_file_write(inst, f, "0");
 		tracefs_instance_destroy(inst);
 		tracefs_instance_free(inst);
 	}
@@ -239,36 +261,35 @@ static double top_num(const char *opt, const char *v)
 	return d;
 }
 
-/* The live loop: reads @fd until a signal, the duration, or @pid exits. */
-static int top_loop(struct top_state *t, int fd, pid_t pid, const char *file, int rows,
-		    double interval, double duration, int once)
+/* The live loop: drains @inst's buffers until a signal, the duration,
+ * or @pid exits. */
+static int top_loop(struct top_state *t, struct tep_handle *tep, struct tracefs_instance *inst,
+		    pid_t pid, const char *file, int rows, double interval, double duration,
+		    int once)
 {
 	double start = top_now_s(), last = start;
-	char *buf = malloc(TOP_READ_BUF);
 	int clear = !once && isatty(STDOUT_FILENO), gone = 0;
 
-	if (!buf)
-		return vt_err_set("out of memory");
 	while (!top_quit) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct timespec ts = { 0, TOP_POLL_MS * (long)(TOP_NS_PER_S / TOP_MS_PER_S) };
 		double now;
-		ssize_t n;
 
-		if (poll(&p, 1, TOP_POLL_MS) > 0)
-			while ((n = read(fd, buf, TOP_READ_BUF)) > 0)
-				top_feed(t, buf, (size_t)n);
+		nanosleep(&ts, NULL);
+		if (tracefs_iterate_raw_events(tep, inst, NULL, 0, top_on_record, t) < 0 &&
+		    !top_quit)
+			return vt_err_errno("%s: cannot read trace_pipe_raw",
+					    tracefs_instance_get_name(inst));
 		now = top_now_s();
 		if (!gone && kill(pid, 0) && errno == ESRCH)
 			gone = 1;
-		if (now - last >= interval || gone ||
-		    (duration > 0 && now - start >= duration)) {
-			top_print(t, pid, file, now - last, rows, clear);
-			last = now;
-			if (once || gone || (duration > 0 && now - start >= duration))
-				break;
-		}
+		if (now - last < interval && !gone && !(duration > 0 && now - start >= duration))
+			continue;
+		t->lost = top_overruns(inst);
+		top_print(t, pid, file, now - last, rows, clear);
+		last = now;
+		if (once || gone || (duration > 0 && now - start >= duration))
+			break;
 	}
-	free(buf);
 	if (gone)
 		fprintf(stderr, "vmtrace: top: process %d exited\n", (int)pid);
 	return 0;
@@ -280,10 +301,13 @@ int usdt_top_main(int argc, char **argv)
 {
 	const char *file_opt = NULL;
 	char file[4096], name[64], event[3 * USDT_NAME_MAX] = "";
+	const char *systems[2] = { NULL, NULL };
+	struct tep_handle *tep = NULL;
+	struct tep_event *ev;
 	struct usdt_session *s = NULL;
 	struct tracefs_instance *inst = NULL;
 	struct top_state *t = NULL;
-	int rows = TOP_ROWS_DEFAULT, once = 0, fd = -1, have_fn = 0, ret = VT_EXIT_FAIL;
+	int rows = TOP_ROWS_DEFAULT, once = 0, have_fn = 0, ret = VT_EXIT_FAIL;
 	double interval = 1.0, duration = 0;
 	pid_t pid = 0;
 
@@ -354,6 +378,16 @@ int usdt_top_main(int argc, char **argv)
 		goto out;
 	}
 	snprintf(event, sizeof(event), "events/%s/function__return/enable", s->group);
+	systems[0] = s->group;
+	tep = tracefs_local_events_system(NULL, systems);
+	ev = tep ? tep_find_event_by_name(tep, s->group, "function__return") : NULL;
+	if (!ev) {
+		vt_err_errno("cannot read the format of %s:function__return", s->group);
+		goto out;
+	}
+	t->event_id = ev->id;
+	t->file_f = tep_find_field(ev, "file");
+	t->func_f = tep_find_field(ev, "func");
 	if (tracefs_instance_set_buffer_size(inst, TOP_BUFFER_KB, -1) < 0) {
 		vt_err_errno("%s: cannot set a %d KB buffer", name, TOP_BUFFER_KB);
 		goto out;
@@ -364,19 +398,12 @@ int usdt_top_main(int argc, char **argv)
 		vt_err_errno("%s: cannot enable %s", name, event);
 		goto out;
 	}
-	fd = tracefs_instance_file_open(inst, "trace_pipe", O_RDONLY | O_NONBLOCK);
-	if (fd < 0) {
-		vt_err_errno("%s: cannot open trace_pipe", name);
-		goto out;
-	}
-	if (top_loop(t, fd, pid, s->file, rows, interval, duration, once))
+	if (top_loop(t, tep, inst, pid, s->file, rows, interval, duration, once))
 		goto out;
 	ret = VT_EXIT_OK;
 out:
 	if (ret != VT_EXIT_OK)
 		vt_err_print("top");
-	if (fd >= 0)
-		close(fd);
 	if (inst) {
 		tracefs_instance_file_write(inst, event, "0");
 		tracefs_instance_destroy(inst);
@@ -386,6 +413,8 @@ out:
 		vt_err_print("top");
 		ret = VT_EXIT_FAIL;
 	}
+	if (tep)
+		tep_free(tep);
 	if (t)
 		free(t->fn);
 	free(t);

@@ -22,6 +22,13 @@ chrome --dump-dom >dom.html 2>dom.err
 grep -q 'data-vt-ok="14"' dom.html || { head -c 400 dom.html; echo "FAIL: script marker"; exit 1; }
 chrome --enable-logging=stderr --v=0 --screenshot="$VT_TMP/shot.png" >shot.out 2>shot.err
 if grep -E 'CONSOLE|Uncaught|SyntaxError' shot.err dom.err; then echo "FAIL: console errors"; exit 1; fi
+# the check itself sees a script error (a copy with a broken script)
+sed 's|</body>|<script>vtUndefinedFn();</script></body>|' r.html >bad.html
+timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+	--disable-background-networking --disable-component-update --disable-sync \
+	--user-data-dir="$VT_TMP/profile" --enable-logging=stderr --v=0 --dump-dom \
+	"file://$VT_TMP/bad.html" 2>bad.err >/dev/null
+grep -q 'CONSOLE.*vtUndefinedFn' bad.err || { echo "FAIL: console error not detectable"; exit 1; }
 [ -s shot.png ] || { cat shot.err | tail -5; echo "FAIL: no screenshot"; exit 1; }
 cp shot.png "$VT_BUILD/test-logs/report-html.png" 2>/dev/null || true
 # stage colours of the first histograms (py_to_sys, sys_to_issue, queue,
