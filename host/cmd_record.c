@@ -170,7 +170,7 @@ static int rec_python_end(void)
 static int rec_python_pids_alive(const struct host_record_opts *o)
 {
 	for (int i = 0; i < o->nr_pids; i++)
-		if (!kill(o->pids[i], 0) || errno != ESRCH)
+		if (usdt_pid_alive(o->pids[i]))
 			return 1;
 	return 0;
 }

@@ -224,10 +224,13 @@ static uint32_t arg_str(const struct merge_event *ev, uint32_t key)
 	return MERGE_NO_STR;
 }
 
+/* QEMU's disk I/O syscalls (block/file-posix.c: thread pool, linux-aio,
+ * io_uring).  Plain read/write/readv/writev are left out: in QEMU they are
+ * mostly eventfd, socket and chardev traffic, not the disk. */
 static const char *const io_syscalls[] = {
-	"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
-	"preadv2", "pwritev2", "fsync", "fdatasync", "sync_file_range", "io_uring_enter",
-	"io_submit", "io_getevents", "io_pgetevents", "sync", "syncfs", NULL,
+	"pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2", "fsync",
+	"fdatasync", "sync_file_range", "io_uring_enter", "io_submit", "io_getevents",
+	"io_pgetevents", "fallocate", NULL,
 };
 
 static int is_io_syscall(const char *s)

@@ -280,7 +280,7 @@ static int top_loop(struct top_state *t, struct tep_handle *tep, struct tracefs_
 			return vt_err_errno("%s: cannot read trace_pipe_raw",
 					    tracefs_instance_get_name(inst));
 		now = top_now_s();
-		if (!gone && kill(pid, 0) && errno == ESRCH)
+		if (!gone && !usdt_pid_alive(pid))
 			gone = 1;
 		if (now - last < interval && !gone && !(duration > 0 && now - start >= duration))
 			continue;

@@ -389,6 +389,27 @@ int usdt_python_file_of_binary(const char *path, char *out, size_t len)
 	return loader_libpython(real, out, len);
 }
 
+int usdt_pid_alive(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = 0;
+	p = strrchr(buf, ')');	/* "pid (comm) S ...": comm may hold ')' */
+	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+}
+
 static const char *const fn_args[] = { "file", "func", "line", NULL };
 static const char *const fn_strings[] = { "file", "func", NULL };
 static const char *const gc_start_args[] = { "generation", NULL };

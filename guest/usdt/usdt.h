@@ -52,6 +52,9 @@ int usdt_python_file_of_pid(pid_t pid, char *out, size_t len);
  * --enable-shared build).  0 with @out filled, -1 with a message. */
 int usdt_python_file_of_binary(const char *path, char *out, size_t len);
 
+/* 1 while process @pid exists and is not a zombie, else 0. */
+int usdt_pid_alive(pid_t pid);
+
 /* What one python marker means to vmtrace. */
 struct usdt_python_event {
 	const char *marker;		/* note name, e.g. "function__entry" */

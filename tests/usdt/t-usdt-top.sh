@@ -43,7 +43,11 @@ no_probes_left "top SIGINT"
 no_instance_left "top SIGINT"
 grep -q 'hotfn' top2.txt
 
+wait $py
 # the process exits: top ends by itself
+$PY $S/hot.py 2 >/dev/null &
+py=$!
+sleep 0.3
 rc=0
 timeout 30 $VT_BIN top --python -p $py -i 0.5 >top3.txt 2>top3.err || rc=$?
 [ $rc -eq 0 ] || { cat top3.err; echo "top exit $rc"; exit 1; }

@@ -1,0 +1,36 @@
+#!/bin/bash
+# vmtrace report / export on the python-virtio example's outputs (the run
+# `make runkvm` / tests/examples/t-python-virtio.sh leaves in
+# $VT_BUILD/examples/python-virtio/out; skipped when there is none): guest
+# block requests are found, the fsyncs of __main__.write_file carry their
+# Python stack and syscall, the links the data lacks are reported missing
+# (TCG: no kvm kicks/injections), the QEMU disk syscalls are linked, and
+# the SQLite export agrees with the text on the request count.
+set -eu
+src="$VT_BUILD/examples/python-virtio/out"
+[ -f "$src/host/trace.dat" ] && [ -d "$src/guest/python" ] && [ -f "$src/guest/kernel/trace.dat" ] ||
+	{ echo "no python-virtio example outputs in $src (run make runkvm first)"; exit 77; }
+cd "$VT_TMP"
+cp -r "$src/host" "$src/guest" .	# the example may be re-run meanwhile
+accel=$(sed -n 's/^accel=//p' "$src/run.txt" 2>/dev/null || true)
+rc=0; "$VT_BIN" report host guest/python guest/kernel -n 5 -q >rep.txt 2>err.txt || rc=$?
+cat err.txt; head -60 rep.txt
+[ "$rc" = 0 ] || [ "$rc" = 3 ] || { echo "FAIL: report rc=$rc"; exit 1; }
+n=$(sed -n 's/^I\/O requests: \([0-9]*\) guest block requests.*/\1/p' rep.txt)
+[ "${n:-0}" -gt 0 ] || { echo "FAIL: no block requests found"; exit 1; }
+grep -q 'python: .*__main__.write_file .*> posix.fsync' rep.txt || { echo "FAIL: no write_file fsync stack"; exit 1; }
+grep -Eq '^  PSQI.*RCXE +[0-9]+ requests' rep.txt || { echo "FAIL: no full guest chain"; exit 1; }
+awk '$NF ~ /write_file/ || $(NF-1) ~ /write_file/ { if ($4 + 0 > 0) ok = 1 } END { exit !ok }' rep.txt ||
+	{ echo "FAIL: no waiting time in write_file"; exit 1; }
+if [ "$accel" != kvm ]; then
+	grep -q "missing kick *in $n of $n requests" rep.txt || { echo "FAIL: kicks not reported missing"; exit 1; }
+	grep -q "^VM exits per vCPU:" rep.txt
+else
+	grep -Eq '^  [^ ]*K' rep.txt || { echo "FAIL: KVM run without kicks linked"; exit 1; }
+fi
+grep -Eq '^  host_io +QEMU I/O syscall \(host disk\) +[1-9]' rep.txt || { echo "FAIL: no QEMU disk I/O linked"; exit 1; }
+rc=0; "$VT_BIN" export --sqlite ex.db host guest/python guest/kernel -q || rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 3 ] || { echo "FAIL: export rc=$rc"; exit 1; }
+[ "$(sqlite3 ex.db 'SELECT count(*) FROM requests')" = "$n" ]
+sqlite3 ex.db "SELECT syscall, count(*), max(rq_complete - rq_issue) FROM requests WHERE python_stack LIKE '%write_file%' GROUP BY 1" | grep -q '^fsync|'
+echo "ok: $n requests (accel ${accel:-?})"
