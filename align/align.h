@@ -153,6 +153,11 @@ const char *align_model_summary(const struct align_model *m);
 uint64_t align_model_host_hz(const struct align_model *m);
 const char *align_source_name(enum align_source s);
 
+/* Format a duration of @ns nanoseconds for people into @buf (@sz bytes):
+ * "812 ns", "3.14 us", "2.500 s", ..., @prec decimals for us, ms and h
+ * (seconds always 3). */
+void align_fmt_ns(char *buf, size_t sz, double ns, int prec);
+
 /* ---- queries ---- */
 
 /* Host TSC -> ns (the host TSC's own epoch: ns = tsc * 1e9 / host_hz). */
@@ -218,6 +223,7 @@ struct align_samples {
 	char *notes;			/* '\n'-separated: what was found/missing */
 };
 
+/* Fill @o with the defaults: nothing given by hand, sources found. */
 void align_load_opts_init(struct align_load_opts *o);
 /* Read HOSTDIR (may be NULL) and GUESTDIR (may be NULL) into @s.  Missing
  * optional parts are notes, not errors; -1 (message names the file) on a

@@ -12,7 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "align/align.h"
+#include "cli.h"
 #include "err.h"
+
+#define JSON_FIRST_PLAIN	0x20	/* characters below are escaped as \\u00XX */
+#define ALIGN_FMT_PREC	3	/* decimals of us/ms/h in the text report */
+#define ALIGN_MAX_PORT	0xffff	/* x86 I/O ports are 16-bit */
 
 struct opts {
 	struct align_load_opts load;
@@ -44,17 +49,6 @@ static void usage(FILE *fp)
 		"      3 model found but guest markers or trace.dat were corrupt/truncated\n", VT_MARKER_PORT);
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	*out = strtoull(s, &end, 0);
-	return errno || *end ? -1 : 0;
-}
-
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_JSON = 256, O_PAIRS, O_HZ, O_GHZ, O_PORT, O_FD, O_FIT, O_OFF, O_HELP };
@@ -71,7 +65,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
-	char *end;
+	int64_t off;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -87,7 +81,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_HZ:
 		case O_GHZ:
-			if (parse_u64(optarg, &v) || !v)
+			if (vt_parse_hz(optarg, &v))
 				return vt_err_set("bad frequency '%s' (Hz, e.g. 2096001000)", optarg);
 			if (c == O_HZ)
 				o->load.host_hz = v;
@@ -95,12 +89,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				o->load.guest_hz = v;
 			break;
 		case O_PORT:
-			if (parse_u64(optarg, &v) || v > 0xffff)
+			if (vt_parse_u64(optarg, 0, ALIGN_MAX_PORT, &v))
 				return vt_err_set("bad port '%s'", optarg);
 			o->load.marker_port = (int)v;
 			break;
 		case O_FD:
-			if (parse_u64(optarg, &v) || v > INT32_MAX)
+			if (vt_parse_u64(optarg, 0, INT32_MAX, &v))
 				return vt_err_set("bad fd '%s'", optarg);
 			o->load.marker_fd = (int)v;
 			break;
@@ -108,10 +102,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->fit_slope = 1;
 			break;
 		case O_OFF:
-			errno = 0;
-			o->offset = strtoll(optarg, &end, 0);
-			if (errno || !*optarg || *end)
+			if (vt_parse_i64(optarg, &off))
 				return vt_err_set("bad offset '%s'", optarg);
+			o->offset = off;
 			o->has_offset = 1;
 			break;
 		case O_HELP:
@@ -139,7 +132,7 @@ static void json_str(FILE *fp, const char *s)
 
 		if (ch == '"' || ch == '\\')
 			fprintf(fp, "\\%c", ch);
-		else if (ch < 0x20)
+		else if (ch < JSON_FIRST_PLAIN)
 			fprintf(fp, "\\u%04x", ch);
 		else
 			fputc(ch, fp);
@@ -147,22 +140,10 @@ static void json_str(FILE *fp, const char *s)
 	fputc('"', fp);
 }
 
+/* Durations of the text report: three decimals. */
 static void fmt_ns(char *buf, size_t sz, double ns)
 {
-	double a = fabs(ns);
-
-	if (ns < 0 && a < 0.5)
-		ns = 0;
-	if (a < 1e3)
-		snprintf(buf, sz, "%.0f ns", ns);
-	else if (a < 1e6)
-		snprintf(buf, sz, "%.3f us", ns / 1e3);
-	else if (a < 1e9)
-		snprintf(buf, sz, "%.3f ms", ns / 1e6);
-	else if (a < 3600e9)
-		snprintf(buf, sz, "%.3f s", ns / 1e9);
-	else
-		snprintf(buf, sz, "%.3f h", ns / 3600e9);
+	align_fmt_ns(buf, sz, ns, ALIGN_FMT_PREC);
 }
 
 /* "0", "1", ... or "all" for ALIGN_VCPU_ANY */
@@ -382,6 +363,9 @@ static void print_json(FILE *fp, const struct opts *o, const struct align_sample
 	fputs("]}\n", fp);
 }
 
+/* `vmtrace align HOSTDIR [GUESTDIR]`: exit 0 model found, 1 no usable
+ * source or unreadable input, 2 usage, 3 model found from partly corrupt
+ * input (usage()). */
 int cmd_align(int argc, char **argv)
 {
 	struct align_samples s;

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,12 +15,15 @@
 #include <sys/io.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "cli.h"
 #include "err.h"
 #include "marker.h"
 
 #define MARKER_DEF_INTERVAL_MS	100
 #define MARKER_MAX_COUNT	1000000
 #define MS_PER_S		1000
+#define MARKER_MAX_INTERVAL_MS	(3600 * MS_PER_S)	/* an hour */
+#define MARKER_MAX_PORT		0xffff
 #define NS_PER_MS		1000000L
 #define MARKER_PATH_MAX		4096
 
@@ -41,17 +45,6 @@ static void usage(FILE *fp)
 		"  --chardev    one-byte writes to an isa-debugcon port (TCG: the host sees\n"
 		"               QEMU write them to the chardev)\n", MARKER_DEF_INTERVAL_MS,
 		VT_MARKER_PORT, VT_MARKER_DEBUGCON_PORT);
-}
-
-static int parse_ul(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	*out = strtoul(s, &end, 0);
-	return (errno || *end || *out > max) ? -1 : 0;
 }
 
 /* seq to continue from: one past the last record of an existing file */
@@ -76,6 +69,9 @@ static int next_seq(const char *dir, uint64_t *seq)
 	return 0;
 }
 
+/* `vmtrace marker [-n N] [--interval MS] [--port P] [--chardev] -o DIR`:
+ * emit N markers, appending them to DIR/markers.dat.  Exit 0, 1 on failure, 2 usage,
+ * 4/5 when the port cannot be opened (lib/err.h). */
 int cmd_marker(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -85,7 +81,7 @@ int cmd_marker(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned long count = 1, interval = MARKER_DEF_INTERVAL_MS, port = 0, v;
+	uint64_t count = 1, interval = MARKER_DEF_INTERVAL_MS, port = 0;
 	struct vt_marker_writer *w;
 	const char *dir = NULL;
 	int chardev = 0, c, ret = VT_EXIT_OK;
@@ -96,20 +92,17 @@ int cmd_marker(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "n:o:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			if (parse_ul(optarg, MARKER_MAX_COUNT, &v) || !v)
+			if (vt_parse_u64(optarg, 1, MARKER_MAX_COUNT, &count))
 				vt_die(VT_EXIT_USAGE, "marker: bad count '%s' (1..%d)", optarg,
 				       MARKER_MAX_COUNT);
-			count = v;
 			break;
 		case 'i':
-			if (parse_ul(optarg, 3600 * MS_PER_S, &v))
+			if (vt_parse_u64(optarg, 0, MARKER_MAX_INTERVAL_MS, &interval))
 				vt_die(VT_EXIT_USAGE, "marker: bad interval '%s' (ms)", optarg);
-			interval = v;
 			break;
 		case 'p':
-			if (parse_ul(optarg, 0xffff, &v))
+			if (vt_parse_u64(optarg, 0, MARKER_MAX_PORT, &port))
 				vt_die(VT_EXIT_USAGE, "marker: bad port '%s'", optarg);
-			port = v;
 			break;
 		case 'c':
 			chardev = 1;
@@ -135,7 +128,7 @@ int cmd_marker(int argc, char **argv)
 		vt_die(VT_EXIT_FAIL, "marker: %s: cannot create: %s", dir, strerror(errno));
 	if (ioperm(port, 1, 1) < 0)
 		vt_die(errno == EPERM ? VT_EXIT_PERM : VT_EXIT_UNSUPPORTED,
-		       "marker: ioperm(0x%lx): %s (needs root / CAP_SYS_RAWIO, x86)", port,
+		       "marker: ioperm(0x%" PRIx64 "): %s (needs root / CAP_SYS_RAWIO, x86)", port,
 		       strerror(errno));
 	if (next_seq(dir, &seq) < 0) {
 		vt_err_print("marker");
@@ -150,7 +143,7 @@ int cmd_marker(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	for (unsigned long i = 0; i < count && !marker_stop; i++, seq++) {
+	for (uint64_t i = 0; i < count && !marker_stop; i++, seq++) {
 		struct vt_marker rec;
 		int cpu0 = sched_getcpu(), cpu1;
 

@@ -23,6 +23,12 @@
 #define RATIO_MAX		64.0
 #define OUTLIER_NUM		9	/* a known-slope set of >= 9/10 of the */
 #define OUTLIER_DEN		10	/* markers makes the rest outliers */
+#define FMT_HALF_NS		0.5
+#define FMT_NS_PER_US		1e3
+#define FMT_NS_PER_MS		1e6
+#define FMT_NS_PER_S		1e9
+#define FMT_NS_PER_H		3600e9
+#define FMT_PREC_MODEL		2	/* decimals of us/ms/h in summaries */
 
 struct align_model {
 	uint64_t host_hz;
@@ -351,20 +357,28 @@ static int cmp_off_time(const void *a, const void *b)
 	return 0;
 }
 
-static void fmt_dur(char *buf, size_t sz, double ns)
+void align_fmt_ns(char *buf, size_t sz, double ns, int prec)
 {
 	double a = fabs(ns);
 
-	if (a < 1e3)
+	if (ns < 0 && a < FMT_HALF_NS)
+		ns = 0;		/* no "-0 ns" */
+	if (a < FMT_NS_PER_US)
 		snprintf(buf, sz, "%.0f ns", ns);
-	else if (a < 1e6)
-		snprintf(buf, sz, "%.2f us", ns / 1e3);
-	else if (a < 1e9)
-		snprintf(buf, sz, "%.2f ms", ns / 1e6);
-	else if (a < 3600e9)
-		snprintf(buf, sz, "%.3f s", ns / 1e9);
+	else if (a < FMT_NS_PER_MS)
+		snprintf(buf, sz, "%.*f us", prec, ns / FMT_NS_PER_US);
+	else if (a < FMT_NS_PER_S)
+		snprintf(buf, sz, "%.*f ms", prec, ns / FMT_NS_PER_MS);
+	else if (a < FMT_NS_PER_H)
+		snprintf(buf, sz, "%.3f s", ns / FMT_NS_PER_S);
 	else
-		snprintf(buf, sz, "%.2f h", ns / 3600e9);
+		snprintf(buf, sz, "%.*f h", prec, ns / FMT_NS_PER_H);
+}
+
+/* Durations in the model's summary and warnings: two decimals. */
+static void fmt_dur(char *buf, size_t sz, double ns)
+{
+	align_fmt_ns(buf, sz, ns, FMT_PREC_MODEL);
 }
 
 static int view_add(struct align_model *m, const struct align_source_view *v)

@@ -14,11 +14,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli.h"
 #include "err.h"
 #include "record.h"
 #include "guest/usdt/usdt.h"
 
 #define REC_MAX_EVENTS		256
+#define REC_MAX_BUFFER_KB	(1 << 22)	/* 4 GiB of ring buffer per CPU */
 #define REC_NS_PER_MS		1000000L
 #define REC_EXIT_SIGNAL_BASE	128
 #define REC_EXEC_FAILED		127
@@ -119,7 +121,6 @@ static void rec_join_args(char *buf, size_t len, char **argv)
 /* ---- --python: CPython's USDT markers as uprobe events (guest/usdt) ---- */
 
 static struct usdt_session rec_usdt;
-static const char *rec_usdt_events[USDT_MAX_PROBES];
 static const char *const rec_python_sched[] = { "sched:sched_switch", "sched:sched_wakeup" };
 
 /*
@@ -137,8 +138,13 @@ static int rec_python_start(const char *file, struct host_record_opts *o, const 
 		if (usdt_python_file_of_binary(file, path, sizeof(path)))
 			return -1;
 	} else if (child > 0 && cmd[0]) {
-		if (usdt_python_file_of_binary(cmd[0], path, sizeof(path)))
-			return -1;
+		if (usdt_python_file_of_binary(cmd[0], path, sizeof(path))) {
+			char msg[1024];
+
+			snprintf(msg, sizeof(msg), "%s", vt_err_msg());
+			return vt_err_set("%s (a wrapper script? name the interpreter: "
+					  "--python=FILE)", msg);
+		}
 	} else if (o->nr_pids) {
 		if (usdt_python_file_of_pid(o->pids[0], path, sizeof(path)))
 			return -1;
@@ -146,15 +152,13 @@ static int rec_python_start(const char *file, struct host_record_opts *o, const 
 		errno = EINVAL;
 		return vt_err_set("--python needs a COMMAND, -p PID or --python=FILE");
 	}
-	if (o->nr_events + rec_usdt.nr + (int)VT_ARRAY_SIZE(rec_python_sched) > REC_MAX_EVENTS)
+	if (o->nr_events + USDT_MAX_PROBES + (int)VT_ARRAY_SIZE(rec_python_sched) > REC_MAX_EVENTS)
 		return vt_err_set("too many events with --python");
 	if (usdt_python_create(&rec_usdt, path))
 		return -1;
 	usdt_python_explain(&rec_usdt, stderr);
-	for (int i = 0; i < rec_usdt.nr; i++) {
-		rec_usdt_events[i] = rec_usdt.events[i];
-		events[o->nr_events++] = rec_usdt_events[i];
-	}
+	for (int i = 0; i < rec_usdt.nr; i++)
+		events[o->nr_events++] = rec_usdt.events[i];
 	for (size_t i = 0; dflt && i < VT_ARRAY_SIZE(rec_python_sched); i++)
 		events[o->nr_events++] = rec_python_sched[i];
 	return 0;
@@ -175,6 +179,9 @@ static int rec_python_pids_alive(const struct host_record_opts *o)
 	return 0;
 }
 
+/* `vmtrace record [options] -o DIR [-- COMMAND...]` (usage() lists them):
+ * exit 0, or an exit code of lib/err.h; a traced command's failure is
+ * reported in the metadata, not as the exit code. */
 int cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -199,8 +206,7 @@ int cmd_record(int argc, char **argv)
 	o.events = events;
 	o.pids = pids;
 	while ((c = getopt_long(argc, argv, "+e:p:o:b:h", longopts, NULL)) != -1) {
-		char *end;
-		long v;
+		uint64_t v;
 
 		switch (c) {
 		case 'e':
@@ -209,24 +215,22 @@ int cmd_record(int argc, char **argv)
 			events[o.nr_events++] = optarg;
 			break;
 		case 'p':
-			v = strtol(optarg, &end, 10);
-			if (*end || v <= 0 || v > INT32_MAX)
+			if (vt_parse_u64(optarg, 1, INT32_MAX, &v))
 				vt_die(VT_EXIT_USAGE, "record: -p %s: not a pid", optarg);
 			if (o.nr_pids >= HOST_RECORD_MAX_PIDS)
 				vt_die(VT_EXIT_USAGE, "record: too many -p (max %d)",
 				       HOST_RECORD_MAX_PIDS);
 			if (kill((pid_t)v, 0) && errno == ESRCH)
-				vt_die(VT_EXIT_USAGE, "record: -p %ld: no such process", v);
+				vt_die(VT_EXIT_USAGE, "record: -p %d: no such process", (int)v);
 			pids[o.nr_pids++] = (pid_t)v;
 			break;
 		case 'o':
 			o.out_dir = optarg;
 			break;
 		case 'b':
-			v = strtol(optarg, &end, 10);
-			if (*end || v <= 0 || v > (1L << 22))
-				vt_die(VT_EXIT_USAGE, "record: -b %s: want a size in KB (1..4194304)",
-				       optarg);
+			if (vt_parse_u64(optarg, 1, REC_MAX_BUFFER_KB, &v))
+				vt_die(VT_EXIT_USAGE, "record: -b %s: want a size in KB (1..%d)",
+				       optarg, REC_MAX_BUFFER_KB);
 			o.buffer_kb = (unsigned)v;
 			break;
 		case 'g':
@@ -269,12 +273,14 @@ int cmd_record(int argc, char **argv)
 		pids[o.nr_pids++] = child;
 	}
 	if (use_python && rec_python_start(python_file, &o, events, argv + optind, child) < 0) {
+		int e = errno;
+
 		vt_err_print("record");
 		if (child > 0) {
 			close(go_fd);
 			waitpid(child, NULL, 0);
 		}
-		return VT_EXIT_FAIL;
+		return rec_exit_code(e);
 	}
 	r = host_record_start(&o);
 	if (!r) {
@@ -311,7 +317,7 @@ int cmd_record(int argc, char **argv)
 		}
 		if (rec_signals && child <= 0)
 			break;
-		if (use_python && child <= 0 && !rec_python_pids_alive(&o))
+		if (use_python && child <= 0 && o.nr_pids && !rec_python_pids_alive(&o))
 			break;	/* the traced interpreter is gone */
 		if (rec_signals > 1)
 			break;	/* second signal: do not wait for the command */

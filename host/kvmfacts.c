@@ -2,10 +2,10 @@
  * kvmfacts.c - collects KVM facts of traced QEMU processes for the
  * recorder's metadata: vCPU threads ("CPU n/KVM", also "CPU n/TCG") from
  * /proc, and each vCPU's debugfs tsc-offset / tsc-scaling-ratio with the
- * host TSC read just before.  Runs on the recorder's main thread from its
+ * host TSC read just before, and the ratio's fraction bits
+ * (tsc-scaling-ratio-frac-bits, where KVM scales TSCs).  Runs on the recorder's main thread from its
  * poll loop; allocates, does blocking file I/O (small files only).
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,12 +14,14 @@
 #include <unistd.h>
 #include "err.h"
 #include "kvmfacts.h"
+#include "proc.h"
 #include "tsc.h"
 
 #define KVM_DEBUGFS_DIR		"/sys/kernel/debug/kvm"
 #define KVM_VAL_MAX		32
 #define KVM_COMM_MAX		32
 #define KVM_PATH_MAX		1200
+#define KVM_FRAC_BITS_LIMIT	64	/* a u64 ratio: fewer fraction bits */
 
 enum kvm_when { KVM_START, KVM_CHANGE, KVM_END };
 static const char *const kvm_when_name[] = { "start", "change", "end" };
@@ -62,6 +64,7 @@ struct host_kvm {
 	int nr_vm;
 	struct kvm_thread *thr;
 	int nr_thr;
+	unsigned frac_bits;	/* fraction bits of the scaling ratio, 0 = unknown */
 };
 
 struct host_kvm *host_kvm_new(const char *debugfs_dir)
@@ -95,31 +98,13 @@ void host_kvm_free(struct host_kvm *k)
 	free(k);
 }
 
-/* Read a small text file into @buf, trailing newline removed; -1 if absent. */
-static int kvm_read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	while (n && isspace((unsigned char)buf[n - 1]))
-		buf[--n] = 0;
-	return 0;
-}
-
 static void kvm_series_note(struct kvm_series *s, const char *path, int final)
 {
 	char val[KVM_VAL_MAX];
 	uint64_t tsc = vt_rdtsc_ordered();
 	struct kvm_reading *rd;
 
-	if (kvm_read_small(path, val, sizeof(val)))
+	if (host_proc_read_small(path, val, sizeof(val)))
 		return;
 	if (!final && s->nr && !strcmp(s->r[s->nr - 1].val, val))
 		return;
@@ -183,6 +168,22 @@ static int kvm_pid_wanted(pid_t pid, const pid_t *pids, int nr)
 	return 0;
 }
 
+/* The scaling ratio's fraction bits from debugfs (48 on Intel, 32 on AMD;
+ * the file exists only where KVM can scale the TSC): kept in k->frac_bits. */
+static void kvm_read_frac_bits(struct host_kvm *k, const struct kvm_vm *vm, const char *vcpu)
+{
+	char path[KVM_PATH_MAX], val[KVM_VAL_MAX], *end;
+	unsigned long v;
+
+	snprintf(path, sizeof(path), "%s/%s/%s/tsc-scaling-ratio-frac-bits", k->dir, vm->dir,
+		 vcpu);
+	if (host_proc_read_small(path, val, sizeof(val)))
+		return;
+	v = strtoul(val, &end, 10);
+	if (!*end && v > 0 && v < KVM_FRAC_BITS_LIMIT)
+		k->frac_bits = (unsigned)v;
+}
+
 static void kvm_poll_vm(struct host_kvm *k, struct kvm_vm *vm, int final)
 {
 	char path[KVM_PATH_MAX];
@@ -207,48 +208,43 @@ static void kvm_poll_vm(struct host_kvm *k, struct kvm_vm *vm, int final)
 		snprintf(path, sizeof(path), "%s/%s/%s/tsc-scaling-ratio", k->dir, vm->dir,
 			 de->d_name);
 		kvm_series_note(&v->ratio, path, final);
+		if (!k->frac_bits)
+			kvm_read_frac_bits(k, vm, de->d_name);
 	}
 	closedir(d);
+}
+
+/* host_proc_each_task callback: note thread @tid of @pid if its name is
+ * "CPU n/KVM" (or /TCG) and it is not known yet. */
+static void kvm_note_thread(void *arg, pid_t pid, pid_t tid)
+{
+	struct host_kvm *k = arg;
+	char path[KVM_PATH_MAX], comm[KVM_COMM_MAX], kind[KVM_COMM_MAX];
+	struct kvm_thread *n;
+	int idx;
+
+	for (int i = 0; i < k->nr_thr; i++)
+		if (k->thr[i].tid == tid)
+			return;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	if (host_proc_read_small(path, comm, sizeof(comm)) ||
+	    sscanf(comm, "CPU %d/%31s", &idx, kind) != 2)
+		return;
+	n = realloc(k->thr, (k->nr_thr + 1) * sizeof(*n));
+	if (!n)
+		return;
+	k->thr = n;
+	n = &k->thr[k->nr_thr++];
+	n->tid = tid;
+	n->pid = pid;
+	n->idx = idx;
+	snprintf(n->comm, sizeof(n->comm), "%s", comm);
 }
 
 /* Find "CPU n/KVM" (or /TCG) threads of process @pid. */
 static void kvm_scan_threads(struct host_kvm *k, pid_t pid)
 {
-	char path[KVM_PATH_MAX], comm[KVM_COMM_MAX];
-	struct dirent *de;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		struct kvm_thread *n;
-		pid_t tid = atoi(de->d_name);
-		int idx, known = 0;
-		char kind[8];
-
-		if (tid <= 0)
-			continue;
-		for (int i = 0; i < k->nr_thr; i++)
-			known |= k->thr[i].tid == tid;
-		if (known)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-		if (kvm_read_small(path, comm, sizeof(comm)) ||
-		    sscanf(comm, "CPU %d/%7s", &idx, kind) != 2)
-			continue;
-		n = realloc(k->thr, (k->nr_thr + 1) * sizeof(*n));
-		if (!n)
-			break;
-		k->thr = n;
-		n = &k->thr[k->nr_thr++];
-		n->tid = tid;
-		n->pid = pid;
-		n->idx = idx;
-		snprintf(n->comm, sizeof(n->comm), "%s", comm);
-	}
-	closedir(d);
+	host_proc_each_task(pid, kvm_note_thread, k);
 }
 
 void host_kvm_poll(struct host_kvm *k, const pid_t *pids, int nr, int final)
@@ -319,6 +315,8 @@ int host_kvm_to_meta(const struct host_kvm *k, struct vt_meta *m)
 
 	if (vt_meta_set(m, "kvm.vms", "%d", k->nr_vm) ||
 	    vt_meta_set(m, "kvm.vcpu_threads", "%d", k->nr_thr))
+		return -1;
+	if (k->frac_bits && vt_meta_set(m, "kvm.tsc_scaling_frac_bits", "%u", k->frac_bits))
 		return -1;
 	for (int i = 0; i < k->nr_thr; i++) {
 		const struct kvm_thread *t = &k->thr[i];

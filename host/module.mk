@@ -1,6 +1,6 @@
 # host/: the tracefs recorder (`vmtrace record`, also `--guest` inside a
 # VM) and the KVM facts collector.  Needs libtracefs/libtraceevent.
-VMTRACE_SRCS += host/record.c host/kvmfacts.c host/cmd_record.c
+VMTRACE_SRCS += host/record.c host/kvmfacts.c host/proc.c host/cmd_record.c
 VMTRACE_LIBS += $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || echo -ltracefs -ltraceevent) -lpthread
 HOST_TRACE_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent libtracecmd 2>/dev/null)
 $(OUT)/obj/host/%.o: CPPFLAGS_ALL += $(HOST_TRACE_CFLAGS)
@@ -23,7 +23,8 @@ $(OUT)/tests/host/pio-guest.elf: $(SRC)/tests/host/pio-guest.S
 	ld -m elf_i386 --build-id=none -Ttext=0x100000 -e _start -o $@ $@.o
 # unit test of the KVM facts collector against a fake debugfs tree
 TEST_TARGETS += $(OUT)/tests/t-kvmfacts
-$(OUT)/tests/t-kvmfacts: $(SRC)/tests/host/t-kvmfacts.c $(OUT)/obj/host/kvmfacts.o $(OUT)/lib/libvtcore.a
+$(OUT)/tests/t-kvmfacts: $(SRC)/tests/host/t-kvmfacts.c $(OUT)/obj/host/kvmfacts.o \
+		$(OUT)/obj/host/proc.o $(OUT)/lib/libvtcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -I$(SRC)/host -I$(SRC)/tests $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< \
-		$(OUT)/obj/host/kvmfacts.o $(OUT)/lib/libvtcore.a -lpthread -lm
+		$(OUT)/obj/host/kvmfacts.o $(OUT)/obj/host/proc.o $(OUT)/lib/libvtcore.a -lpthread -lm

@@ -26,6 +26,7 @@
 #include <tracefs.h>
 #include "err.h"
 #include "kvmfacts.h"
+#include "proc.h"
 #include "meta.h"
 #include "record.h"
 #include "tracedat.h"
@@ -38,6 +39,13 @@
 #define REC_PIPE_BYTES		(1024 * 1024)
 #define REC_BUFFER_PERCENT	"50"
 #define REC_COMM_MAX		16
+#define REC_PROC_PATH_MAX	64
+#define REC_CHILDREN_MAX	4096	/* one read of /proc/PID/task/TID/children */
+#define REC_VENDOR_MAX		64
+#define REC_BYTES_PER_KB	1024
+#define REC_READ_ALL_START	(1 << 20)	/* first buffer of a whole-file read */
+/* the UNAME option: 4 utsname fields of up to 65 bytes, separators, NUL */
+#define REC_UNAME_MAX		(4 * sizeof(((struct utsname *)0)->release) + 8)
 #define REC_PATH_MAX		PATH_MAX
 #define REC_FILTER_MAX		4000
 #define REC_NAME_MAX		64
@@ -325,23 +333,15 @@ static int rec_write_filter(struct host_record *r)
 	return 0;
 }
 
+/* The thread name of @tid into @comm (REC_COMM_MAX bytes); @comm is kept
+ * as it was when the thread is gone. */
 static void rec_read_comm(pid_t tid, char *comm)
 {
-	char path[64];
-	ssize_t n;
-	int fd;
+	char path[REC_PROC_PATH_MAX], name[REC_COMM_MAX];
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, comm, REC_COMM_MAX - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	if (comm[n - 1] == '\n')
-		n--;
-	comm[n] = 0;
+	if (!host_proc_read_small(path, name, sizeof(name)))
+		memcpy(comm, name, sizeof(name));
 }
 
 /* The live tasks into r->tids (what the filter and KVM facts use). */
@@ -407,44 +407,31 @@ static void rec_prune(struct host_record *r)
 	}
 }
 
+/* host_proc_each_task callback: add thread @tid of @pid and its child
+ * processes (/proc/PID/task/TID/children). */
+static void rec_follow_task(void *arg, pid_t pid, pid_t tid)
+{
+	struct host_record *r = arg;
+	char path[REC_PROC_PATH_MAX], buf[REC_CHILDREN_MAX];
+
+	rec_task_add(r, tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tid);
+	if (host_proc_read_small(path, buf, sizeof(buf)))
+		return;
+	for (char *p = buf, *e; *p; p = e) {
+		long c = strtol(p, &e, 10);
+
+		if (e == p)
+			break;
+		if (c > 0)
+			rec_task_add(r, (pid_t)c);
+	}
+}
+
 /* Add the threads and child processes of @pid (one level per poll). */
 static void rec_follow(struct host_record *r, pid_t pid)
 {
-	char path[64], buf[4096];
-	struct dirent *de;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		pid_t tid = atoi(de->d_name);
-		ssize_t n;
-		int fd;
-
-		if (tid <= 0)
-			continue;
-		rec_task_add(r, tid);
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = 0;
-		for (char *p = buf, *e; *p; p = e) {
-			long c = strtol(p, &e, 10);
-
-			if (e == p)
-				break;
-			if (c > 0)
-				rec_task_add(r, (pid_t)c);
-		}
-	}
-	closedir(d);
+	host_proc_each_task(pid, rec_follow_task, r);
 }
 
 int host_record_add_pid(struct host_record *r, pid_t pid)
@@ -581,7 +568,7 @@ static int rec_page_size(struct host_record *r)
 
 	if (tracefs_file_exists(r->inst, "buffer_subbuf_size_kb") &&
 	    !tracefs_instance_file_read_number(r->inst, "buffer_subbuf_size_kb", &kb) && kb > 0)
-		r->page_size = (uint32_t)kb * 1024;
+		r->page_size = (uint32_t)kb * REC_BYTES_PER_KB;
 	else
 		r->page_size = (uint32_t)getpagesize();
 	return 0;
@@ -688,8 +675,13 @@ static int rec_meta_start(struct host_record *r, const struct host_record_opts *
 {
 	struct utsname u;
 	struct vt_meta *m = r->meta;
+	char vendor[REC_VENDOR_MAX];
 
 	uname(&u);
+	/* align reads it for the TSC scaling ratio's fraction bits */
+	if (!host_proc_cpu_vendor(vendor, sizeof(vendor)) &&
+	    vt_meta_set(m, "cpu.vendor", "%s", vendor))
+		return -1;
 	if (vt_meta_set(m, "format", "trace.dat") ||
 	    vt_meta_set(m, "producer", "vmtrace-record") ||
 	    vt_meta_set(m, "domain", "%s", o->guest ? "guest" : "host") ||
@@ -822,7 +814,7 @@ fail:
 
 static char *rec_read_all(const char *path, size_t *len)
 {
-	size_t cap = 1 << 20, n = 0;
+	size_t cap = REC_READ_ALL_START, n = 0;
 	char *buf = malloc(cap);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
@@ -1009,7 +1001,7 @@ static char *rec_cmdlines(struct host_record *r, size_t *lenp)
 
 static int rec_options(struct host_record *r, struct vt_td_writer *w, char **stats)
 {
-	char buf[4 * 65 + 8], *clock;
+	char buf[REC_UNAME_MAX], *clock;
 	struct utsname u;
 	int ret;
 

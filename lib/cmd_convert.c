@@ -3,11 +3,11 @@
  * directory to a clock=ns one (lib/uftrace.c vt_uft_convert_ns), so that
  * `uftrace replay` shows real durations.  Command main thread.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "cli.h"
 #include "err.h"
 #include "uftrace.h"
 
@@ -31,16 +31,13 @@ int cmd_convert(int argc, char **argv)
 	};
 	uint64_t hz = 0;
 	int force = 0, c, ret;
-	char *end;
 
 	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'z':
-			errno = 0;
-			hz = strtoull(optarg, &end, 0);
-			if (errno || *end || hz < 1000) {
-				fprintf(stderr, "vmtrace: convert: bad --tsc-hz '%s' (Hz, >= 1000)\n",
-					optarg);
+			if (vt_parse_hz(optarg, &hz)) {
+				fprintf(stderr, "vmtrace: convert: bad --tsc-hz '%s' (Hz, >= %llu)\n",
+					optarg, VT_CLI_MIN_HZ);
 				return VT_EXIT_USAGE;
 			}
 			break;

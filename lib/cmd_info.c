@@ -1,17 +1,24 @@
 /*
  * cmd_info.c - `vmtrace info DIR`: describe a trace directory: its
- * vmtrace.meta (clock, TSC frequency, domain...), and for uftrace data the
+ * vmtrace.meta (clock, TSC frequency, domain...); for uftrace data the
  * tasks, record counts per type and the time span, with every truncated
- * or corrupt file named.  Command main thread; prints and exits.
+ * or corrupt file named; for a recorder directory (trace.dat) the events
+ * per system:event and per CPU, the time span and the events lost.
+ * Command main thread; prints and exits.
  */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "err.h"
 #include "meta.h"
+#include "tracedat.h"
 #include "uftrace.h"
+
+#define INFO_PATH_MAX		4096
+#define INFO_KEY_MAX		64
 
 struct task_stats {
 	uint64_t nr[4];		/* by enum vt_uft_type */
@@ -167,6 +174,118 @@ static int info_uftrace(const char *dir, const char *clock, uint64_t hz, int lis
 	return partial ? VT_EXIT_PARTIAL : VT_EXIT_OK;
 }
 
+/* One system:event of a trace.dat and how often it occurs. */
+struct td_count {
+	int id;
+	char *name;		/* "system:event" */
+	uint64_t n;
+};
+
+static int td_count_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct td_count *)a)->name, ((const struct td_count *)b)->name);
+}
+
+/* Count @ev into @c[0..*nr) by event id; -1 when out of memory. */
+static int td_count_add(struct td_count **c, int *nr, const struct vt_td_event *ev)
+{
+	struct td_count *n;
+
+	for (int i = 0; i < *nr; i++)
+		if ((*c)[i].id == ev->id) {
+			(*c)[i].n++;
+			return 0;
+		}
+	n = realloc(*c, (*nr + 1) * sizeof(*n));
+	if (!n)
+		return vt_err_set("out of memory");
+	*c = n;
+	n = &n[(*nr)++];
+	n->id = ev->id;
+	n->n = 1;
+	if (asprintf(&n->name, "%s:%s", ev->system, ev->name) < 0) {
+		n->name = NULL;
+		return vt_err_set("out of memory");
+	}
+	return 0;
+}
+
+/* Describe DIR/trace.dat: events per system:event and CPU, span, lost
+ * (the recorder's counts in @m, may be NULL).  An exit code. */
+static int info_tracedat(const char *path, const struct vt_meta *m, uint64_t hz)
+{
+	struct vt_td_reader *r = vt_td_read_open(path);
+	struct td_count *c = NULL;
+	uint64_t *per_cpu, total = 0, first = 0, last = 0, v;
+	struct vt_td_event ev;
+	char key[INFO_KEY_MAX];
+	int nr = 0, nr_cpus, ret = VT_EXIT_OK;
+	const char *clock;
+
+	if (!r) {
+		vt_err_print("info");
+		return VT_EXIT_FAIL;
+	}
+	nr_cpus = vt_td_read_nr_cpus(r);
+	clock = vt_td_read_clock(r);
+	per_cpu = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*per_cpu));
+	if (!per_cpu) {
+		vt_td_read_close(r);
+		vt_err_set("out of memory");
+		vt_err_print("info");
+		return VT_EXIT_FAIL;
+	}
+	while (vt_td_read_next_any(r, &ev) == 1) {
+		if (td_count_add(&c, &nr, &ev)) {
+			vt_err_print("info");
+			ret = VT_EXIT_FAIL;
+			break;
+		}
+		if (!total++)
+			first = ev.ts;
+		last = ev.ts;
+		if (ev.cpu >= 0 && ev.cpu < nr_cpus)
+			per_cpu[ev.cpu]++;
+	}
+	printf("\ntrace.dat (trace clock %s)\n", *clock ? clock : "not recorded");
+	printf("  cpus:        %d\n", nr_cpus);
+	printf("  events:      %" PRIu64 "\n", total);
+	if (total) {
+		printf("  time:        %" PRIu64 " .. %" PRIu64 "\n  span:        ", first, last);
+		print_span(last - first, vt_td_clock_is_ns(clock) ? "ns" : "tsc", hz);
+		printf("\n");
+	}
+	if (m && !vt_meta_get_u64(m, "lost.total", &v))
+		printf("  lost:        %" PRIu64 "\n", v);
+	else
+		printf("  lost:        not recorded (no lost.total in %s)\n", VT_META_FILE);
+	if (vt_td_read_truncated(r)) {
+		vt_warn("%s: CPU data cut short (truncated: a killed recorder?)", path);
+		if (ret == VT_EXIT_OK)
+			ret = VT_EXIT_PARTIAL;
+	}
+	printf("\n  %4s %12s %12s\n", "CPU", "EVENTS", "LOST");
+	for (int i = 0; i < nr_cpus; i++) {
+		snprintf(key, sizeof(key), "lost.cpu%d", i);
+		printf("  %4d %12" PRIu64 " ", i, per_cpu[i]);
+		if (m && !vt_meta_get_u64(m, key, &v))
+			printf("%12" PRIu64 "\n", v);
+		else
+			printf("%12s\n", "-");
+	}
+	if (nr)
+		qsort(c, nr, sizeof(*c), td_count_cmp);
+	printf("\n");
+	for (int i = 0; i < nr; i++)
+		printf("  event %s %" PRIu64 "\n", c[i].name ? c[i].name : "?", c[i].n);
+	for (int i = 0; i < nr; i++)
+		free(c[i].name);
+	free(c);
+	free(per_cpu);
+	vt_td_read_close(r);
+	return ret;
+}
+
 /* `vmtrace info [-r] DIR`: exit 0, 3 if a file is truncated/corrupt, 1 if
  * the directory cannot be read. */
 int cmd_info(int argc, char **argv)
@@ -177,7 +296,7 @@ int cmd_info(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int list = 0;
-	char path[4096];
+	char path[INFO_PATH_MAX];
 	const char *dir, *clock = "ns";
 	struct vt_meta *m = NULL;
 	uint64_t hz = 0;
@@ -239,7 +358,15 @@ int cmd_info(int argc, char **argv)
 		if (r != VT_EXIT_OK)
 			ret = r;
 	} else {
-		printf("\n(no uftrace data: no %s)\n", path);
+		snprintf(path, sizeof(path), "%s/%s", dir, VT_TD_FILE);
+		if (!access(path, F_OK)) {
+			int r = info_tracedat(path, m, hz);
+
+			if (r != VT_EXIT_OK)
+				ret = r;
+		} else {
+			printf("\n(no trace data: no %s/info, no %s)\n", dir, path);
+		}
 	}
 	vt_meta_free(m);
 	return ret;

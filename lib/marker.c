@@ -23,21 +23,22 @@ struct vt_marker_writer {
 
 int vt_marker_decode(const uint8_t buf[VT_MARKER_REC_SIZE], struct vt_marker *rec)
 {
-	uint32_t magic = (uint32_t)vt_marker_get_le(buf + 0, 4);
-	uint32_t version = (uint32_t)vt_marker_get_le(buf + 4, 2);
+	uint32_t magic = (uint32_t)vt_marker_get_le(buf + VT_MARKER_OFF_MAGIC, sizeof(uint32_t));
+	uint32_t version = (uint32_t)vt_marker_get_le(buf + VT_MARKER_OFF_VERSION,
+						      sizeof(uint16_t));
 
 	if (magic != VT_MARKER_MAGIC)
 		return vt_err_set("bad magic 0x%08x", magic);
 	if (version != VT_MARKER_VERSION)
 		return vt_err_set("unsupported version %u", version);
-	rec->kind = buf[6];
-	rec->size = buf[7];
-	rec->addr = vt_marker_get_le(buf + 8, 8);
-	rec->value = (uint32_t)vt_marker_get_le(buf + 16, 4);
-	rec->cpu = (uint32_t)vt_marker_get_le(buf + 20, 4);
-	rec->seq = vt_marker_get_le(buf + 24, 8);
-	rec->tsc_guest_before = vt_marker_get_le(buf + 32, 8);
-	rec->tsc_guest_after = vt_marker_get_le(buf + 40, 8);
+	rec->kind = buf[VT_MARKER_OFF_KIND];
+	rec->size = buf[VT_MARKER_OFF_SIZE];
+	rec->addr = vt_marker_get_le(buf + VT_MARKER_OFF_ADDR, sizeof(uint64_t));
+	rec->value = (uint32_t)vt_marker_get_le(buf + VT_MARKER_OFF_VALUE, sizeof(uint32_t));
+	rec->cpu = (uint32_t)vt_marker_get_le(buf + VT_MARKER_OFF_CPU, sizeof(uint32_t));
+	rec->seq = vt_marker_get_le(buf + VT_MARKER_OFF_SEQ, sizeof(uint64_t));
+	rec->tsc_guest_before = vt_marker_get_le(buf + VT_MARKER_OFF_TSC_BEFORE, sizeof(uint64_t));
+	rec->tsc_guest_after = vt_marker_get_le(buf + VT_MARKER_OFF_TSC_AFTER, sizeof(uint64_t));
 	if (rec->kind < VT_MARKER_PIO || rec->kind > VT_MARKER_CHARDEV)
 		return vt_err_set("bad kind %u", rec->kind);
 	if (rec->size != 1 && rec->size != 2 && rec->size != 4)

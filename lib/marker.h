@@ -38,6 +38,20 @@
 #define VT_MARKER_REC_SIZE	48
 #define VT_MARKER_CPU_NONE	0xffffffffu
 
+/* Byte offsets of the record's fields (the table above). */
+enum vt_marker_off {
+	VT_MARKER_OFF_MAGIC = 0,
+	VT_MARKER_OFF_VERSION = 4,
+	VT_MARKER_OFF_KIND = 6,
+	VT_MARKER_OFF_SIZE = 7,
+	VT_MARKER_OFF_ADDR = 8,
+	VT_MARKER_OFF_VALUE = 16,
+	VT_MARKER_OFF_CPU = 20,
+	VT_MARKER_OFF_SEQ = 24,
+	VT_MARKER_OFF_TSC_BEFORE = 32,
+	VT_MARKER_OFF_TSC_AFTER = 40,
+};
+
 /* The marker I/O port: no device decodes it on QEMU's pc and q35 machines,
  * so a write to it exits to KVM (kvm:kvm_pio) and is ignored by QEMU. */
 #define VT_MARKER_PORT		0x5f0
@@ -87,6 +101,18 @@ static inline VT_NOTRACE void vt_marker_outb(uint16_t port, uint8_t v)
 	__asm__ __volatile__("outb %0, %1" : : "a"(v), "Nd"(port) : "memory");
 }
 
+/* Everything of @rec but the two TSC reads (cpu left unknown). */
+static inline VT_NOTRACE void vt_marker_fill(struct vt_marker *rec, uint32_t kind, uint32_t size,
+					     uint64_t addr, uint32_t value, uint64_t seq)
+{
+	rec->kind = kind;
+	rec->size = size;
+	rec->addr = addr;
+	rec->value = value;
+	rec->cpu = VT_MARKER_CPU_NONE;
+	rec->seq = seq;
+}
+
 /* Emit PIO marker @seq on @port and fill @rec (cpu left unknown).  Needs I/O
  * privilege (ring 0, or ioperm/iopl in Linux user space). */
 static inline VT_NOTRACE void vt_marker_emit_pio(struct vt_marker *rec, uint16_t port,
@@ -94,12 +120,7 @@ static inline VT_NOTRACE void vt_marker_emit_pio(struct vt_marker *rec, uint16_t
 {
 	uint32_t v = VT_MARKER_VALUE(seq);
 
-	rec->kind = VT_MARKER_PIO;
-	rec->size = 4;
-	rec->addr = port;
-	rec->value = v;
-	rec->cpu = VT_MARKER_CPU_NONE;
-	rec->seq = seq;
+	vt_marker_fill(rec, VT_MARKER_PIO, sizeof(v), port, v, seq);
 	rec->tsc_guest_before = vt_rdtsc_ordered();
 	vt_marker_outl(port, v);
 	rec->tsc_guest_after = vt_rdtsc_ordered();
@@ -112,12 +133,7 @@ static inline VT_NOTRACE void vt_marker_emit_chardev(struct vt_marker *rec, uint
 {
 	uint8_t b = VT_MARKER_BYTE(seq);
 
-	rec->kind = VT_MARKER_CHARDEV;
-	rec->size = 1;
-	rec->addr = port;
-	rec->value = b;
-	rec->cpu = VT_MARKER_CPU_NONE;
-	rec->seq = seq;
+	vt_marker_fill(rec, VT_MARKER_CHARDEV, sizeof(b), port, b, seq);
 	rec->tsc_guest_before = vt_rdtsc_ordered();
 	vt_marker_outb(port, b);
 	rec->tsc_guest_after = vt_rdtsc_ordered();
@@ -142,16 +158,16 @@ static inline VT_NOTRACE uint64_t vt_marker_get_le(const uint8_t *p, int n)
 static inline VT_NOTRACE void vt_marker_encode(const struct vt_marker *rec,
 					       uint8_t buf[VT_MARKER_REC_SIZE])
 {
-	vt_marker_put_le(buf + 0, VT_MARKER_MAGIC, 4);
-	vt_marker_put_le(buf + 4, VT_MARKER_VERSION, 2);
-	buf[6] = (uint8_t)rec->kind;
-	buf[7] = (uint8_t)rec->size;
-	vt_marker_put_le(buf + 8, rec->addr, 8);
-	vt_marker_put_le(buf + 16, rec->value, 4);
-	vt_marker_put_le(buf + 20, rec->cpu, 4);
-	vt_marker_put_le(buf + 24, rec->seq, 8);
-	vt_marker_put_le(buf + 32, rec->tsc_guest_before, 8);
-	vt_marker_put_le(buf + 40, rec->tsc_guest_after, 8);
+	vt_marker_put_le(buf + VT_MARKER_OFF_MAGIC, VT_MARKER_MAGIC, sizeof(uint32_t));
+	vt_marker_put_le(buf + VT_MARKER_OFF_VERSION, VT_MARKER_VERSION, sizeof(uint16_t));
+	buf[VT_MARKER_OFF_KIND] = (uint8_t)rec->kind;
+	buf[VT_MARKER_OFF_SIZE] = (uint8_t)rec->size;
+	vt_marker_put_le(buf + VT_MARKER_OFF_ADDR, rec->addr, sizeof(uint64_t));
+	vt_marker_put_le(buf + VT_MARKER_OFF_VALUE, rec->value, sizeof(uint32_t));
+	vt_marker_put_le(buf + VT_MARKER_OFF_CPU, rec->cpu, sizeof(uint32_t));
+	vt_marker_put_le(buf + VT_MARKER_OFF_SEQ, rec->seq, sizeof(uint64_t));
+	vt_marker_put_le(buf + VT_MARKER_OFF_TSC_BEFORE, rec->tsc_guest_before, sizeof(uint64_t));
+	vt_marker_put_le(buf + VT_MARKER_OFF_TSC_AFTER, rec->tsc_guest_after, sizeof(uint64_t));
 }
 
 /* ---- hosted (tools): files ---- */

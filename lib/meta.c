@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "err.h"
+#include "cli.h"
 #include "meta.h"
 
 #define VT_META_HEADER	"# vmtrace-meta 1"
@@ -154,26 +155,12 @@ const char *vt_meta_get(const struct vt_meta *m, const char *key)
 
 int vt_meta_get_u64(const struct vt_meta *m, const char *key, uint64_t *out)
 {
-	const char *v = vt_meta_get(m, key);
-	char *end;
-
-	if (!v || !*v || *v == '-')
-		return -1;
-	errno = 0;
-	*out = strtoull(v, &end, 0);
-	return (errno || *end) ? -1 : 0;
+	return vt_parse_u64(vt_meta_get(m, key), 0, UINT64_MAX, out);
 }
 
 int vt_meta_get_i64(const struct vt_meta *m, const char *key, int64_t *out)
 {
-	const char *v = vt_meta_get(m, key);
-	char *end;
-
-	if (!v || !*v)
-		return -1;
-	errno = 0;
-	*out = strtoll(v, &end, 0);
-	return (errno || *end) ? -1 : 0;
+	return vt_parse_i64(vt_meta_get(m, key), out);
 }
 
 int vt_meta_get_double(const struct vt_meta *m, const char *key, double *out)

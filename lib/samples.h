@@ -61,6 +61,7 @@ double vt_samples_rate_hz(const struct vt_samples *s);
  * (message names the file and line; the reader stops there). */
 int vt_samples_next(struct vt_samples *s, struct vt_sample *out);
 
+/* Close the file and free @s (NULL is fine). */
 void vt_samples_close(struct vt_samples *s);
 
 #endif

@@ -81,6 +81,8 @@ struct vt_td_cpu_stats {
  * @page_size bytes.  NULL on failure. */
 struct vt_td_writer *vt_td_create(const char *path, uint32_t page_size);
 
+/* The header_page and header_event texts of events/ (@page_len and
+ * @event_len bytes). */
 int vt_td_write_headers(struct vt_td_writer *w, const char *header_page, size_t page_len,
 			const char *header_event, size_t event_len);
 /* The ftrace/<event>/format texts. */

@@ -49,6 +49,141 @@ struct vt_td_reader {
 /* common_type, common_flags, common_preempt_count, common_pid */
 #define TD_COMMON_SIZE	8
 
+/* The header of a version 6 file is walked before libtracecmd sees it:
+ * libtracecmd allocates every section size it reads, so a corrupt size
+ * would be a multi-terabyte allocation.  Each section must fit in the file
+ * (CPU data may be cut short: that is read from a padded copy). */
+#define HDR_MAGIC_LEN	10	/* 0x17 0x08 0x44 "tracing" */
+#define HDR_STR_MAX	64	/* version string, system names */
+#define HDR_OPT_NAME	10	/* "options  \0", "flyrecord\0", "latency  \0" */
+
+struct hdr_cur {
+	int fd;
+	uint64_t off, size;	/* read position, file size */
+	int swap;		/* big-endian file */
+};
+
+static int hdr_read(struct hdr_cur *c, void *buf, size_t len)
+{
+	if (len > c->size - c->off || pread(c->fd, buf, len, (off_t)c->off) != (ssize_t)len)
+		return -1;
+	c->off += len;
+	return 0;
+}
+
+static int hdr_skip(struct hdr_cur *c, uint64_t len)
+{
+	if (len > c->size - c->off)
+		return -1;
+	c->off += len;
+	return 0;
+}
+
+static int hdr_u16(struct hdr_cur *c, uint16_t *v)
+{
+	if (hdr_read(c, v, sizeof(*v)))
+		return -1;
+	if (c->swap)
+		*v = __builtin_bswap16(*v);
+	return 0;
+}
+
+static int hdr_u32(struct hdr_cur *c, uint32_t *v)
+{
+	if (hdr_read(c, v, sizeof(*v)))
+		return -1;
+	if (c->swap)
+		*v = __builtin_bswap32(*v);
+	return 0;
+}
+
+static int hdr_u64(struct hdr_cur *c, uint64_t *v)
+{
+	if (hdr_read(c, v, sizeof(*v)))
+		return -1;
+	if (c->swap)
+		*v = __builtin_bswap64(*v);
+	return 0;
+}
+
+/* A NUL-terminated string of at most HDR_STR_MAX bytes into @buf. */
+static int hdr_str(struct hdr_cur *c, char *buf)
+{
+	for (int i = 0; i < HDR_STR_MAX; i++) {
+		if (hdr_read(c, &buf[i], 1))
+			return -1;
+		if (!buf[i])
+			return 0;
+	}
+	return -1;
+}
+
+/* A section "NAME\0" + u64 size + size bytes. */
+static int hdr_named(struct hdr_cur *c, const char *name)
+{
+	char buf[HDR_STR_MAX];
+	uint64_t n;
+
+	if (hdr_str(c, buf) || strcmp(buf, name) || hdr_u64(c, &n))
+		return -1;
+	return hdr_skip(c, n);
+}
+
+/* @nr entries of u64 size + text. */
+static int hdr_texts(struct hdr_cur *c, uint32_t nr)
+{
+	uint64_t n;
+
+	for (uint32_t i = 0; i < nr; i++)
+		if (hdr_u64(c, &n) || hdr_skip(c, n))
+			return -1;
+	return 0;
+}
+
+/* 0 if the header of @path (fd @fd, @size bytes) is sound or not version 6,
+ * -1 with a message naming the file and the offset of the bad field. */
+static int hdr_check(const char *path, int fd, uint64_t size)
+{
+	struct hdr_cur c = { .fd = fd, .size = size };
+	char buf[HDR_STR_MAX];
+	uint8_t endian, lsize;
+	uint32_t page, nr, nsys, n32;
+	uint64_t n64;
+	uint16_t id;
+
+	if (hdr_skip(&c, HDR_MAGIC_LEN) || hdr_str(&c, buf))
+		return 0;	/* not even a header: libtracecmd says so */
+	if (strcmp(buf, "6"))
+		return 0;	/* other versions: libtracecmd's own checks */
+	if (hdr_read(&c, &endian, 1) || hdr_read(&c, &lsize, 1) || hdr_u32(&c, &page))
+		goto bad;
+	c.swap = endian != 0;
+	if (hdr_named(&c, "header_page") || hdr_named(&c, "header_event") ||
+	    hdr_u32(&c, &nr) || hdr_texts(&c, nr) || hdr_u32(&c, &nsys))
+		goto bad;
+	for (uint32_t i = 0; i < nsys; i++)
+		if (hdr_str(&c, buf) || hdr_u32(&c, &nr) || hdr_texts(&c, nr))
+			goto bad;
+	if (hdr_u32(&c, &n32) || hdr_skip(&c, n32) ||		/* kallsyms */
+	    hdr_u32(&c, &n32) || hdr_skip(&c, n32) ||		/* printk formats */
+	    hdr_u64(&c, &n64) || hdr_skip(&c, n64) ||		/* cmdlines */
+	    hdr_u32(&c, &nr) || hdr_read(&c, buf, HDR_OPT_NAME))	/* cpus */
+		goto bad;
+	if (!memcmp(buf, "options  ", HDR_OPT_NAME)) {
+		do {
+			if (hdr_u16(&c, &id))
+				goto bad;
+			if (id && (hdr_u32(&c, &n32) || hdr_skip(&c, n32)))
+				goto bad;
+		} while (id);
+	}
+	return 0;
+bad:
+	return vt_err_set("%s: corrupt trace.dat header: a section at offset %llu does not fit "
+			  "in the file (%llu bytes)", path, (unsigned long long)c.off,
+			  (unsigned long long)size);
+}
+
 /* Copy @path to a temporary file (unlinked at once) grown by PAD_BYTES of
  * sparse zeros, and open that with libtracecmd.  NULL with a message. */
 static struct tracecmd_input *padded_open(const char *path)
@@ -101,6 +236,23 @@ out:
 	return in;
 }
 
+/* Open @path and check its header (hdr_check); -1 with a message. */
+static int header_ok(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return vt_err_errno("%s: cannot open", path);
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return vt_err_errno("%s: cannot stat", path);
+	}
+	ret = hdr_check(path, fd, (uint64_t)st.st_size);
+	close(fd);
+	return ret;
+}
+
 struct vt_td_reader *vt_td_read_open(const char *path)
 {
 	struct vt_td_reader *r = calloc(1, sizeof(*r));
@@ -111,6 +263,8 @@ struct vt_td_reader *vt_td_read_open(const char *path)
 	}
 	tracecmd_set_loglevel(TEP_LOG_CRITICAL);
 	r->path = strdup(path);
+	if (header_ok(path) < 0)
+		goto fail;
 	r->in = tracecmd_open_head(path, TRACECMD_FL_LOAD_NO_PLUGINS);
 	if (!r->in) {
 		vt_err_set("%s: not a readable trace.dat (missing, truncated headers or corrupt)",

@@ -29,6 +29,8 @@
 #define TD_TIME_EVENT_SIZE	8
 #define TD_COPY_PAGES		64
 #define TD_MAX_OPTIONS		256
+#define TD_HEADER_PAGE		"header_page"	/* section names, written with their NUL */
+#define TD_HEADER_EVENT		"header_event"
 
 /* Writer states: each section moves the file one step on. */
 enum td_state {
@@ -138,9 +140,9 @@ int vt_td_write_headers(struct vt_td_writer *w, const char *header_page, size_t 
 {
 	if (td_step(w, TD_S_INIT, "headers"))
 		return -1;
-	if (td_write(w, "header_page", 12) || td_u64(w, page_len) ||
+	if (td_write(w, TD_HEADER_PAGE, sizeof(TD_HEADER_PAGE)) || td_u64(w, page_len) ||
 	    td_write(w, header_page, page_len) ||
-	    td_write(w, "header_event", 13) || td_u64(w, event_len) ||
+	    td_write(w, TD_HEADER_EVENT, sizeof(TD_HEADER_EVENT)) || td_u64(w, event_len) ||
 	    td_write(w, header_event, event_len))
 		return -1;
 	return 0;

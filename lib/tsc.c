@@ -53,6 +53,7 @@
 #define KLOG_MAX_BYTES		(16 << 20)
 #define JOURNAL_MAX_LINES	200000
 #define KCORE_TOOL		"tsc-khz-kcore"
+#define KCORE_TOOL_UP		3	/* levels above the binary's dir: build/san/bin */
 
 static struct vt_tsc_method *add_method(struct vt_tsc_freq *f, const char *name)
 {
@@ -434,32 +435,45 @@ static void method_calibrate(struct vt_tsc_freq *f, unsigned flags)
 
 /* ---- /proc/kcore: tsc_khz read by gdb (tools/tsc-khz-kcore) ---- */
 
-/* Where tools/tsc-khz-kcore is: $VT_TOOLS_DIR, or beside the running
- * vmtrace in the source tree (build/bin/../../tools) or an install
- * (bin/../libexec/vmtrace).  0 and @buf filled, or -1. */
+/* Is @dir/@rel/KCORE_TOOL executable?  1 with @buf filled, else 0. */
+static int kcore_tool_at(char *buf, size_t len, const char *dir, const char *rel)
+{
+	int n = snprintf(buf, len, "%s%s%s", dir, rel, KCORE_TOOL);
+
+	return n > 0 && (size_t)n < len && !access(buf, X_OK);
+}
+
+/* Where tools/tsc-khz-kcore is: $VT_TOOLS_DIR, else $VT_SRC/tools, else
+ * in the source tree above the running vmtrace's real path (build/bin or
+ * build/san/bin: the first ancestor holding tools/, at most
+ * KCORE_TOOL_UP levels up), else an install (bin/../libexec/vmtrace).
+ * 0 and @buf filled, or -1. */
 static int find_kcore_tool(char *buf, size_t len)
 {
-	static const char *const rel[] = { "/../../tools/", "/../libexec/vmtrace/" };
 	const char *env = getenv("VT_TOOLS_DIR");
-	char exe[PATH_MAX];
-	ssize_t n;
-	char *slash;
+	const char *src = getenv("VT_SRC");
+	char exe[PATH_MAX], *slash;
 
 	if (env && *env) {
 		snprintf(buf, len, "%s/%s", env, KCORE_TOOL);
 		return access(buf, X_OK);
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
+	if (src && *src && kcore_tool_at(buf, len, src, "/tools/"))
+		return 0;
+	if (!realpath("/proc/self/exe", exe))
 		return -1;
-	exe[n] = 0;
 	slash = strrchr(exe, '/');
 	if (!slash)
 		return -1;
 	*slash = 0;
-	for (size_t i = 0; i < VT_ARRAY_SIZE(rel); i++) {
-		if (snprintf(buf, len, "%s%s%s", exe, rel[i], KCORE_TOOL) < (int)len &&
-		    !access(buf, X_OK))
+	if (kcore_tool_at(buf, len, exe, "/../libexec/vmtrace/"))
+		return 0;
+	for (int up = 0; up < KCORE_TOOL_UP; up++) {
+		slash = strrchr(exe, '/');
+		if (!slash || slash == exe)
+			return -1;
+		*slash = 0;
+		if (kcore_tool_at(buf, len, exe, "/tools/"))
 			return 0;
 	}
 	return -1;
@@ -483,7 +497,7 @@ static void method_kcore(struct vt_tsc_freq *f, unsigned flags)
 		return;
 	}
 	if (find_kcore_tool(tool, sizeof(tool)) || strchr(tool, '\'')) {
-		note(m, VT_TSC_SKIPPED, "%s not found (set VT_TOOLS_DIR)", KCORE_TOOL);
+		note(m, VT_TSC_SKIPPED, "%s not found (set VT_TOOLS_DIR or VT_SRC)", KCORE_TOOL);
 		return;
 	}
 	snprintf(cmd, sizeof(cmd), "'%s' 2>&1", tool);

@@ -34,18 +34,32 @@ extern size_t align_model_nr_warnings(const struct align_model *m) __attribute__
 extern const char *align_model_warning(const struct align_model *m, size_t i)
 	__attribute__((weak));
 
+#define VM_NAME_MAX	64	/* a VM's name (DIR@NAME, meta vm=NAME) */
+
 static struct merge_source sources[MERGE_MAX_SOURCES];
-static struct align_model *models[MERGE_MAX_SOURCES];
 static int nr_sources;
+/* the VMs (guest machine N = VM N-1): all guest inputs of one VM share its
+ * machine, its process/thread tracks and its one clock model */
+static char vm_name[MERGE_MAX_SOURCES][VM_NAME_MAX];
+static struct align_model *models[MERGE_MAX_SOURCES];	/* by VM */
+static const char *vm_clock_dir[MERGE_MAX_SOURCES];	/* by VM: align's GUESTDIR */
+static int nr_vms;
+
+enum { DOM_UNKNOWN, DOM_HOST, DOM_GUEST };
 
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: vmtrace merge HOSTDIR [GUESTDIR...] -o OUT [options]\n"
+		"usage: vmtrace merge INPUT... -o OUT [options]\n"
 		"       vmtrace merge DIR -o OUT          (one input: a plain conversion)\n"
 		"\n"
 		"Merge a host recording (trace.dat) and guest traces (uftrace data dirs,\n"
-		"guest kernel trace.dat) into one timeline in nanoseconds.\n"
+		"guest kernel trace.dat) into one timeline in nanoseconds.  An INPUT is a\n"
+		"directory or trace.dat file; its vmtrace.meta domain= says host or guest\n"
+		"(undeclared: the first input is the host, the others guests).  All guest\n"
+		"inputs are one VM unless named: DIR@NAME (or meta vm=NAME) puts DIR in\n"
+		"VM NAME; DIR@host makes DIR a host input.  A guest directory holding\n"
+		"only markers.dat adds the VM's sync markers.\n"
 		"\n"
 		"  -o, --output OUT       output: .pftrace/.perfetto-trace, .json, or a directory\n"
 		"  -F, --format FMT       perfetto | chrome | uftrace (default: from OUT)\n"
@@ -53,8 +67,10 @@ static void usage(FILE *fp)
 		"      --guest-offset N   guest_tsc - host_tsc in ticks, used when no clock\n"
 		"                         model can be built (default 0: same TSC)\n"
 		"      --no-align         do not build a clock model; use --guest-offset\n"
-		"      --no-machine-id    Perfetto: no TracePacket.machine_id on guest packets\n"
-		"                         (guests are then told apart by their names only)\n"
+		"      --machine-id       Perfetto: mark guest packets with TracePacket.machine_id\n"
+		"                         (a machine per VM; default: guests are processes of\n"
+		"                         one machine named \"guest: ...\", see docs/merge.md)\n"
+		"      --no-machine-id    the default\n"
 		"  -q, --quiet            no progress line, no summary\n"
 		"  -h, --help\n");
 }
@@ -105,34 +121,65 @@ static const struct merge_sink_ops *sink_for(const char *fmt, const char *out)
 	return NULL;
 }
 
-/* tsc.hz of DIR's vmtrace.meta (0 if absent), its clock, and for the host
- * the QEMU pid and vCPU threads the recorder found (kvm.* keys). */
-static uint64_t meta_hz(const char *dir, int *is_ns, struct merge_source *host)
+/* The directory whose vmtrace.meta describes input @path: the directory
+ * itself, or the one holding a trace.dat file given by name; NULL if none. */
+static const char *meta_dir_of(const char *path, char *buf, size_t len)
 {
-	struct vt_meta *m = is_dir(dir) ? vt_meta_read_dir(dir) : NULL;
+	const char *slash = strrchr(path, '/');
+
+	if (is_dir(path))
+		return path;
+	if (strcmp(slash ? slash + 1 : path, VT_TD_FILE))
+		return NULL;
+	if (!slash)
+		return ".";
+	if ((size_t)(slash - path) >= len)
+		return NULL;
+	memcpy(buf, path, (size_t)(slash - path));
+	buf[slash - path] = 0;
+	return *buf ? buf : "/";
+}
+
+/* tsc.hz of @path's vmtrace.meta (0 if absent), its clock, its domain
+ * (DOM_*) and VM name (meta vm=, else left as is), and for a host input the
+ * QEMU pid and vCPU threads the recorder found (kvm.* keys). */
+static uint64_t meta_hz(const char *path, int *is_ns, int *domain, char *vm,
+			struct merge_source *host)
+{
+	char dbuf[4200];
+	const char *dir = meta_dir_of(path, dbuf, sizeof(dbuf));
+	struct vt_meta *m = dir ? vt_meta_read_dir(dir) : NULL;
 	uint64_t hz = 0, n = 0;
 	int64_t pid, tid, vcpu;
 	char key[64];
 	double d;
 
 	*is_ns = 0;
-	if (!m && is_dir(dir) && has_file(dir, VT_META_FILE))
+	if (!m && dir && has_file(dir, VT_META_FILE))
 		vt_warn("%s (ignored)", vt_err_msg());
 	if (!m) {
 		/* a plain `uftrace record` directory: uftrace's own ns clock */
-		if (is_dir(dir) && has_file(dir, "info") && !has_file(dir, VT_META_FILE))
+		if (is_dir(path) && has_file(path, "info") && !has_file(path, VT_META_FILE))
 			*is_ns = 1;
 		return 0;
 	}
 	if (vt_meta_get_u64(m, "tsc.hz", &hz) < 0 && vt_meta_get_double(m, "tsc.hz", &d) == 0)
 		hz = (uint64_t)(d + 0.5);
-	const char *c = vt_meta_get(m, "clock");
+	const char *c = vt_meta_get(m, "clock"), *dom = vt_meta_get(m, "domain");
+	const char *v = vt_meta_get(m, "vm");
 
 	if (c && !strcmp(c, "ns"))
 		*is_ns = 1;
-	if (host && vt_meta_get_i64(m, "kvm.vm0.pid", &pid) == 0 && pid > 0 && pid < INT32_MAX)
+	if (domain && dom && !strcmp(dom, "host"))
+		*domain = DOM_HOST;
+	else if (domain && dom && !strcmp(dom, "guest"))
+		*domain = DOM_GUEST;
+	if (vm && v && *v)
+		snprintf(vm, VM_NAME_MAX, "%s", v);
+	if (host && host->qemu_pid <= 0 && vt_meta_get_i64(m, "kvm.vm0.pid", &pid) == 0 &&
+	    pid > 0 && pid < INT32_MAX)
 		host->qemu_pid = (int)pid;
-	if (host)
+	if (host && !host->nr_vthreads)
 		vt_meta_get_u64(m, "kvm.vcpu_threads", &n);
 	for (uint64_t i = 0; host && i < n && host->nr_vthreads < MERGE_MAX_VTHREADS; i++) {
 		snprintf(key, sizeof(key), "kvm.thread%llu.tid", (unsigned long long)i);
@@ -146,6 +193,41 @@ static uint64_t meta_hz(const char *dir, int *is_ns, struct merge_source *host)
 	}
 	vt_meta_free(m);
 	return hz;
+}
+
+/* "PATH@NAME" (PATH itself not existing as given): PATH into @path, NAME
+ * into @name; else the whole argument.  -1 if it does not fit. */
+static int split_arg(const char *arg, char *path, size_t len, char *name)
+{
+	const char *at = strrchr(arg, '@');
+	struct stat st;
+
+	*name = 0;
+	if (at && at > arg && at[1] && !strchr(at, '/') && stat(arg, &st) < 0 &&
+	    strlen(at + 1) < VM_NAME_MAX) {
+		if ((size_t)(at - arg) >= len)
+			return -1;
+		memcpy(path, arg, (size_t)(at - arg));
+		path[at - arg] = 0;
+		strcpy(name, at + 1);
+		return 0;
+	}
+	if (strlen(arg) >= len)
+		return -1;
+	strcpy(path, arg);
+	return 0;
+}
+
+/* The VM called @name (created on first use): its index. */
+static int vm_index(const char *name)
+{
+	int i;
+
+	for (i = 0; i < nr_vms; i++)
+		if (!strcmp(vm_name[i], name))
+			return i;
+	snprintf(vm_name[nr_vms], VM_NAME_MAX, "%.*s", VM_NAME_MAX - 1, name);
+	return nr_vms++;
 }
 
 /* Add the readers of one input path: a trace.dat file, or a directory with
@@ -197,25 +279,29 @@ static void summary(const struct merge_sink_ops *sink, const char *out, uint64_t
 		if (s->events)
 			fprintf(stderr, ", %.9f .. %.9f s", (double)s->first_ns / NS_PER_SEC,
 				(double)s->last_ns / NS_PER_SEC);
-		fprintf(stderr, "%s\n", s->partial ? " (PARTIAL: truncated/corrupt input)" : "");
+		fprintf(stderr, "%s%s\n", s->partial ? " (PARTIAL: truncated/corrupt input)" : "",
+			s->clock_only ? " (sync markers only)" : "");
 	}
 	if (total)
 		fprintf(stderr, "  span     %.9f s (%.9f .. %.9f s on the host timeline)\n",
 			(double)(last_ns - first_ns) / NS_PER_SEC, (double)first_ns / NS_PER_SEC,
 			(double)last_ns / NS_PER_SEC);
-	for (int i = 0; i < nr_sources; i++) {
-		const struct merge_source *s = &sources[i];
+	for (int v = 0; v < nr_vms; v++) {
+		const char *name = *vm_name[v] ? vm_name[v] : "guest";
+		uint64_t unmapped = 0;
 
-		if (s->clock.domain != MERGE_DOM_GUEST)
-			continue;
-		if (models[i])
-			fprintf(stderr, "  align    %s: %s\n", s->label, align_model_summary(models[i]));
+		for (int i = 0; i < nr_sources; i++)
+			if (sources[i].machine == (uint32_t)v + 1)
+				unmapped += sources[i].clock.unmapped;
+		if (models[v])
+			fprintf(stderr, "  align    %s: %s (clock from %s)\n", name,
+				align_model_summary(models[v]), vm_clock_dir[v]);
 		else
 			fprintf(stderr, "  align    %s: no clock model: guest TSC - %" PRId64
-				" = host TSC (error bound unknown)\n", s->label, s->clock.offset_tsc);
-		if (s->clock.unmapped)
+				" = host TSC (error bound unknown)\n", name, sources[0].clock.offset_tsc);
+		if (unmapped)
 			fprintf(stderr, "  align    %s: %" PRIu64 " stamps outside the model, "
-				"placed with the offset\n", s->label, s->clock.unmapped);
+				"placed with the offset\n", name, unmapped);
 	}
 	fprintf(stderr, "  flows    %" PRIu64 "\n", merge_flow_count());
 }
@@ -229,6 +315,7 @@ int cmd_merge(int argc, char **argv)
 		{ "guest-offset", required_argument, NULL, 'G' },
 		{ "no-align", no_argument, NULL, 'N' },
 		{ "no-machine-id", no_argument, NULL, 'M' },
+		{ "machine-id", no_argument, NULL, 'I' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -267,6 +354,9 @@ int cmd_merge(int argc, char **argv)
 		case 'M':
 			merge_perfetto_machine_ids = 0;
 			break;
+		case 'I':
+			merge_perfetto_machine_ids = 1;
+			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -297,67 +387,123 @@ int cmd_merge(int argc, char **argv)
 		return VT_EXIT_USAGE;
 	}
 
-	/* the host: its TSC frequency drives every conversion */
-	const char *host_dir = argv[optind];
-	int host_is_ns = 0;
-	uint64_t hz = meta_hz(host_dir, &host_is_ns, &sources[0]);
+	/* which inputs are the host's, which a guest's, and of which VM */
+	int dom[MERGE_MAX_SOURCES], is_ns[MERGE_MAX_SOURCES], any_host = 0, host_td = 0;
+	uint64_t own_hz[MERGE_MAX_SOURCES], hz = tsc_hz;
+	int unscaled = -1;	/* an input with no TSC frequency (warned) */
+	char vm[MERGE_MAX_SOURCES][VM_NAME_MAX];
+	struct merge_source host_info;
+	const char *host_dir = NULL;
 
-	if (tsc_hz)
-		hz = tsc_hz;
+	memset(&host_info, 0, sizeof(host_info));
 	for (int i = 0; i < nin; i++) {
 		struct merge_source *s = &sources[i];
-		const char *path = argv[optind + i];
-		int is_ns = 0;
 
-		if (strlen(path) >= sizeof(s->path)) {
-			fprintf(stderr, "vmtrace merge: %s: path too long\n", path);
+		if (split_arg(argv[optind + i], s->path, sizeof(s->path), vm[i]) < 0) {
+			fprintf(stderr, "vmtrace merge: %s: path too long\n", argv[optind + i]);
 			return VT_EXIT_USAGE;
 		}
-		strcpy(s->path, path);
-		s->machine = (uint32_t)i;
-		s->single = nin == 1;
-		if (i == 0) {
-			snprintf(s->label, sizeof(s->label), nin == 1 ? "trace" : "host");
-			is_ns = host_is_ns;
-		} else {
-			snprintf(s->label, sizeof(s->label), "guest%d", i);
-			meta_hz(path, &is_ns, NULL);
-		}
-		if (i > 0 && !hz && !is_ns && !host_is_ns) {
-			/* no frequency: a guest-only or unmarked input */
-			uint64_t own = meta_hz(path, &is_ns, NULL);
+		int named = *vm[i] != 0;	/* DIR@NAME: overrides the meta */
 
-			hz = own;
+		dom[i] = DOM_UNKNOWN;
+		own_hz[i] = meta_hz(s->path, &is_ns[i], &dom[i], named ? NULL : vm[i], NULL);
+		if (named && !strcmp(vm[i], "host"))
+			dom[i] = DOM_HOST;
+		else if (named || (*vm[i] && dom[i] == DOM_UNKNOWN))
+			dom[i] = DOM_GUEST;	/* DIR@NAME, or a vm= in the meta */
+		if (dom[i] == DOM_HOST)
+			*vm[i] = 0;
+		any_host |= dom[i] == DOM_HOST;
+	}
+	for (int i = 0; i < nin; i++) {
+		struct merge_source *s = &sources[i];
+
+		/* undeclared: the first input is the host, the others guests */
+		if (dom[i] == DOM_UNKNOWN)
+			dom[i] = !any_host && i == 0 ? DOM_HOST : DOM_GUEST;
+		if (nin == 1)
+			dom[i] = DOM_HOST;	/* a plain conversion */
+		s->single = nin == 1;
+		if (dom[i] == DOM_HOST) {
+			meta_hz(s->path, &is_ns[i], NULL, NULL, &host_info);
+			if (!hz && !is_ns[i])
+				hz = own_hz[i];
+			if (!is_dir(s->path) || has_file(s->path, VT_TD_FILE)) {
+				host_td = 1;
+				if (!host_dir && is_dir(s->path))
+					host_dir = s->path;
+			}
+			s->machine = MERGE_MACHINE_HOST;
+			snprintf(s->label, sizeof(s->label), nin == 1 ? "trace" : "host");
+		} else {
+			int v = vm_index(vm[i]);
+
+			s->machine = (uint32_t)v + 1;
+			if (*vm[i])
+				snprintf(s->label, sizeof(s->label), "guest %.*s", VM_NAME_MAX - 8, vm[i]);
+			else
+				snprintf(s->label, sizeof(s->label), "guest");
+			/* the VM's clock: markers.dat in any of its directories */
+			if (is_dir(s->path) && (!vm_clock_dir[v] ||
+			    (has_file(s->path, VT_MARKER_FILE) &&
+			     !has_file(vm_clock_dir[v], VT_MARKER_FILE))))
+				vm_clock_dir[v] = s->path;
+		}
+	}
+	for (int i = 0; !host_dir && i < nin; i++)
+		if (dom[i] == DOM_HOST && is_dir(sources[i].path))
+			host_dir = sources[i].path;
+	for (int i = 0; i < nin; i++) {
+		struct merge_source *s = &sources[i];
+		uint64_t h = hz ? hz : own_hz[i];	/* no host frequency: the guest's own */
+
+		if (dom[i] == DOM_HOST) {
+			s->qemu_pid = host_info.qemu_pid;
+			s->nr_vthreads = host_info.nr_vthreads;
+			memcpy(s->vthread_tid, host_info.vthread_tid, sizeof(s->vthread_tid));
+			memcpy(s->vthread_vcpu, host_info.vthread_vcpu, sizeof(s->vthread_vcpu));
+			s->lane = host_td && nin > 1;
 		}
 		/* no frequency at all: 1 tick = 1 ns (warned below) */
-		if (merge_clock_init(&s->clock, i ? MERGE_DOM_GUEST : MERGE_DOM_HOST,
-				     is_ns, hz ? hz : NS_PER_SEC) < 0) {
+		if (merge_clock_init(&s->clock, dom[i] == DOM_HOST ? MERGE_DOM_HOST : MERGE_DOM_GUEST,
+				     is_ns[i], h ? h : NS_PER_SEC) < 0) {
 			vt_err_print("merge");
 			return VT_EXIT_FAIL;
 		}
 		s->clock.offset_tsc = guest_offset;
+		if (!h && !is_ns[i] && unscaled < 0)
+			unscaled = i;
 	}
 
-	/* a clock model per guest (align/), when it is built in */
-	for (int i = 1; i < nin && !no_align; i++) {
+	/* one clock model per VM (align/), when it is built in */
+	for (int v = 0; v < nr_vms && !no_align; v++) {
 		struct align_load_opts ao;
 
-		if (!align_model_from_dirs || !is_dir(host_dir) || !is_dir(sources[i].path))
+		if (!align_model_from_dirs || !host_dir)
 			break;
+		if (!vm_clock_dir[v])
+			continue;	/* only trace.dat files given: no directory */
 		align_load_opts_init(&ao);
 		ao.host_hz = tsc_hz;
-		models[i] = align_model_from_dirs(host_dir, sources[i].path, &ao);
-		if (!models[i]) {
+		models[v] = align_model_from_dirs(host_dir, vm_clock_dir[v], &ao);
+		if (!models[v]) {
 			vt_warn("%s: no clock model (%s): guest TSC - %" PRId64 " taken as host TSC",
-				sources[i].path, vt_err_msg(), guest_offset);
+				vm_clock_dir[v], vt_err_msg(), guest_offset);
 			continue;
 		}
-		for (size_t w = 0; w < align_model_nr_warnings(models[i]); w++)
-			vt_warn("align %s: %s", sources[i].label, align_model_warning(models[i], w));
-		if (align_model_host_hz(models[i]) && align_model_host_hz(models[i]) != hz)
-			merge_clock_init(&sources[i].clock, MERGE_DOM_GUEST, 0,
-					 align_model_host_hz(models[i]));
-		sources[i].clock.model = models[i];
+		for (size_t w = 0; w < align_model_nr_warnings(models[v]); w++)
+			vt_warn("align %s: %s", *vm_name[v] ? vm_name[v] : "guest",
+				align_model_warning(models[v], w));
+		for (int i = 0; i < nin; i++) {
+			struct merge_source *s = &sources[i];
+
+			if (s->machine != (uint32_t)v + 1 || s->clock.is_ns)
+				continue;
+			if (align_model_host_hz(models[v]) && align_model_host_hz(models[v]) != hz)
+				merge_clock_init(&s->clock, MERGE_DOM_GUEST, 0,
+						 align_model_host_hz(models[v]));
+			s->clock.model = models[v];
+		}
 	}
 
 	nr_sources = nin;
@@ -369,6 +515,11 @@ int cmd_merge(int argc, char **argv)
 			ret = VT_EXIT_FAIL;
 			goto out_free;
 		}
+		if (!found && sources[i].machine != MERGE_MACHINE_HOST &&
+		    is_dir(sources[i].path) && has_file(sources[i].path, VT_MARKER_FILE)) {
+			sources[i].clock_only = 1;	/* the VM's markers only */
+			continue;
+		}
 		if (!found) {
 			fprintf(stderr, "vmtrace: merge: %s: no trace.dat and no uftrace data "
 				"(info) found\n", sources[i].path);
@@ -377,12 +528,9 @@ int cmd_merge(int argc, char **argv)
 		}
 	}
 
-	for (int i = 0; i < nin && !hz; i++)
-		if (!sources[i].clock.is_ns) {
-			vt_warn("%s: no tsc.hz in vmtrace.meta and no --tsc-hz: timestamps are "
-				"written unscaled (1 tick = 1 ns)", sources[i].path);
-			break;
-		}
+	if (unscaled >= 0 && !sources[unscaled].clock.is_ns)
+		vt_warn("%s: no tsc.hz in vmtrace.meta and no --tsc-hz: timestamps are "
+			"written unscaled (1 tick = 1 ns)", sources[unscaled].path);
 
 	void *sk = sink->open(out);
 
@@ -458,9 +606,9 @@ int cmd_merge(int argc, char **argv)
 		}
 out_free:
 	merge_sort_free();
-	for (int i = 0; i < nin; i++)
-		if (models[i])
-			align_model_free(models[i]);
+	for (int v = 0; v < nr_vms; v++)
+		if (models[v])
+			align_model_free(models[v]);
 	merge_tracks_free();
 	merge_strtab_free();
 	return ret;

@@ -69,6 +69,15 @@ struct merge_track {
 	uint32_t pname;		/* interned process name */
 	uint32_t depth;		/* open slices (kept by the sorter) */
 	uint32_t vcpu;		/* vCPU number + 1 for a host vCPU thread, else 0 */
+	uint32_t lane;		/* 0: the thread's own track; 1: a second track of
+				 * the same thread (host uftrace calls next to
+				 * the thread's kernel exit slices: they do not
+				 * nest with each other) */
+	uint32_t main;		/* index of the lane-0 track of this thread */
 };
+
+/* Sinks that key threads by number alone give lane L of tid T the number
+ * T + L * MERGE_LANE_TID_STRIDE (above any pid_max and machine stride). */
+#define MERGE_LANE_TID_STRIDE	1000000000
 
 #endif

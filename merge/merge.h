@@ -33,6 +33,14 @@ void merge_strtab_free(void);
  * names (0 = a default name); UINT32_MAX when out of memory. */
 uint32_t merge_track_get(uint32_t machine, int32_t pid, int32_t tid,
 			 uint32_t pname, uint32_t tname);
+/* The same for track @lane of the thread (lane 0 is merge_track_get());
+ * a lane > 0 creates the thread's lane-0 track first (its .main). */
+uint32_t merge_track_get_lane(uint32_t machine, int32_t pid, int32_t tid, uint32_t lane,
+			      uint32_t pname, uint32_t tname);
+/* The lane-0 track of thread @tid of @machine, whatever its pid (a guest
+ * kernel trace does not know a thread's process, its Python trace does);
+ * UINT32_MAX if there is none yet. */
+uint32_t merge_track_find_tid(uint32_t machine, int32_t tid);
 extern struct merge_track *merge_tracks_arr;
 static inline struct merge_track *merge_track(uint32_t idx)
 {
@@ -41,6 +49,8 @@ static inline struct merge_track *merge_track(uint32_t idx)
 uint32_t merge_track_count(void);
 /* Rename a process's tracks / a thread (later names win, before output). */
 void merge_track_set_name(uint32_t idx, uint32_t tname);
+/* Rename process (@machine, @pid) on all its tracks. */
+void merge_track_set_pname(uint32_t machine, int32_t pid, uint32_t pname);
 void merge_tracks_free(void);
 
 /* ---- clocks (the single place timestamps become ns) ---------------- */
@@ -118,6 +128,9 @@ struct merge_source {
 	int vthread_tid[MERGE_MAX_VTHREADS];
 	int vthread_vcpu[MERGE_MAX_VTHREADS];
 	int single;		/* the only input (a plain conversion) */
+	int lane;		/* track lane of its uftrace tasks: 1 for host
+				 * uftrace data merged with a host trace.dat */
+	int clock_only;		/* holds markers.dat only (the VM's clock) */
 };
 
 #define MERGE_MAX_SOURCES	64

@@ -98,7 +98,15 @@ static uint32_t track_of(struct td_src *t, int tid)
 		snprintf(tname, sizeof(tname), "%s", comm);
 	else
 		snprintf(tname, sizeof(tname), "tid %d", tid);
-	if (src->machine == MERGE_MACHINE_HOST && tid && (known || is_qemu_comm(comm))) {
+	int qemu = src->machine == MERGE_MACHINE_HOST && tid && (known || is_qemu_comm(comm));
+	/* a thread another input of this machine (its uftrace data) already
+	 * placed: one track, with that input's pid and this one's names */
+	uint32_t tn = merge_str_intern0(tname);
+	uint32_t tr = tid ? merge_track_find_tid(src->machine, tid) : UINT32_MAX;
+
+	if (tr != UINT32_MAX && qemu && src->qemu_pid <= 0)
+		src->qemu_pid = merge_track(tr)->pid;	/* QEMU's pid, from uftrace */
+	if (qemu) {
 		if (src->qemu_pid <= 0)
 			src->qemu_pid = tid;	/* unknown: group under the first */
 		pid = src->qemu_pid;
@@ -115,8 +123,15 @@ static uint32_t track_of(struct td_src *t, int tid)
 				 *comm ? comm : "?", tid);
 		pn = merge_str_intern0(pname);
 	}
-	uint32_t tr = merge_track_get(src->machine, pid, tid, pn, merge_str_intern0(tname));
+	if (tr != UINT32_MAX) {
+		struct merge_track *mt = merge_track(tr);
 
+		merge_track_set_name(tr, tn);
+		if (qemu ? mt->pid == pid : mt->pid == tid)
+			merge_track_set_pname(src->machine, mt->pid, pn);
+	} else {
+		tr = merge_track_get(src->machine, pid, tid, pn, tn);
+	}
 	if (tr != UINT32_MAX) {
 		if (vcpu >= 0 && src->machine == MERGE_MACHINE_HOST)
 			merge_track(tr)->vcpu = vcpu + 1;

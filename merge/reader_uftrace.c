@@ -140,10 +140,39 @@ static void uft_close(struct merge_stream *ms)
 
 static const struct merge_stream_ops uft_ops = { uft_next, uft_close };
 
+/* Process name of task pid @pid: the host's QEMU process (the pid the
+ * recorder found) is named as the trace.dat reader names it, so both land
+ * on one process. */
+static uint32_t task_pname(const struct merge_source *src, int pid)
+{
+	char buf[128];
+
+	if (src->machine == MERGE_MACHINE_HOST && !src->single && pid == src->qemu_pid)
+		snprintf(buf, sizeof(buf), "%s: QEMU (pid %d)", src->label, pid);
+	else
+		snprintf(buf, sizeof(buf), "%s: pid %d", src->label, pid);
+	return merge_str_intern0(buf);
+}
+
+/* Thread name of task @tid ("vCPU n" for a vCPU thread the host recorder
+ * listed); @lane: the name of its second track (" (uftrace)" added). */
+static uint32_t task_tname(const struct merge_source *src, int tid, int lane)
+{
+	const char *what = lane ? " (uftrace)" : "";
+	char buf[128];
+
+	for (int i = 0; i < src->nr_vthreads; i++)
+		if (src->vthread_tid[i] == tid) {
+			snprintf(buf, sizeof(buf), "vCPU %d%s", src->vthread_vcpu[i], what);
+			return merge_str_intern0(buf);
+		}
+	snprintf(buf, sizeof(buf), "tid %d%s", tid, what);
+	return merge_str_intern0(buf);
+}
+
 int merge_reader_uftrace(struct merge_source *src, uint16_t idx)
 {
 	struct uft_src *us = calloc(1, sizeof(*us));
-	char buf[128];
 
 	if (!us)
 		return vt_err_set("%s: out of memory", src->path);
@@ -176,11 +205,13 @@ int merge_reader_uftrace(struct merge_source *src, uint16_t idx)
 			free(s);
 			continue;
 		}
-		snprintf(buf, sizeof(buf), "%s: pid %d", src->label, pid);
-		uint32_t pname = merge_str_intern0(buf);
+		uint32_t pname = task_pname(src, pid), tname = task_tname(src, tid, 0);
 
-		snprintf(buf, sizeof(buf), "%s: tid %d", src->label, tid);
-		s->track = merge_track_get(src->machine, pid, tid, pname, merge_str_intern0(buf));
+		/* a second lane: its thread's own track first, plainly named */
+		s->track = merge_track_get(src->machine, pid, tid, pname, tname);
+		if (src->lane && s->track != UINT32_MAX)
+			s->track = merge_track_get_lane(src->machine, pid, tid, (uint32_t)src->lane,
+							pname, task_tname(src, tid, 1));
 		if (s->track == UINT32_MAX) {
 			vt_uft_stream_close(s->st);
 			free(s);

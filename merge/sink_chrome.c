@@ -102,7 +102,8 @@ static int64_t json_pid(const struct merge_track *t)
 
 static int64_t json_tid(const struct merge_track *t)
 {
-	return (int64_t)t->machine * PID_MACHINE_STRIDE + t->tid;
+	return (int64_t)t->machine * PID_MACHINE_STRIDE + t->tid +
+	       (int64_t)t->lane * MERGE_LANE_TID_STRIDE;
 }
 
 static char *put_head(char *p, struct csink *s, const char *ph, const struct merge_track *t)

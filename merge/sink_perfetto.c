@@ -4,7 +4,9 @@
  * packet sequence; TrackDescriptors for processes and threads emitted
  * before a track's first event; event and argument names interned
  * (InternedData, SEQ_INCREMENTAL_STATE_CLEARED on the first packet);
- * guest packets carry TracePacket.machine_id.  Field numbers are those of
+ * guests are processes of the host machine with their pids moved up
+ * (TracePacket.machine_id on their packets only with --machine-id:
+ * docs/merge.md says why).  Field numbers are those of
  * the published protos, listed in merge/perfetto_subset.proto.  Runs on
  * the merge thread; allocates only per new name/track (bitmaps).
  */
@@ -67,7 +69,10 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 				 * process uuids live above 2^40 */
 #define MAX_NAME_LEN	1024	/* longer names are cut in the output */
 
-int merge_perfetto_machine_ids = 1;
+#define PID_MACHINE_STRIDE 10000000	/* without machine ids: guest N's pid
+					 * p is N * stride + p (as in Chrome JSON) */
+
+int merge_perfetto_machine_ids;
 
 struct pb {
 	uint8_t *p;
@@ -213,6 +218,17 @@ static uint64_t proc_uuid(const struct merge_track *t)
 	return ((uint64_t)(t->machine + 1) << 40) | (uint32_t)t->pid;
 }
 
+/* pid/tid as written: a guest's own numbers on its own machine, else moved
+ * above the host's (pid_max < stride) so the one machine has no clash. */
+static uint32_t desc_id(const struct merge_track *t, int32_t id)
+{
+	if (t->machine == MERGE_MACHINE_HOST || merge_perfetto_machine_ids)
+		return (uint32_t)id;
+	return t->machine * PID_MACHINE_STRIDE + (uint32_t)id;
+}
+
+static inline int need_track(struct psink *s, uint32_t idx);
+
 static int send_track(struct psink *s, uint32_t idx)
 {
 	struct merge_track *t = merge_track(idx);
@@ -220,6 +236,19 @@ static int send_track(struct psink *s, uint32_t idx)
 	struct pb b;
 	uint32_t i;
 
+	if (t->lane) {
+		/* a second track of a thread: a child of its thread track,
+		 * which Perfetto shows as a sibling in the same thread's
+		 * process (a thread descriptor is allowed once per thread) */
+		if (need_track(s, t->main) < 0 || packet_head(s, &b, t->machine) < 0)
+			return -1;
+		pb_begin(&b, F_TP_TRACK_DESC);
+		pb_u64(&b, F_TD_UUID, THREAD_UUID_BASE + idx);
+		pb_str(&b, F_TD_NAME, t->name);
+		pb_u64(&b, F_TD_PARENT, THREAD_UUID_BASE + t->main);
+		pb_end(&b);
+		return flush_packet(s, &b);
+	}
 	for (i = 0; i < s->nr_procs && s->procs[i] != pu; i++)
 		;
 	if (i == s->nr_procs) {
@@ -242,7 +271,7 @@ static int send_track(struct psink *s, uint32_t idx)
 		pb_begin(&b, F_TP_TRACK_DESC);
 		pb_u64(&b, F_TD_UUID, pu);
 		pb_begin(&b, F_TD_PROCESS);
-		pb_u64(&b, F_PD_PID, (uint32_t)t->pid);
+		pb_u64(&b, F_PD_PID, desc_id(t, t->pid));
 		pb_str(&b, F_PD_NAME, t->pname);
 		pb_end(&b);
 		pb_end(&b);
@@ -255,8 +284,8 @@ static int send_track(struct psink *s, uint32_t idx)
 	pb_u64(&b, F_TD_UUID, THREAD_UUID_BASE + idx);
 	pb_u64(&b, F_TD_PARENT, pu);
 	pb_begin(&b, F_TD_THREAD);
-	pb_u64(&b, F_THD_PID, (uint32_t)t->pid);
-	pb_u64(&b, F_THD_TID, (uint32_t)t->tid);
+	pb_u64(&b, F_THD_PID, desc_id(t, t->pid));
+	pb_u64(&b, F_THD_TID, desc_id(t, t->tid));
 	pb_str(&b, F_THD_NAME, t->name);
 	pb_end(&b);
 	pb_end(&b);

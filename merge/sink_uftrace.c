@@ -45,6 +45,12 @@ static int out_tid(const struct merge_track *t, int tid)
 	return (int)(t->machine * UFT_MACHINE_STRIDE + (uint32_t)tid);
 }
 
+/* the task number of track @t (a second lane of a thread is a task of its own) */
+static int thread_tid(const struct merge_track *t)
+{
+	return out_tid(t, t->tid) + (int)(t->lane * MERGE_LANE_TID_STRIDE);
+}
+
 static void *uftrace_open(const char *out)
 {
 	struct usink *s = calloc(1, sizeof(*s));
@@ -87,7 +93,7 @@ static struct utrack *get_track(struct usink *s, uint32_t idx, uint64_t ts)
 	char path[4200];
 
 	u->stack = malloc((VT_UFT_MAX_DEPTH + 1) * sizeof(*u->stack));
-	if (!u->stack || vt_uft_dat_path(path, sizeof(path), s->dir, out_tid(t, t->tid)) < 0)
+	if (!u->stack || vt_uft_dat_path(path, sizeof(path), s->dir, thread_tid(t)) < 0)
 		return NULL;
 	u->fp = fopen(path, "we");
 	if (!u->fp) {
@@ -205,9 +211,9 @@ static int write_tasks(struct usink *s, int **tids_out, int *nr_out)
 						   UFT_SYM_STRIDE, UFT_EXE) < 0)
 				goto fail;
 		}
-		if (vt_uft_task_thread(s->dir, s->tr[i].first_ns, out_tid(t, t->tid), pid) < 0)
+		if (vt_uft_task_thread(s->dir, s->tr[i].first_ns, thread_tid(t), pid) < 0)
 			goto fail;
-		tids[nr++] = out_tid(t, t->tid);
+		tids[nr++] = thread_tid(t);
 	}
 	free(pids);
 	*tids_out = tids;

@@ -180,20 +180,27 @@ void merge_strtab_free(void)
 struct merge_track *merge_tracks_arr;	/* read inline by merge_track() */
 static uint32_t nr_tracks, cap_tracks;
 
-uint32_t merge_track_get(uint32_t machine, int32_t pid, int32_t tid,
-			 uint32_t pname, uint32_t tname)
+uint32_t merge_track_get_lane(uint32_t machine, int32_t pid, int32_t tid, uint32_t lane,
+			      uint32_t pname, uint32_t tname)
 {
 	/* few threads: a linear scan from the last hit is enough */
 	static uint32_t last;
+	uint32_t main_idx = UINT32_MAX;
 
 	const struct merge_track *t = merge_tracks_arr;
 
 	if (last < nr_tracks && t[last].machine == machine && t[last].tid == tid &&
-	    t[last].pid == pid)
+	    t[last].pid == pid && t[last].lane == lane)
 		return last;
 	for (uint32_t i = 0; i < nr_tracks; i++)
-		if (t[i].machine == machine && t[i].tid == tid && t[i].pid == pid)
+		if (t[i].machine == machine && t[i].tid == tid && t[i].pid == pid &&
+		    t[i].lane == lane)
 			return last = i;
+	if (lane) {
+		main_idx = merge_track_get_lane(machine, pid, tid, 0, pname, tname);
+		if (main_idx == UINT32_MAX)
+			return UINT32_MAX;
+	}
 	if (nr_tracks == cap_tracks) {
 		uint32_t nc = cap_tracks ? cap_tracks * 2 : 64;
 		struct merge_track *nt = realloc(merge_tracks_arr, nc * sizeof(*nt));
@@ -207,8 +214,24 @@ uint32_t merge_track_get(uint32_t machine, int32_t pid, int32_t tid,
 	}
 	merge_tracks_arr[nr_tracks] = (struct merge_track){
 		.machine = machine, .pid = pid, .tid = tid, .name = tname, .pname = pname,
+		.lane = lane, .main = lane ? main_idx : nr_tracks,
 	};
 	return last = nr_tracks++;
+}
+
+uint32_t merge_track_get(uint32_t machine, int32_t pid, int32_t tid,
+			 uint32_t pname, uint32_t tname)
+{
+	return merge_track_get_lane(machine, pid, tid, 0, pname, tname);
+}
+
+uint32_t merge_track_find_tid(uint32_t machine, int32_t tid)
+{
+	for (uint32_t i = 0; i < nr_tracks; i++)
+		if (merge_tracks_arr[i].machine == machine && merge_tracks_arr[i].tid == tid &&
+		    !merge_tracks_arr[i].lane)
+			return i;
+	return UINT32_MAX;
 }
 
 uint32_t merge_track_count(void)
@@ -220,6 +243,13 @@ void merge_track_set_name(uint32_t idx, uint32_t tname)
 {
 	if (idx < nr_tracks && tname)
 		merge_tracks_arr[idx].name = tname;
+}
+
+void merge_track_set_pname(uint32_t machine, int32_t pid, uint32_t pname)
+{
+	for (uint32_t i = 0; pname && i < nr_tracks; i++)
+		if (merge_tracks_arr[i].machine == machine && merge_tracks_arr[i].pid == pid)
+			merge_tracks_arr[i].pname = pname;
 }
 
 void merge_tracks_free(void)

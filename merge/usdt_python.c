@@ -61,8 +61,15 @@ int merge_usdt_kind(const char *system, const char *name)
 {
 	if (strncmp(system, USDT_GROUP_PREFIX, strlen(USDT_GROUP_PREFIX)))
 		return 0;
+	/* "function__return" or, for a marker's further sites, "function__return_2" */
+	size_t n = strlen(name), d = n;
+
+	while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+		d--;
+	if (d < n && d > 1 && name[d - 1] == '_')
+		n = d - 1;
 	for (size_t i = 0; i < sizeof(usdt_names) / sizeof(usdt_names[0]); i++)
-		if (!strcmp(name, usdt_names[i].name))
+		if (strlen(usdt_names[i].name) == n && !strncmp(name, usdt_names[i].name, n))
 			return usdt_names[i].kind;
 	return 0;
 }

@@ -69,7 +69,7 @@ struct tstate {
 	uint64_t host_enter;	/* host: open syscall entry, 0 none */
 	uint32_t host_name;
 	uint8_t host_io;
-	uint8_t kind;		/* 0 unknown, 1 host QEMU, 2 host other, 3 guest */
+	uint8_t kind;		/* 0 unknown, 1 host QEMU thread, 3 other */
 	uint64_t sys_total_ns;	/* time in syscalls (attributed to this track) */
 	struct frame *fr;
 	uint32_t nfr, capfr;
@@ -322,10 +322,11 @@ static struct tstate *tstate(struct report *r, uint32_t track)
 	if (unlikely(!t->kind)) {
 		const struct merge_track *mt = merge_track(track);
 
-		if (mt->machine != MERGE_MACHINE_HOST)
-			t->kind = 3;
-		else
-			t->kind = !strncmp(merge_str(mt->pname), "host: QEMU", 10) ? 1 : 2;
+		/* QEMU's threads are the host side of the chain; every other
+		 * thread (guests, or a single guest input read as machine 0)
+		 * is a side that issues requests */
+		t->kind = mt->machine == MERGE_MACHINE_HOST &&
+			  !strncmp(merge_str(mt->pname), "host: QEMU", 10) ? 1 : 3;
 	}
 	return t;
 }
@@ -428,8 +429,6 @@ static int on_end(struct report *r, const struct merge_event *ev, struct tstate 
 		return exit_count(r, vcpu_of(ev), f->name, dur, 1);
 	for (int32_t s = f->sys_head; s != NONE; s = r->sys.a[s].next_in_frame)
 		r->sys.a[s].py_end = ev->ts_ns;
-	if (merge_track(ev->track)->machine == MERGE_MACHINE_HOST)
-		return 0;
 	return fn_add(r, f->name, dur, t->sys_total_ns - f->sys_at_begin);
 }
 
@@ -753,20 +752,9 @@ static int has(const struct report_req *q, int link)
 	return !!(q->mask & (1u << link));
 }
 
-static uint64_t latest_of(const struct report_req *q, const int *links, int n)
-{
-	uint64_t m = 0;
-
-	for (int i = 0; i < n; i++)
-		if (has(q, links[i]) && q->t[links[i]] > m)
-			m = q->t[links[i]];
-	return m;
-}
-
 static void link_host(struct report *r, struct report_req *q)
 {
-	static const int lower_k[] = { RL_ISSUE };
-	uint64_t from = latest_of(q, lower_k, 1);
+	uint64_t from = q->t[RL_ISSUE];
 	uint64_t until = has(q, RL_COMPLETE) ? q->t[RL_COMPLETE] : UINT64_MAX;
 
 	if (!has(q, RL_ISSUE))
@@ -902,7 +890,8 @@ int report_finish(struct report *r)
 				set_link(q, RL_PY_END, s->py_end);
 		}
 	}
-	qsort(r->hostio.a, r->hostio.n, sizeof(*r->hostio.a), cmp_hostio);
+	if (r->hostio.n)
+		qsort(r->hostio.a, r->hostio.n, sizeof(*r->hostio.a), cmp_hostio);
 	for (size_t i = 0; i < r->reqs.n; i++)
 		link_host(r, &r->reqs.a[i]);
 	for (int s = 0; s < REPORT_NR_STAGES; s++) {
@@ -952,8 +941,10 @@ int report_finish(struct report *r)
 		f->incl_ns = r->fns[i].incl;
 		f->wait_ns = r->fns[i].wait;
 	}
-	qsort(r->fnlist.a, r->fnlist.n, sizeof(*r->fnlist.a), cmp_fn);
-	qsort(r->exits.a, r->exits.n, sizeof(*r->exits.a), cmp_exit);
+	if (r->fnlist.n)
+		qsort(r->fnlist.a, r->fnlist.n, sizeof(*r->fnlist.a), cmp_fn);
+	if (r->exits.n)
+		qsort(r->exits.a, r->exits.n, sizeof(*r->exits.a), cmp_exit);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #define TL_LABEL	170
 #define US_BUF		32
 #define MAX_MASKS	16
+#define STACK_SHOWN	3	/* innermost frames shown in the table */
 
 /* colours of the chain stages (non-total ones, in report_stages order) */
 static const char *const stage_color[REPORT_NR_STAGES] = {
@@ -155,6 +156,24 @@ static void histogram(const struct report *r, FILE *fp, int s)
 		HIST_H + 14, us(v[n - 1], b));
 }
 
+/* The innermost STACK_SHOWN frames of a stack (the whole on hover). */
+static void short_stack(FILE *fp, const char *stack)
+{
+	const char *p = stack + strlen(stack);
+	int seps = 0;
+
+	while (p > stack) {
+		p--;
+		if (!strncmp(p, " > ", 3) && ++seps == STACK_SHOWN)
+			break;
+	}
+	fprintf(fp, "<span title=\"");
+	esc(fp, stack);
+	fprintf(fp, "\">%s", seps == STACK_SHOWN ? "&hellip;" : "");
+	esc(fp, p);
+	fprintf(fp, "</span>");
+}
+
 static void timeline(const struct report *r, FILE *fp, int top)
 {
 	size_t n;
@@ -232,11 +251,14 @@ static void timeline(const struct report *r, FILE *fp, int top)
 		const struct report_sys *y = report_sys_at(r, q->sys);
 
 		fprintf(fp, "<tr><td>%zu</td><td>%s</td><td class='l mono'>%s</td><td class=l>"
-			"guest%u %u:%u sector %" PRIu64 " +%u %s</td><td class='l stack'>", i + 1,
-			us(report_req_latency(q), a), report_mask_str(q->mask, mb), q->machine,
-			q->dev >> 20, q->dev & ((1u << 20) - 1), q->sector, q->nr_sector,
+			"%s%.0u %u:%u sector %" PRIu64 " +%u %s</td><td class='l stack'>", i + 1,
+			us(report_req_latency(q), a), report_mask_str(q->mask, mb),
+			q->machine ? "guest" : "host", q->machine, q->dev >> 20, q->dev & ((1u << 20) - 1), q->sector, q->nr_sector,
 			y ? merge_str(y->name) : "");
-		esc(fp, y && y->stack ? merge_str(y->stack) : "(no Python call in the data)");
+		if (y && y->stack)
+			short_stack(fp, merge_str(y->stack));
+		else
+			fprintf(fp, "(no Python call in the data)");
 		fprintf(fp, "</td></tr>");
 	}
 	fprintf(fp, "</table>");
@@ -282,9 +304,9 @@ static void functions(const struct report *r, FILE *fp, int max)
 	size_t n = report_nr_fns(r);
 	uint64_t big = n ? report_fn_at(r, 0)->incl_ns : 1;
 
-	fprintf(fp, "<h2>Time per guest function</h2>");
+	fprintf(fp, "<h2>Time per function (Python/C tracer slices)</h2>");
 	if (!n) {
-		fprintf(fp, "<p class=note>No guest function slices in the inputs.</p>");
+		fprintf(fp, "<p class=note>No function slices (Python/C tracer data) in the inputs.</p>");
 		return;
 	}
 	fprintf(fp, "<p class=note>Inclusive time split into running and waiting (inside "

@@ -89,9 +89,9 @@ static void slowest(const struct report *r, FILE *fp, int top)
 		const struct report_req *q = report_req_at(r, idx[i]);
 		const struct report_sys *s = report_sys_at(r, q->sys);
 
-		fprintf(fp, "  #%zu %s us  [%s]  guest%u dev %u:%u sector %" PRIu64 " +%u %s",
+		fprintf(fp, "  #%zu %s us  [%s]  %s%.0u dev %u:%u sector %" PRIu64 " +%u %s",
 			i + 1, us(report_req_latency(q), a), report_mask_str(q->mask, mb),
-			q->machine, q->dev >> 20, q->dev & ((1u << 20) - 1), q->sector,
+			q->machine ? "guest" : "host", q->machine, q->dev >> 20, q->dev & ((1u << 20) - 1), q->sector,
 			q->nr_sector, merge_str(q->rwbs));
 		if (s)
 			fprintf(fp, " %s() tid %d", merge_str(s->name), s->tid);
@@ -150,10 +150,10 @@ static void functions(const struct report *r, FILE *fp, int max)
 	char a[US_BUF], b[US_BUF], c[US_BUF];
 	size_t n = report_nr_fns(r);
 
-	fprintf(fp, "\nTime per guest function (inclusive; waiting = inside syscalls of its "
+	fprintf(fp, "\nTime per function (Python/C tracer slices; inclusive; waiting = inside syscalls of its "
 		"thread; recursion counted per call):\n");
 	if (!n) {
-		fprintf(fp, "  no guest function slices (Python/C tracer data) in the inputs\n");
+		fprintf(fp, "  no function slices (Python/C tracer data) in the inputs\n");
 		return;
 	}
 	fprintf(fp, "  %10s %14s %14s %14s %6s  %s\n", "calls", "total us", "running us",

@@ -6,7 +6,8 @@
 #   vt_post_unpack_guest TAR DIR  check and unpack the guest's tar stream
 #   vt_post_align_merge VT OUT    vmtrace align of OUT/host with the guest's
 #                                 markers (OUT/align.txt, align.json), merge
-#                                 of OUT/host and the OUT/guest/* traces into
+#                                 of OUT/host, the OUT/guest/* traces and
+#                                 OUT/guest/markers (the VM's markers) into
 #                                 OUT/merged.{pftrace,json}; VT_EXTRA_INPUTS:
 #                                 more host-side trace dirs to merge
 #   vt_post_summary OUT           print outputs, alignment, slowest calls
@@ -51,14 +52,13 @@ vt_post_align_merge() {
 	fi
 	mapfile -t inputs < <(vt_post_guest_inputs "$out/guest")
 	[ ${#inputs[@]} -gt 0 ] || { echo "the guest sent no trace directory" >&2; return 1; }
-	# merge builds one clock model per guest directory from its markers.dat:
-	# every guest trace gets a copy of the markers emitted next to it
-	if [ -f "$out/guest/markers/markers.dat" ]; then
-		for d in "${inputs[@]}"; do
-			cp "$out/guest/markers/markers.dat" "$d/markers.dat"
-		done
-	fi
+	# all guest inputs are one VM with one clock model: markers.dat of any
+	# of them (or a markers-only directory given as an input) serves all
 	first=${inputs[0]}
+	if [ -f "$out/guest/markers/markers.dat" ]; then
+		first=$out/guest/markers
+		inputs+=("$first")
+	fi
 	# a host recording without the TSC frequency: measure it here
 	if [ -d "$out/host" ] && ! grep -q '^tsc\.hz=' "$out/host/vmtrace.meta" 2>/dev/null; then
 		hz=(--tsc-hz "$("$vt" tsc -q)") || { echo "vmtrace tsc failed" >&2; return 1; }

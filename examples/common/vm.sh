@@ -12,6 +12,24 @@
 #                            wait for PID to end; 1 on timeout
 #   vt_vm_kill PIDFILE       end QEMU (by the pid it wrote), so a recorder
 #                            around it stops and saves what it has
+#   vt_example_prepare NAME VT QEMU OUT
+#                            check the vmtrace binary VT and the QEMU binary,
+#                            make OUT afresh; says why (prefixed NAME) and
+#                            exits 1 when something is missing
+#   vt_vm_launch RECORD VT HOSTDIR LOG PIDFILE -- CMD...
+#                            vt_vm_start CMD, inside `VT record -o HOSTDIR`
+#                            when RECORD is 1
+#   vt_vm_await_boot FILE PATTERN SECONDS PIDFILE
+#                            0 once the guest's handshake PATTERN is in FILE;
+#                            else end QEMU (and the recorder) and return 2
+#   vt_accel_select NAME KVM_NOTE BOOT_FN
+#                            the policy below for VT_ACCEL (auto|kvm|tcg):
+#                            BOOT_FN kvm VT_BOOT_TIMEOUT when KVM is usable;
+#                            sets ACCEL_USED (kvm, or "" when the caller is
+#                            to boot TCG) and ACCEL_NOTE (why not KVM;
+#                            KVM_NOTE when KVM did not boot); exits 1 when
+#                            VT_ACCEL=kvm cannot be had or VT_ACCEL is bad
+#   vt_accel_save OUT        OUT/run.txt: accel=ACCEL_USED, accel_note=
 #
 # The accelerator policy of every example: KVM when /dev/kvm is usable and
 # the guest answers its boot handshake within a bound, else TCG, said
@@ -61,4 +79,67 @@ vt_vm_kill() {
 	qpid=$(cat "$pidfile" 2>/dev/null) || return 0
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null
 	return 0
+}
+
+# a sanitizer build of the recorder: libtracefs keeps one string for the
+# life of the process, which LeakSanitizer reports (other checks stay on)
+VT_RECORD_ASAN="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+
+vt_example_prepare() {
+	local name=$1 vt=$2 qemu=$3 out=$4
+	[ -x "$vt" ] || { echo "$name: $vt missing: run 'make' first" >&2; exit 1; }
+	command -v "$qemu" >/dev/null ||
+		{ echo "$name: $qemu missing (Debian package qemu-system-x86)" >&2; exit 1; }
+	rm -rf "$out" && mkdir -p "$out" || { echo "$name: cannot create $out" >&2; exit 1; }
+}
+
+vt_vm_launch() {
+	local record=$1 vt=$2 hostdir=$3 log=$4 pidfile=$5
+	shift 6
+	if [ "$record" = 1 ]; then
+		vt_vm_start "$log" "$pidfile" -- env ASAN_OPTIONS="$VT_RECORD_ASAN" \
+			"$vt" record -o "$hostdir" -- "$@"
+	else
+		vt_vm_start "$log" "$pidfile" -- "$@"
+	fi
+}
+
+vt_vm_await_boot() {
+	local file=$1 pat=$2 secs=$3 pidfile=$4
+	vt_vm_wait_line "$file" "$pat" "$secs" "$VT_VM_PID" && return 0
+	vt_vm_kill "$pidfile"
+	vt_vm_wait_exit "$VT_VM_PID" 10 || kill "$VT_VM_PID" 2>/dev/null
+	return 2
+}
+
+vt_accel_select() {
+	local name=$1 kvm_note=$2 boot_fn=$3
+	ACCEL_USED=""
+	ACCEL_NOTE=""
+	case $VT_ACCEL in
+	auto | kvm)
+		if vt_kvm_usable; then
+			echo "$name: booting under KVM (handshake bound ${VT_BOOT_TIMEOUT} s)"
+			"$boot_fn" kvm "$VT_BOOT_TIMEOUT"
+			if [ -z "$ACCEL_USED" ]; then
+				ACCEL_NOTE=$kvm_note
+				[ "$VT_ACCEL" = kvm ] && { echo "$name: $ACCEL_NOTE" >&2; exit 1; }
+			fi
+		else
+			ACCEL_NOTE="no usable /dev/kvm on this machine"
+			[ "$VT_ACCEL" = kvm ] && { echo "$name: ACCEL=kvm: $ACCEL_NOTE" >&2; exit 1; }
+		fi
+		;;
+	tcg) ACCEL_NOTE="TCG requested (ACCEL=tcg)" ;;
+	*)
+		echo "$name: ACCEL must be auto, kvm or tcg (not '$VT_ACCEL')" >&2
+		exit 1
+		;;
+	esac
+	return 0
+}
+
+vt_accel_save() {
+	echo "accel=$ACCEL_USED" >"$1/run.txt"
+	[ -z "$ACCEL_NOTE" ] || echo "accel_note=$ACCEL_NOTE" >>"$1/run.txt"
 }

@@ -27,15 +27,9 @@ HANDSHAKE="vmtrace-guest: boot ok"
 TCG_BOOT_TIMEOUT=120
 DISK_MB=256
 
-# a sanitizer build of the recorder: libtracefs keeps one string for the
-# life of the process, which LeakSanitizer reports (other checks stay on)
-VT_RECORD_ASAN="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-
 fail() { echo "python-virtio: $*" >&2; exit 1; }
 
-[ -x "$VT" ] || fail "$VT missing: run 'make' first"
-command -v "$VT_QEMU" >/dev/null || fail "$VT_QEMU missing (Debian package qemu-system-x86)"
-rm -rf "$OUT" && mkdir -p "$OUT" || fail "cannot create $OUT"
+vt_example_prepare python-virtio "$VT" "$VT_QEMU" "$OUT"
 
 record=0
 [ "$VT_GUEST_ONLY" = 1 ] || ! vt_cmd_built "$VT" record || record=1
@@ -66,16 +60,8 @@ boot() {
 		-device virtserialport,chardev=vtout,name=org.vmtrace.out
 		-chardev "file,id=vtmk,path=$OUT/debugcon.bin"
 		-device isa-debugcon,iobase=0xe9,chardev=vtmk)
-	if [ $record = 1 ]; then
-		vt_vm_start "$OUT/qemu.log" "$OUT/qemu.pid" -- env ASAN_OPTIONS="$VT_RECORD_ASAN" "$VT" record -o "$OUT/host" -- "${qemu[@]}"
-	else
-		vt_vm_start "$OUT/qemu.log" "$OUT/qemu.pid" -- "${qemu[@]}"
-	fi
-	if ! vt_vm_wait_line "$OUT/console.log" "$HANDSHAKE" "$bound" "$VT_VM_PID"; then
-		vt_vm_kill "$OUT/qemu.pid"
-		vt_vm_wait_exit "$VT_VM_PID" 10 || kill "$VT_VM_PID" 2>/dev/null
-		return 2
-	fi
+	vt_vm_launch $record "$VT" "$OUT/host" "$OUT/qemu.log" "$OUT/qemu.pid" -- "${qemu[@]}"
+	vt_vm_await_boot "$OUT/console.log" "$HANDSHAKE" "$bound" "$OUT/qemu.pid" || return 2
 	echo "  guest booted ($(sed -n "s/.*$HANDSHAKE \([0-9.]*\).*/\1/p" "$OUT/console.log" | head -1) s guest uptime at init)"
 	if ! vt_vm_wait_exit "$VT_VM_PID" "$VT_RUN_TIMEOUT"; then
 		vt_vm_kill "$OUT/qemu.pid"
@@ -90,34 +76,15 @@ boot() {
 echo "python-virtio: guest image $VT_CACHE (kernel $(cat "$VT_CACHE/kernel.version"))"
 [ $record = 1 ] || [ "$VT_GUEST_ONLY" = 1 ] ||
 	echo "python-virtio: 'vmtrace record' is not built yet: the host side is not recorded"
-ACCEL_USED=""
-ACCEL_NOTE=""
 start=$(date +%s)
-case $VT_ACCEL in
-auto | kvm)
-	if vt_kvm_usable; then
-		echo "python-virtio: booting under KVM (handshake bound ${VT_BOOT_TIMEOUT} s)"
-		boot kvm "$VT_BOOT_TIMEOUT"
-		if [ -z "$ACCEL_USED" ]; then
-			ACCEL_NOTE="KVM could not boot the Linux guest: no boot handshake on the serial console within ${VT_BOOT_TIMEOUT} s (PVM-based KVM, as on the project's machines, hangs Linux kernels right after decompression)"
-			[ "$VT_ACCEL" = kvm ] && fail "$ACCEL_NOTE"
-		fi
-	else
-		ACCEL_NOTE="no usable /dev/kvm on this machine"
-		[ "$VT_ACCEL" = kvm ] && fail "ACCEL=kvm: $ACCEL_NOTE"
-	fi
-	;;
-tcg) ACCEL_NOTE="TCG requested (ACCEL=tcg)" ;;
-*) fail "ACCEL must be auto, kvm or tcg (not '$VT_ACCEL')" ;;
-esac
+vt_accel_select python-virtio "KVM could not boot the Linux guest: no boot handshake on the serial console within ${VT_BOOT_TIMEOUT} s (PVM-based KVM, as on the project's machines, hangs Linux kernels right after decompression)" boot
 if [ -z "$ACCEL_USED" ]; then
 	echo "python-virtio: $ACCEL_NOTE -> using TCG (software emulation; markers go through isa-debugcon)"
 	boot tcg "$TCG_BOOT_TIMEOUT" ||
 		{ tail -20 "$OUT/console.log" >&2; fail "the guest did not boot under TCG within $TCG_BOOT_TIMEOUT s (console: $OUT/console.log)"; }
 fi
 echo "python-virtio: guest ran under $ACCEL_USED in $(($(date +%s) - start)) s"
-echo "accel=$ACCEL_USED" >"$OUT/run.txt"
-[ -n "$ACCEL_NOTE" ] && echo "accel_note=$ACCEL_NOTE" >>"$OUT/run.txt"
+vt_accel_save "$OUT"
 
 grep -a 'vmtrace-guest: error' "$OUT/console.log" >&2 && fail "the guest reported an error (console: $OUT/console.log)"
 grep -qa 'vmtrace-guest: traces sent' "$OUT/console.log" ||

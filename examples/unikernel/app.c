@@ -11,19 +11,31 @@
 
 #define APP_KEYS	48
 #define APP_LOOKUPS	12
+#define APP_LOOKUP_STEP	3	/* every third key of a round is looked up */
 #define FNV_BASIS	2166136261u
 #define FNV_PRIME	16777619u
 #define CRC_POLY	0xedb88320u
 #define BITS_PER_BYTE	8
+#define BYTE_MASK	0xffu
+#define U32_BYTES	((int)sizeof(uint32_t))
+#define U32_BITS	(U32_BYTES * BITS_PER_BYTE)
+/* what the example's host side prints as the guest program */
+#define APP_HELLO	"program=vmtrace-example-unikernel\n"
 
 static uint32_t keys[APP_KEYS];
+
+const struct unik_app unik_app = {
+	.hello = APP_HELLO,
+	.nr_marks = APP_NR_MARKS,
+	.run = app_run,
+};
 
 static uint32_t hash_u32(uint32_t v)
 {
 	uint32_t h = FNV_BASIS;
 
-	for (int i = 0; i < 4; i++) {
-		h ^= (v >> (BITS_PER_BYTE * i)) & 0xff;
+	for (int i = 0; i < U32_BYTES; i++) {
+		h ^= (v >> (BITS_PER_BYTE * i)) & BYTE_MASK;
 		h *= FNV_PRIME;
 	}
 	return h;
@@ -72,7 +84,7 @@ static uint32_t crc32_keys(void)
 
 	for (int i = 0; i < APP_KEYS; i++) {
 		crc ^= keys[i];
-		for (int b = 0; b < 32; b++)
+		for (int b = 0; b < U32_BITS; b++)
 			crc = (crc >> 1) ^ (CRC_POLY & -(crc & 1));
 	}
 	return ~crc;
@@ -85,11 +97,11 @@ static uint32_t one_round(uint32_t seed)
 	fill(seed);
 	sort_keys();
 	for (uint32_t i = 0; i < APP_LOOKUPS; i++)
-		found += search(hash_u32(seed * APP_KEYS + i * 3)) >= 0;
+		found += search(hash_u32(seed * APP_KEYS + i * APP_LOOKUP_STEP)) >= 0;
 	return crc32_keys() + found;
 }
 
-uint32_t app_run(struct vt_marker *marks, app_mark_fn mark)
+uint32_t app_run(struct vt_marker *marks, unik_mark_fn mark)
 {
 	uint32_t sum = 0;
 

@@ -24,16 +24,12 @@ DONE_LINE="vmtrace unikernel: done"
 # isa-debug-exit status of a guest that finished its work
 GUEST_EXIT_OK=33
 MARKER_PORT=0x5f0
-
-# a sanitizer build of the recorder: libtracefs keeps one string for the
-# life of the process, which LeakSanitizer reports (other checks stay on)
-VT_RECORD_ASAN="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+# TCG: the guest starts in well under a second; beyond this it is stuck
+TCG_BOOT_TIMEOUT=60
 
 fail() { echo "unikernel: $*" >&2; exit 1; }
 
-[ -x "$VT" ] || fail "$VT missing: run 'make' first"
-command -v "$VT_QEMU" >/dev/null || fail "$VT_QEMU missing (Debian package qemu-system-x86)"
-rm -rf "$OUT" && mkdir -p "$OUT" || fail "cannot create $OUT"
+vt_example_prepare unikernel "$VT" "$VT_QEMU" "$OUT"
 record=0
 vt_cmd_built "$VT" record && record=1
 
@@ -53,16 +49,9 @@ boot() {
 	# QEMU's vCPU thread writes to this file (the host records the write)
 	[ "$accel" = tcg ] && qemu+=(-chardev "file,id=vtmk,path=$OUT/markers.bin"
 		-device "isa-debugcon,iobase=$MARKER_PORT,chardev=vtmk")
-	if [ $record = 1 ]; then
-		vt_vm_start "$OUT/qemu.log" "$OUT/qemu.pid" -- env ASAN_OPTIONS="$VT_RECORD_ASAN" "$VT" record -o "$OUT/host" -- $VT_QEMU_WRAP "${qemu[@]}"
-	else
-		vt_vm_start "$OUT/qemu.log" "$OUT/qemu.pid" -- $VT_QEMU_WRAP "${qemu[@]}"
-	fi
-	if ! vt_vm_wait_line "$OUT/debugcon.bin" "$HANDSHAKE" "$bound" "$VT_VM_PID"; then
-		vt_vm_kill "$OUT/qemu.pid"
-		vt_vm_wait_exit "$VT_VM_PID" 10 || kill "$VT_VM_PID" 2>/dev/null
-		return 2
-	fi
+	vt_vm_launch $record "$VT" "$OUT/host" "$OUT/qemu.log" "$OUT/qemu.pid" -- \
+		$VT_QEMU_WRAP "${qemu[@]}"
+	vt_vm_await_boot "$OUT/debugcon.bin" "$HANDSHAKE" "$bound" "$OUT/qemu.pid" || return 2
 	if ! vt_vm_wait_exit "$VT_VM_PID" "$VT_RUN_TIMEOUT"; then
 		vt_vm_kill "$OUT/qemu.pid"
 		vt_vm_wait_exit "$VT_VM_PID" 10
@@ -80,31 +69,12 @@ boot() {
 }
 
 [ $record = 1 ] || echo "unikernel: 'vmtrace record' is not built yet: the host side is not recorded"
-ACCEL_USED=""
-ACCEL_NOTE=""
-case $VT_ACCEL in
-auto | kvm)
-	if vt_kvm_usable; then
-		echo "unikernel: booting under KVM (handshake bound ${VT_BOOT_TIMEOUT} s)"
-		boot kvm "$VT_BOOT_TIMEOUT"
-		if [ -z "$ACCEL_USED" ]; then
-			ACCEL_NOTE="KVM did not run the guest: no handshake on debugcon within ${VT_BOOT_TIMEOUT} s"
-			[ "$VT_ACCEL" = kvm ] && fail "$ACCEL_NOTE"
-		fi
-	else
-		ACCEL_NOTE="no usable /dev/kvm on this machine"
-		[ "$VT_ACCEL" = kvm ] && fail "ACCEL=kvm: $ACCEL_NOTE"
-	fi
-	;;
-tcg) ACCEL_NOTE="TCG requested (ACCEL=tcg)" ;;
-*) fail "ACCEL must be auto, kvm or tcg (not '$VT_ACCEL')" ;;
-esac
+vt_accel_select unikernel "KVM did not run the guest: no handshake on debugcon within ${VT_BOOT_TIMEOUT} s" boot
 if [ -z "$ACCEL_USED" ]; then
 	echo "unikernel: $ACCEL_NOTE -> using TCG (markers: bytes to an isa-debugcon at $MARKER_PORT)"
-	boot tcg 60 || fail "the guest did not start under TCG (debugcon: $OUT/debugcon.bin)"
+	boot tcg "$TCG_BOOT_TIMEOUT" || fail "the guest did not start under TCG (debugcon: $OUT/debugcon.bin)"
 fi
-echo "accel=$ACCEL_USED" >"$OUT/run.txt"
-[ -n "$ACCEL_NOTE" ] && echo "accel_note=$ACCEL_NOTE" >>"$OUT/run.txt"
+vt_accel_save "$OUT"
 echo "unikernel: guest ran under $ACCEL_USED"
 
 img=$VT_CACHE/unikernel-pio64.elf

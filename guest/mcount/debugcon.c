@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cli.h"
 #include "debugcon.h"
 #include "err.h"
 #include "marker.h"
@@ -24,6 +25,8 @@
 /* the guest is one task: pid = tid = 1 */
 #define DC_TID		1
 #define DC_MAX_CAPTURE	(1ULL << 30)
+/* without --elf: one mapping from 0 covering the image (uftrace needs one) */
+#define DC_MAP_BYTES	(1ULL << 30)
 
 struct dc_state {
 	const char *dir;
@@ -192,7 +195,7 @@ static int dc_session(const struct dc_state *s, const char *elf, uint64_t tsc_hz
 		if (vt_uft_write_map_elf(s->dir, sid, elf, 0) < 0 ||
 		    vt_uft_write_syms_elf(s->dir, elf, 0) < 0)
 			return -1;
-	} else if (vt_uft_write_map_fixed(s->dir, sid, 0, 1ULL << 30, exename) < 0) {
+	} else if (vt_uft_write_map_fixed(s->dir, sid, 0, DC_MAP_BYTES, exename) < 0) {
 		return -1;
 	}
 	if (vt_uft_write_info(s->dir, &info) < 0)
@@ -220,6 +223,8 @@ static int dc_session(const struct dc_state *s, const char *elf, uint64_t tsc_hz
 	return rc;
 }
 
+/* `vmtrace debugcon -o DIR [--elf IMAGE] [--tsc-hz HZ] FILE`: exit 0, 2
+ * usage, 1 unreadable input, 3 when records or markers were bad (lib/err.h). */
 int cmd_debugcon(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -236,7 +241,6 @@ int cmd_debugcon(int argc, char **argv)
 	int force = 0, c, rc, exit_code = VT_EXIT_OK;
 	uint8_t *buf;
 	size_t len = 0;
-	char *endp;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:e:t:fh", longopts, NULL)) != -1) {
@@ -248,9 +252,7 @@ int cmd_debugcon(int argc, char **argv)
 			elf = optarg;
 			break;
 		case 't':
-			errno = 0;
-			tsc_hz = strtoull(optarg, &endp, 10);
-			if (errno || *endp || !tsc_hz) {
+			if (vt_parse_hz(optarg, &tsc_hz)) {
 				fprintf(stderr, "vmtrace: debugcon: --tsc-hz %s: want Hz\n", optarg);
 				return VT_EXIT_USAGE;
 			}

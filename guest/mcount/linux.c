@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <link.h>
+#include "cli.h"
 #include "err.h"
 #include "meta.h"
 #include "uftrace.h"
@@ -32,6 +33,7 @@
 #define TLS_IE		__attribute__((tls_model("initial-exec")))
 /* session ids are 16 hex digits in uftrace */
 #define SID_LEN		16
+#define MCOUNT_SID_PID_SHIFT	40	/* the pid mixed into the high bits of the TSC */
 #define CMDLINE_MAX	4096
 
 /* Runtime states (mcount_state). */
@@ -341,7 +343,7 @@ static void session_start(void)
 		return;
 	exe[n] = '\0';
 	snprintf(mcount_sid, sizeof(mcount_sid), "%016llx",
-		 (unsigned long long)(vt_rdtsc() ^ ((uint64_t)getpid() << 40)));
+		 (unsigned long long)(vt_rdtsc() ^ ((uint64_t)getpid() << MCOUNT_SID_PID_SHIFT)));
 	vt_uft_write_map(mcount_dir, mcount_sid, 0);
 	vt_uft_task_session(mcount_dir, vt_rdtsc(), (int)getpid(), mcount_sid, exe);
 	base = strrchr(exe, '/');
@@ -413,7 +415,7 @@ __attribute__((constructor)) static void mcount_init(void)
 {
 	const char *dir = getenv(MCOUNT_ENV_DIR);
 	const char *s;
-	unsigned long v;
+	uint64_t v;
 	int saved_errno = errno;
 
 	if (!dir || !*dir)
@@ -421,12 +423,12 @@ __attribute__((constructor)) static void mcount_init(void)
 	if (strlen(dir) >= sizeof(mcount_dir))
 		return;
 	strcpy(mcount_dir, dir);
-	if (mcount_session_parse_uint(getenv(MCOUNT_ENV_DEPTH), 1, VT_UFT_MAX_DEPTH, &v) == 0)
+	if (vt_parse_u64(getenv(MCOUNT_ENV_DEPTH), 1, VT_UFT_MAX_DEPTH, &v) == 0)
 		mcount_max_depth = (unsigned)v;
 	s = getenv(MCOUNT_ENV_ENTRIES);
 	mcount_entries_only = s && !strcmp(s, "1");
-	if (mcount_session_parse_uint(getenv(MCOUNT_ENV_BUFSIZE), MCOUNT_MIN_BUF_BYTES,
-				      MCOUNT_MAX_BUF_BYTES, &v) == 0)
+	if (vt_parse_u64(getenv(MCOUNT_ENV_BUFSIZE), MCOUNT_MIN_BUF_BYTES, MCOUNT_MAX_BUF_BYTES,
+			 &v) == 0)
 		mcount_buf_bytes = v & ~(unsigned long)(sizeof(struct vt_uft_record) - 1);
 	s = getenv(MCOUNT_ENV_RUN);
 	mcount_standalone = !(s && !strcmp(s, "1"));

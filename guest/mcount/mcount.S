@@ -16,6 +16,20 @@
 /* %xmm0-%xmm7, 16 bytes each */
 #define XMM_SAVE	128
 
+/* The return trampoline's frame: the integer result registers %rax:%rdx,
+ * %rbx (holds the unaligned stack pointer), then (Linux only) the vector
+ * result registers %xmm0:%xmm1. */
+#define RET_RAX		0
+#define RET_RDX		8
+#define RET_RBX		16
+#define RET_XMM0	24
+#define RET_XMM1	40
+#ifndef VT_MCOUNT_FREESTANDING
+#define RET_FRAME	56
+#else
+#define RET_FRAME	24
+#endif
+
 .macro save_gprs
 	movq	%rdi, 0(%rsp)
 	movq	%rsi, 8(%rsp)
@@ -135,41 +149,28 @@ __fentry__:
 	.type	mcount_return_trampoline, @function
 	.p2align 4
 mcount_return_trampoline:
+	subq	$RET_FRAME, %rsp
+	movq	%rax, RET_RAX(%rsp)
+	movq	%rdx, RET_RDX(%rsp)
+	movq	%rbx, RET_RBX(%rsp)
 #ifndef VT_MCOUNT_FREESTANDING
-	subq	$56, %rsp
-	movq	%rax, 0(%rsp)
-	movq	%rdx, 8(%rsp)
-	movdqu	%xmm0, 16(%rsp)
-	movdqu	%xmm1, 32(%rsp)
-	movq	%rbx, 48(%rsp)
-	leaq	56(%rsp), %rdi
-	movq	%rsp, %rbx
-	andq	$-16, %rsp
-	call	mcount_exit
-	movq	%rax, %r11
-	movq	%rbx, %rsp
-	movq	0(%rsp), %rax
-	movq	8(%rsp), %rdx
-	movdqu	16(%rsp), %xmm0
-	movdqu	32(%rsp), %xmm1
-	movq	48(%rsp), %rbx
-	addq	$56, %rsp
-#else
-	subq	$24, %rsp
-	movq	%rax, 0(%rsp)
-	movq	%rdx, 8(%rsp)
-	movq	%rbx, 16(%rsp)
-	leaq	24(%rsp), %rdi
-	movq	%rsp, %rbx
-	andq	$-16, %rsp
-	call	mcount_exit
-	movq	%rax, %r11
-	movq	%rbx, %rsp
-	movq	0(%rsp), %rax
-	movq	8(%rsp), %rdx
-	movq	16(%rsp), %rbx
-	addq	$24, %rsp
+	movdqu	%xmm0, RET_XMM0(%rsp)
+	movdqu	%xmm1, RET_XMM1(%rsp)
 #endif
+	leaq	RET_FRAME(%rsp), %rdi
+	movq	%rsp, %rbx
+	andq	$-16, %rsp
+	call	mcount_exit
+	movq	%rax, %r11
+	movq	%rbx, %rsp
+	movq	RET_RAX(%rsp), %rax
+	movq	RET_RDX(%rsp), %rdx
+	movq	RET_RBX(%rsp), %rbx
+#ifndef VT_MCOUNT_FREESTANDING
+	movdqu	RET_XMM0(%rsp), %xmm0
+	movdqu	RET_XMM1(%rsp), %xmm1
+#endif
+	addq	$RET_FRAME, %rsp
 	jmp	*%r11
 	.size	mcount_return_trampoline, . - mcount_return_trampoline
 

@@ -33,7 +33,7 @@ TARGETS += $(OUT)/lib/libvmtrace-mcount.so $(OUT)/lib/libvmtrace-mcount-free.a \
 # lib/ compiled for the runtime (PIC, no sanitizers); only what is used
 # is linked (static archive + --gc-sections).  Listed here: lib/module.mk
 # is read after this file.
-MCOUNT_CORE_SRCS := lib/err.c lib/meta.c lib/uftrace.c lib/elfread.c
+MCOUNT_CORE_SRCS := lib/err.c lib/meta.c lib/uftrace.c lib/elfread.c lib/cli.c
 MCOUNT_CORE_OBJS := $(MCOUNT_CORE_SRCS:%.c=$(MCOUNT_OBJ)/%.o)
 
 $(MCOUNT_OBJ)/lib/%.o: $(SRC)/lib/%.c
@@ -84,11 +84,12 @@ $(OUT)/guest/unikernel/boot.o: $(SRC)/$(UNIK_DIR)/boot.S
 	$(CC) $(UNIK_CFLAGS) -c -o $@ $<
 
 # main.c calls the runtime (no -pg); work.c is the traced code
-$(OUT)/guest/unikernel/main.o: $(SRC)/$(UNIK_DIR)/main.c
+$(OUT)/guest/unikernel/main.o: $(SRC)/$(UNIK_DIR)/main.c $(SRC)/$(UNIK_DIR)/unikernel.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIK_CFLAGS) -c -o $@ $<
 
-$(OUT)/guest/unikernel/work.o: $(SRC)/$(UNIK_DIR)/work.c
+$(OUT)/guest/unikernel/work.o: $(SRC)/$(UNIK_DIR)/work.c $(SRC)/$(UNIK_DIR)/work.h \
+		$(SRC)/$(UNIK_DIR)/unikernel.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIK_CFLAGS) -pg -O1 -fno-inline -fno-optimize-sibling-calls -c -o $@ $<
 

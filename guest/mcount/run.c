@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli.h"
 #include "err.h"
 #include "meta.h"
 #include "tsc.h"
@@ -28,12 +30,13 @@
 #define RUN_ENV_LIB	"VMTRACE_MCOUNT_LIB"
 #define RUN_NS_SUFFIX	".ns"
 #define RUN_SIG_EXIT	128	/* exit code of a program killed by a signal */
+#define RUN_EXEC_FAILED	127	/* the shell's exit code for "cannot run" */
 #define NSEC_PER_SEC	1000000000ULL
 
 struct run_opts {
 	const char *dir;
-	unsigned long depth;
-	unsigned long bufsize;
+	uint64_t depth;
+	uint64_t bufsize;
 	int entries_only;
 	int ns;
 	int force;
@@ -79,7 +82,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			o->dir = optarg;
 			break;
 		case 'D':
-			if (mcount_session_parse_uint(optarg, 1, VT_UFT_MAX_DEPTH, &o->depth))
+			if (vt_parse_u64(optarg, 1, VT_UFT_MAX_DEPTH, &o->depth))
 				return vt_err_set("--depth %s: want 1..%d", optarg,
 						  VT_UFT_MAX_DEPTH);
 			break;
@@ -87,8 +90,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			o->entries_only = 1;
 			break;
 		case 'b':
-			if (mcount_session_parse_uint(optarg, MCOUNT_MIN_BUF_BYTES,
-						      MCOUNT_MAX_BUF_BYTES, &o->bufsize))
+			if (vt_parse_u64(optarg, MCOUNT_MIN_BUF_BYTES, MCOUNT_MAX_BUF_BYTES,
+					 &o->bufsize))
 				return vt_err_set("--bufsize %s: want %d..%d bytes", optarg,
 						  MCOUNT_MIN_BUF_BYTES, MCOUNT_MAX_BUF_BYTES);
 			break;
@@ -239,9 +242,9 @@ static int run_setenv(const struct run_opts *o, const char *lib)
 		return -1;
 	rc = setenv("LD_PRELOAD", preload, 1);
 	free(preload);
-	snprintf(num, sizeof(num), "%lu", o->depth);
+	snprintf(num, sizeof(num), "%" PRIu64, o->depth);
 	rc |= setenv(MCOUNT_ENV_DEPTH, num, 1);
-	snprintf(num, sizeof(num), "%lu", o->bufsize);
+	snprintf(num, sizeof(num), "%" PRIu64, o->bufsize);
 	rc |= setenv(MCOUNT_ENV_BUFSIZE, num, 1);
 	rc |= setenv(MCOUNT_ENV_ENTRIES, o->entries_only ? "1" : "0", 1);
 	rc |= setenv(MCOUNT_ENV_RUN, "1", 1);
@@ -249,6 +252,9 @@ static int run_setenv(const struct run_opts *o, const char *lib)
 	return rc;
 }
 
+/* `vmtrace run -o DIR [options] -- PROGRAM [ARGS...]`: the program's exit
+ * status (128 + signal when killed), or an exit code of lib/err.h when
+ * vmtrace itself fails. */
 int cmd_run(int argc, char **argv)
 {
 	char prog[PATH_MAX], lib[PATH_MAX], dir[PATH_MAX], cmdline[4096];
@@ -302,7 +308,7 @@ int cmd_run(int argc, char **argv)
 		if (run_setenv(&o, lib) == 0)
 			execv(prog, o.argv);
 		fprintf(stderr, "vmtrace: run: %s: %s\n", prog, strerror(errno));
-		_exit(127);
+		_exit(RUN_EXEC_FAILED);
 	}
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {

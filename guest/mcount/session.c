@@ -35,7 +35,7 @@ static int scan_tids(const char *dir, int **out)
 		errno = 0;
 		tid = strtol(de->d_name, &endp, 10);
 		if (errno || endp == de->d_name || strcmp(endp, ".dat") || tid <= 0 ||
-		    tid > 0x7fffffff)
+		    tid > INT32_MAX)
 			continue;
 		if (nr == cap) {
 			int *n;
@@ -79,20 +79,4 @@ int mcount_session_write_info(const char *dir, const char *exename, const char *
 	rc = vt_uft_write_info(dir, &info);
 	free(tids);
 	return rc;
-}
-
-int mcount_session_parse_uint(const char *s, unsigned long lo, unsigned long hi,
-			      unsigned long *out)
-{
-	char *endp;
-	unsigned long v;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &endp, 10);
-	if (errno || *endp || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
 }

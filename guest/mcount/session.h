@@ -30,8 +30,4 @@
 int mcount_session_write_info(const char *dir, const char *exename, const char *cmdline,
 			      int exit_status, unsigned max_depth, uint64_t elapsed_ns);
 
-/* Parse a decimal option value in [lo, hi]; -1 if malformed. */
-int mcount_session_parse_uint(const char *s, unsigned long lo, unsigned long hi,
-			      unsigned long *out);
-
 #endif

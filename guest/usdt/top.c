@@ -50,8 +50,9 @@ struct top_state {
 	uint64_t other;		/* returns not counted by function (table full) */
 	uint64_t interval, total;
 	uint64_t lost;		/* ring-buffer overruns (all CPUs) */
-	int event_id;		/* function__return's type id */
-	struct tep_format_field *file_f, *func_f;
+	int nr_ids;		/* function__return's sites (usually 1) */
+	int event_id[USDT_MAX_PROBES];
+	struct tep_format_field *file_f[USDT_MAX_PROBES], *func_f[USDT_MAX_PROBES];
 };
 
 static volatile sig_atomic_t top_quit;
@@ -120,10 +121,14 @@ static int top_on_record(struct tep_event *ev, struct tep_record *rec, int cpu, 
 	struct top_state *t = arg;
 	char file[TOP_KEY_MAX], func[TOP_KEY_MAX], key[TOP_KEY_MAX];
 
-	if (ev->id != t->event_id)
+	int i = 0;
+
+	while (i < t->nr_ids && ev->id != t->event_id[i])
+		i++;
+	if (i == t->nr_ids)
 		return 0;
-	top_str(t->file_f, rec, file, sizeof(file));
-	top_str(t->func_f, rec, func, sizeof(func));
+	top_str(t->file_f[i], rec, file, sizeof(file));
+	top_str(t->func_f[i], rec, func, sizeof(func));
 	snprintf(key, sizeof(key), "%.100s (%.140s)", func, file);
 	top_count(t, key);
 	return top_quit;
@@ -205,7 +210,7 @@ static int top_sweep_cb(const char *name, void *arg)
 		char f[USDT_NAME_MAX * 2];
 
 		/* its probes are in the group of the same pid (usdt.c) */
-		snprintf(f, sizeof(f), "events/vmtrace_py_%d/function__return/enable", pid);
+		snprintf(f, sizeof(f), "events/vmtrace_py_%d/enable", pid);
 		tracefs_instance_file_write(inst, f, "0");
 		tracefs_instance_destroy(inst);
 		tracefs_instance_free(inst);
@@ -300,14 +305,14 @@ static int top_loop(struct top_state *t, struct tep_handle *tep, struct tracefs_
 int usdt_top_main(int argc, char **argv)
 {
 	const char *file_opt = NULL;
-	char file[4096], name[64], event[3 * USDT_NAME_MAX] = "";
+	char file[4096], name[64], event[3 * USDT_NAME_MAX];
 	const char *systems[2] = { NULL, NULL };
 	struct tep_handle *tep = NULL;
 	struct tep_event *ev;
 	struct usdt_session *s = NULL;
 	struct tracefs_instance *inst = NULL;
 	struct top_state *t = NULL;
-	int rows = TOP_ROWS_DEFAULT, once = 0, have_fn = 0, ret = VT_EXIT_FAIL;
+	int rows = TOP_ROWS_DEFAULT, once = 0, ret = VT_EXIT_FAIL;
 	double interval = 1.0, duration = 0;
 	pid_t pid = 0;
 
@@ -362,9 +367,26 @@ int usdt_top_main(int argc, char **argv)
 	if (usdt_python_create(s, file))
 		goto out;
 	usdt_python_explain(s, stderr);
-	for (int i = 0; i < s->nr; i++)
-		have_fn |= !strcmp(s->names[i], "function__return");
-	if (!have_fn) {
+	systems[0] = s->group;
+	tep = tracefs_local_events_system(NULL, systems);
+	if (!tep) {
+		vt_err_errno("cannot read the event formats of %s", s->group);
+		goto out;
+	}
+	/* "function__return" and its further sites "function__return_N" */
+	for (int i = 0; i < s->nr; i++) {
+		if (strncmp(s->names[i], "function__return", strlen("function__return")))
+			continue;
+		ev = tep_find_event_by_name(tep, s->group, s->names[i]);
+		if (!ev) {
+			vt_err_set("no format of %s:%s", s->group, s->names[i]);
+			goto out;
+		}
+		t->event_id[t->nr_ids] = ev->id;
+		t->file_f[t->nr_ids] = tep_find_field(ev, "file");
+		t->func_f[t->nr_ids++] = tep_find_field(ev, "func");
+	}
+	if (!t->nr_ids) {
 		vt_err_set("%s has no function markers: nothing to count (for every call: "
 			   "`vmtrace attach %d`, then `vmtrace top DIR`)", s->file, (int)pid);
 		ret = VT_EXIT_UNSUPPORTED;
@@ -377,26 +399,21 @@ int usdt_top_main(int argc, char **argv)
 		ret = errno == EACCES || errno == EPERM ? VT_EXIT_PERM : VT_EXIT_FAIL;
 		goto out;
 	}
-	snprintf(event, sizeof(event), "events/%s/function__return/enable", s->group);
-	systems[0] = s->group;
-	tep = tracefs_local_events_system(NULL, systems);
-	ev = tep ? tep_find_event_by_name(tep, s->group, "function__return") : NULL;
-	if (!ev) {
-		vt_err_errno("cannot read the format of %s:function__return", s->group);
-		goto out;
-	}
-	t->event_id = ev->id;
-	t->file_f = tep_find_field(ev, "file");
-	t->func_f = tep_find_field(ev, "func");
+
 	if (tracefs_instance_set_buffer_size(inst, TOP_BUFFER_KB, -1) < 0) {
 		vt_err_errno("%s: cannot set a %d KB buffer", name, TOP_BUFFER_KB);
 		goto out;
 	}
 	if (top_set_pids(inst, pid))
 		goto out;
-	if (tracefs_instance_file_write(inst, event, "1") < 0) {
-		vt_err_errno("%s: cannot enable %s", name, event);
-		goto out;
+	for (int i = 0; i < s->nr; i++) {
+		if (strncmp(s->names[i], "function__return", strlen("function__return")))
+			continue;
+		snprintf(event, sizeof(event), "events/%s/%s/enable", s->group, s->names[i]);
+		if (tracefs_instance_file_write(inst, event, "1") < 0) {
+			vt_err_errno("%s: cannot enable %s", name, event);
+			goto out;
+		}
 	}
 	if (top_loop(t, tep, inst, pid, s->file, rows, interval, duration, once))
 		goto out;
@@ -405,6 +422,7 @@ out:
 	if (ret != VT_EXIT_OK)
 		vt_err_print("top");
 	if (inst) {
+		snprintf(event, sizeof(event), "events/%s/enable", s->group);
 		tracefs_instance_file_write(inst, event, "0");
 		tracefs_instance_destroy(inst);
 		tracefs_instance_free(inst);

@@ -446,12 +446,14 @@ static int uprobe_events_write(const char *line)
 	return ret;
 }
 
-static int remove_event(const char *group, const char *name)
+/* Remove one event, retrying @tries times while it is busy (an instance
+ * being torn down still holds it). */
+static int remove_event(const char *group, const char *name, int tries)
 {
 	char line[2 * USDT_NAME_MAX + 8];
 
 	snprintf(line, sizeof(line), "-:%s/%s\n", group, name);
-	for (int i = 0; i < USDT_REMOVE_TRIES; i++) {
+	for (int i = 0; i < tries; i++) {
 		if (!uprobe_events_write(line))
 			return 0;
 		if (errno == ENOENT)
@@ -483,16 +485,45 @@ static void sweep_stale(void)
 			continue;
 		if (pid <= 0 || (kill(pid, 0) && errno == ESRCH)) {
 			snprintf(group, sizeof(group), USDT_GROUP_PREFIX "%d", pid);
-			remove_event(group, name);
+			remove_event(group, name, 1);	/* busy: its instance lives on */
 		}
 	}
 	fclose(fp);
 }
 
+/* One uprobe event @name in @s for the marker site @p. 0 or -1. */
+static int create_one(struct usdt_session *s, const struct usdt_python_event *ev,
+		      const struct usdt_probe *p, const char *name)
+{
+	char fetch[USDT_FETCH_MAX], line[8192];
+	int n;
+
+	if (usdt_fetchargs(p->args, ev->args, ev->strings, fetch, sizeof(fetch))) {
+		snprintf(line, sizeof(line), "%s", vt_err_msg());
+		return vt_err_set("%s: marker %s (%s): %s", s->file, ev->marker, p->args, line);
+	}
+	if (p->sem_vaddr)
+		n = snprintf(line, sizeof(line), "p:%s/%s %s:0x%llx(0x%llx) %s\n",
+			     s->group, name, s->file, (unsigned long long)p->pc_off,
+			     (unsigned long long)p->sem_off, fetch);
+	else
+		n = snprintf(line, sizeof(line), "p:%s/%s %s:0x%llx %s\n",
+			     s->group, name, s->file, (unsigned long long)p->pc_off, fetch);
+	if (n < 0 || n >= (int)sizeof(line))
+		return vt_err_set("%s: uprobe definition too long", s->file);
+	if (uprobe_events_write(line))
+		return -1;
+	snprintf(s->names[s->nr], USDT_NAME_MAX, "%s", name);
+	memcpy(s->events[s->nr], s->group, strlen(s->group));
+	snprintf(s->events[s->nr] + strlen(s->group), sizeof(s->events[0]) - strlen(s->group),
+		 ":%s", name);
+	s->nr++;
+	return 0;
+}
+
 int usdt_python_create(struct usdt_session *s, const char *file)
 {
 	struct usdt_probe probes[USDT_MAX_PROBES];
-	char fetch[USDT_FETCH_MAX], line[8192];
 	int nr;
 
 	memset(s, 0, sizeof(*s));
@@ -508,39 +539,28 @@ int usdt_python_create(struct usdt_session *s, const char *file)
 	sweep_stale();
 	for (size_t e = 0; e < sizeof(python_events) / sizeof(python_events[0]); e++) {
 		const struct usdt_python_event *ev = &python_events[e];
-		const struct usdt_probe *p = NULL;
-		int n;
+		int sites = 0;
 
-		for (int i = 0; i < nr; i++)
-			if (!strcmp(probes[i].name, ev->marker))
-				p = &probes[i];
-		if (!p) {
+		/* a marker the compiler duplicated (inlining) has several
+		 * sites: "name", then "name_2", "name_3", ... */
+		for (int i = 0; i < nr; i++) {
+			char name[USDT_NAME_MAX];
+
+			if (strcmp(probes[i].name, ev->marker))
+				continue;
+			if (sites++)
+				snprintf(name, sizeof(name), "%.50s_%d", ev->marker, sites);
+			else
+				snprintf(name, sizeof(name), "%s", ev->marker);
+			if (s->nr >= USDT_MAX_PROBES) {
+				vt_err_set("%s: more than %d marker sites", s->file, USDT_MAX_PROBES);
+				goto fail;
+			}
+			if (create_one(s, ev, &probes[i], name))
+				goto fail;
+		}
+		if (!sites)
 			s->missing[s->nr_missing++] = ev->marker;
-			continue;
-		}
-		if (usdt_fetchargs(p->args, ev->args, ev->strings, fetch, sizeof(fetch)))
-			goto fail;
-		if (p->sem_vaddr)
-			n = snprintf(line, sizeof(line), "p:%s/%s %s:0x%llx(0x%llx) %s\n",
-				     s->group, ev->marker, s->file,
-				     (unsigned long long)p->pc_off,
-				     (unsigned long long)p->sem_off, fetch);
-		else
-			n = snprintf(line, sizeof(line), "p:%s/%s %s:0x%llx %s\n",
-				     s->group, ev->marker, s->file,
-				     (unsigned long long)p->pc_off, fetch);
-		if (n < 0 || n >= (int)sizeof(line)) {
-			vt_err_set("%s: uprobe definition too long", s->file);
-			goto fail;
-		}
-		if (uprobe_events_write(line))
-			goto fail;
-		snprintf(s->names[s->nr], USDT_NAME_MAX, "%s", ev->marker);
-		n = snprintf(line, sizeof(line), "%s:%s", s->group, ev->marker);
-		memcpy(s->events[s->nr], line, (size_t)n + 1 < sizeof(s->events[0]) ?
-		       (size_t)n + 1 : sizeof(s->events[0]));
-		s->events[s->nr][sizeof(s->events[0]) - 1] = 0;
-		s->nr++;
 	}
 	return 0;
 fail:
@@ -559,7 +579,7 @@ int usdt_python_remove(struct usdt_session *s)
 	int ret = 0;
 
 	for (int i = s->nr - 1; i >= 0; i--)
-		if (remove_event(s->group, s->names[i]))
+		if (remove_event(s->group, s->names[i], USDT_REMOVE_TRIES))
 			ret = -1;
 	s->nr = 0;
 	return ret;

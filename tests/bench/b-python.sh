@@ -3,8 +3,7 @@
 # and yappi, on Debian's python3 and on CPython 3.13 (tools/build-cpython313).
 # Updates its section of docs/benchmarks.md.
 set -eu
-make -s -C "$VT_SRC" O="$VT_BUILD" >/dev/null 2>&1 || true
-[ -d "$VT_BUILD/python/vmtrace" ] || { echo "no $VT_BUILD/python: make failed"; exit 1; }
+[ -d "$VT_BUILD/python/vmtrace" ] || { echo "no $VT_BUILD/python: run make first"; exit 1; }
 if PY313=$("$VT_SRC"/tools/build-cpython313 2>"$VT_TMP/cpy.err"); then
 	make -s -C "$VT_SRC" O="$VT_BUILD" python-ext PY="$PY313" PYOUT="$VT_BUILD/python313" >/dev/null
 	export PY313

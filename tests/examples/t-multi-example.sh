@@ -37,3 +37,14 @@ PY
 host_ev=sys_enter_write
 [ "$(sed -n 's/^accel=//p' "$out/run.txt")" = kvm ] && host_ev=kvm_pio
 /usr/bin/python3 "$VT_SRC/tests/examples/check_outputs.py" "$out" one_round "$host_ev"
+# QEMU's uftrace data (domain=host) is in the host's QEMU process, not a guest
+/usr/bin/python3 - "$out/merged.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+pids = {e["pid"] for e in ev if e.get("ph") == "B" and e.get("name") == "writev"}
+names = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
+assert pids and all(p < 10000000 for p in pids), "QEMU's calls on a guest: %s" % pids
+assert all(names.get(p, "").startswith("host: QEMU") for p in pids), [names.get(p) for p in pids]
+print("ok: QEMU's calls in", sorted(names[p] for p in pids))
+PY

@@ -36,3 +36,16 @@ protoc --decode_raw <"$out/merged.pftrace" | head -c 4096 | grep -q .
 host_ev=sys_enter_
 [ "$accel" = kvm ] && host_ev=kvm_
 /usr/bin/python3 "$VT_SRC/tests/examples/check_outputs.py" "$out" __main__.write_file "$host_ev"
+# one VM: the Python slices and the guest kernel's syscalls of the workload's
+# thread share one process and thread (merge groups guest inputs by VM)
+/usr/bin/python3 - "$out/merged.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+py = {(e["pid"], e["tid"]) for e in ev if e.get("ph") == "B" and e.get("name", "").startswith("__main__.write_file")}
+sc = {(e["pid"], e["tid"]) for e in ev if e.get("ph") == "i" and e.get("pid", 0) >= 10000000
+      and e.get("name", "").startswith("sys_enter_")}
+assert py and py <= sc, "Python thread %s not among the guest kernel's syscall threads" % py
+assert all(p < 20000000 for p, _ in py | sc), "guest inputs on two machines"
+print("ok: Python slices and guest syscalls on one thread track", sorted(py))
+PY

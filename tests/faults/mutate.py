@@ -15,6 +15,8 @@ TIMEOUT_S = 30
 SAN_MARKS = (b"AddressSanitizer", b"LeakSanitizer", b"runtime error:",
              b"UndefinedBehaviorSanitizer")
 MAX_FAILS = 5
+EXEC_RETRIES = 20
+EXEC_RETRY_S = 0.5
 
 
 def parse(argv):
@@ -36,6 +38,19 @@ def parse(argv):
     return opt, pos[0], pos[1:], cmds
 
 
+def run_cmd(argv):
+    """subprocess.run, retried while the program cannot be executed (a
+    parallel build relinking it: EACCES/ETXTBSY/ENOENT for a moment)."""
+    for _ in range(EXEC_RETRIES):
+        try:
+            return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, timeout=TIMEOUT_S)
+        except OSError:
+            time.sleep(EXEC_RETRY_S)
+    return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, timeout=TIMEOUT_S)
+
+
 def run_one(n, src, rel, off, xor, cmd, ok, work):
     d = os.path.join(work, "m%d" % n)
     shutil.copytree(src, d, symlinks=True)
@@ -49,8 +64,7 @@ def run_one(n, src, rel, off, xor, cmd, ok, work):
             .replace("{base}", os.path.dirname(src)) for a in cmd]
     why, rc, err = None, None, b""
     try:
-        r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, timeout=TIMEOUT_S)
+        r = run_cmd(argv)
         rc, err = r.returncode, r.stderr
         if rc < 0 or rc >= 128:
             why = "died (exit %d)" % (rc if rc >= 0 else 128 - rc)

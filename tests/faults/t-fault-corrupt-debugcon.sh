@@ -2,7 +2,7 @@
 # One byte changed at 1000 random offsets of a debugcon dump of the test
 # unikernel (frames: hello, records, markers, end): `vmtrace debugcon`
 # decodes or refuses it, never crashes, never fails silently.
-# timeout: 240
+# timeout: 300
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 

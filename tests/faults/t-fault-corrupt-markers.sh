@@ -2,7 +2,7 @@
 # One byte changed at 1000 random offsets of a guest's markers.dat: `vmtrace
 # align` and `vmtrace merge` (which aligns with it) never crash and never
 # fail silently.
-# timeout: 240
+# timeout: 300
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 

@@ -3,7 +3,7 @@
 # recording's and a `vmtrace run` guest trace's): `vmtrace info`, `vmtrace
 # merge` (host + guest) and `vmtrace align` never crash and never fail
 # silently.
-# timeout: 240
+# timeout: 300
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 

@@ -3,7 +3,7 @@
 # (/usr/bin/python3 -m vmtrace: info, task.txt, the .dat, vmtrace-python.sym,
 # the .map, vmtrace.meta): `vmtrace info -r` and `vmtrace merge` never crash
 # and never fail silently.
-# timeout: 240
+# timeout: 300
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 [ -d "$VT_BUILD/python/vmtrace" ] || skip "python tracer not built ($VT_BUILD/python)"
@@ -14,7 +14,7 @@ def fib(n):
 fib(8)
 PYEOF
 d="$VT_TMP/py"
-PYTHONPATH="$VT_BUILD/python" $PY -S -m vmtrace -o "$d" "$VT_TMP/fib.py"
+vt_py -S -m vmtrace -o "$d" "$VT_TMP/fib.py"
 run_ok "info of the intact trace" "$VT_BIN" info -r "$d"
 files=$(cd "$d" && ls info task.txt *.dat *.sym *.map vmtrace.meta)
 "$MUTATE" --count "$MUTANTS" "$d" $files \

@@ -3,7 +3,7 @@
 # (tests/align/mkfixture: kvm events, pio markers, write_tsc_offset):
 # `vmtrace merge`, `vmtrace align` and `vmtrace info` never crash and never
 # fail silently.
-# timeout: 240
+# timeout: 300
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 

@@ -3,7 +3,7 @@
 # data directory (info, task.txt, each .dat, .sym, .map): `vmtrace info -r`,
 # `vmtrace merge` and `vmtrace convert` never crash (no signal, no sanitizer
 # report, no exit >= 128) and never fail silently.
-# timeout: 240
+# timeout: 300
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 

@@ -2,7 +2,7 @@
 # A full disk (64 KB tmpfs) under `vmtrace merge` for each sink (Chrome
 # JSON, Perfetto, uftrace directory): exit 1 with a message naming the
 # output and "No space left"; the inputs are untouched.
-# timeout: 60
+# timeout: 120
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 small_tmpfs "$VT_TMP/disk" 64k

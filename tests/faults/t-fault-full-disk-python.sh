@@ -3,7 +3,7 @@
 # Python tracer: it exits non-zero with a message naming the directory and
 # "No space left"; the records before stay readable (`vmtrace info`,
 # `vmtrace merge`, uftrace replay after `vmtrace convert`).
-# timeout: 60
+# timeout: 120
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 command -v uftrace >/dev/null || skip "uftrace not installed (make deps)"
@@ -12,7 +12,7 @@ small_tmpfs "$VT_TMP/disk" 6m
 
 d="$VT_TMP/disk/py"
 run_fails "python tracer on a full disk" "$d.*No space left" \
-	env PYTHONPATH="$VT_BUILD/python" $PY -m vmtrace -o "$d" \
+	vt_py -m vmtrace -o "$d" \
 	"$VT_SRC/tests/python/scripts/busy.py" 3 0
 run_ok "info after the full disk" "$VT_BIN" info "$d"
 n=$(sed -n 's/^ *records: *\([0-9]*\).*/\1/p' "$VT_TMP/out")

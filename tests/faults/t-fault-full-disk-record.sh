@@ -4,7 +4,7 @@
 # raw pages it captured (trace.cpuN.raw), removes its tracefs instance and
 # leaves no half-written trace.dat behind; `vmtrace merge` then fails
 # cleanly naming the directory.
-# timeout: 60
+# timeout: 120
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 [ "$(id -u)" = 0 ] || skip "not root: the recorder needs tracefs instances"

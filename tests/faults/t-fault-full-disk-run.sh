@@ -3,7 +3,7 @@
 # message naming the file and "No space left"; the records already written
 # stay readable (`vmtrace info`, `vmtrace merge`, uftrace replay after
 # `vmtrace convert` to another disk).
-# timeout: 60
+# timeout: 120
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 command -v uftrace >/dev/null || skip "uftrace not installed (make deps)"

@@ -3,14 +3,16 @@
 # the killed directory (preallocated .dat tail, no final info) is read by
 # `vmtrace info`, merged by `vmtrace merge` (JSON read back by python's
 # json) and replayed by uftrace after `vmtrace convert`; nothing crashes.
-# timeout: 90
+# timeout: 120
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 command -v uftrace >/dev/null || skip "uftrace not installed (make deps)"
 [ -d "$VT_BUILD/python/vmtrace" ] || skip "python tracer not built ($VT_BUILD/python)"
 
 d="$VT_TMP/py-killed"
-PYTHONPATH="$VT_BUILD/python" $PY -m vmtrace -o "$d" \
+# (a simple command, not vt_py: $! must be python itself)
+LD_PRELOAD=$PY_PRELOAD ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" PYTHONPATH="$VT_BUILD/python" \
+	"$PY" -m vmtrace -o "$d" \
 	"$VT_SRC/tests/python/scripts/busy.py" 30 0.001 >"$VT_TMP/py.out" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q ready "$VT_TMP/py.out" 2>/dev/null && break; sleep 0.1; done

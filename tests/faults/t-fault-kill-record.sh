@@ -5,7 +5,7 @@
 # the killed recorder's tracefs instance (its ring buffers), refuses the
 # directory without --force and records into it with --force (trace-cmd
 # report reads the result).
-# timeout: 60
+# timeout: 120
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 [ "$(id -u)" = 0 ] || skip "not root: the recorder needs tracefs instances"

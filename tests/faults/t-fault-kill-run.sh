@@ -3,7 +3,7 @@
 # vmtrace run included): what was flushed is read by `vmtrace info`,
 # merged by `vmtrace merge` (Chrome JSON read back by python's json) and
 # replayed by uftrace after `vmtrace convert`; nothing crashes.
-# timeout: 90
+# timeout: 120
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 command -v uftrace >/dev/null || skip "uftrace not installed (make deps)"

@@ -6,7 +6,7 @@
 #  - --force over planted symlinks (trace.dat, vmtrace.meta, trace.cpu0.raw
 #    pointing at victim files): victims unchanged, regular files written
 #  - created with the documented modes: directory 0755, files 0644 (umask 022)
-# timeout: 60
+# timeout: 120
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 [ "$(id -u)" = 0 ] || skip "not root: the recorder needs tracefs instances"

@@ -48,7 +48,7 @@ static void put(const char *path, const char *val)
 
 int main(void)
 {
-	char dir[] = "/tmp/vt-kvmf.XXXXXX", vm[256], vcpu[300], off[320], ratio[340], key[128];
+	char dir[] = "/tmp/vt-kvmf.XXXXXX", vm[256], vcpu[300], off[320], ratio[340], frac[360], key[128];
 	pid_t me = getpid();
 	struct host_kvm *k;
 	struct vt_meta *m;
@@ -66,6 +66,8 @@ int main(void)
 	mkdir(vcpu, 0755);
 	put(off, "-123456789\n");
 	put(ratio, "281474976710656\n");
+	snprintf(frac, sizeof(frac), "%s/tsc-scaling-ratio-frac-bits", vcpu);
+	put(frac, "48\n");
 
 	pthread_create(&th, NULL, vcpu_thread, NULL);
 	pthread_mutex_lock(&lock);
@@ -104,6 +106,7 @@ int main(void)
 	v = vt_meta_get(m, "kvm.vm0.vcpu0.tsc_offset.2");
 	CHECK(v && sscanf(v, "0 %" SCNu64 " end", &tsc2) == 1 && tsc2 >= tsc0);
 	CHECK_STR(vt_meta_get(m, "kvm.vm0.vcpu0.tsc_scaling_ratio.nr"), "2");
+	CHECK_STR(vt_meta_get(m, "kvm.tsc_scaling_frac_bits"), "48");
 
 	/* a VM of another process is ignored when pids are given */
 	vt_meta_free(m);
@@ -117,6 +120,7 @@ int main(void)
 	m = vt_meta_new();
 	host_kvm_to_meta(k, m);
 	CHECK_STR(vt_meta_get(m, "kvm.vms"), "0");
+	CHECK(vt_meta_get(m, "kvm.tsc_scaling_frac_bits") == NULL);
 	vt_meta_free(m);
 	host_kvm_free(k);
 
@@ -127,6 +131,7 @@ int main(void)
 	pthread_join(th, NULL);
 	unlink(off);
 	unlink(ratio);
+	unlink(frac);
 	rmdir(vcpu);
 	rmdir(vm);
 	rmdir(dir);

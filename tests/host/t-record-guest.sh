@@ -24,6 +24,8 @@ ls out | grep -q raw && fail "raw per-CPU files left"
 [ "$(meta trace_clock out)" = x86-tsc ] || fail "trace_clock"
 [ "$(meta record.command_exit out)" = 0 ] || fail "exit status not recorded"
 [ "$(meta lost.total out)" = 0 ] || fail "lost events"
+vendor=$(awk -F': *' '/^vendor_id/ { print $2; exit }' /proc/cpuinfo)
+[ -z "$vendor" ] || [ "$(meta cpu.vendor out)" = "$vendor" ] || fail "cpu.vendor is not '$vendor'"
 
 "$TDCOUNT" out/trace.dat >counts.txt
 cat counts.txt
@@ -40,4 +42,15 @@ pids=$(meta record.pids out)
 # trace-cmd knows the clock and the writes
 trace-cmd report out/trace.dat 2>/dev/null | grep -q 'sys_enter_fsync' || fail "trace-cmd: no fsync"
 check_counts out
+# vmtrace info describes the recorder dir: its per-event counts and total
+# are libtracecmd's (tdcount), its lost count the recorder's
+"$VT_BIN" info out >info.txt
+grep '^  event ' info.txt | sed 's/^  //' | sort >info-events.txt
+grep '^event ' counts.txt | sort >td-events.txt
+diff td-events.txt info-events.txt || fail "vmtrace info: event counts differ from libtracecmd's"
+[ "$(sed -n 's/^  events: *//p' info.txt)" = "$(sed -n 's/^total //p' counts.txt)" ] ||
+	fail "vmtrace info: total differs from libtracecmd's"
+[ "$(sed -n 's/^  cpus: *//p' info.txt)" = "$(sed -n 's/^cpus //p' counts.txt)" ] ||
+	fail "vmtrace info: CPU count differs"
+grep -q '^  lost: *0$' info.txt || fail "vmtrace info: lost count missing"
 echo "guest recording of dd: OK"

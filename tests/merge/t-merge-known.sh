@@ -18,7 +18,7 @@ check() {	# OUT label
 mk_host h1 16 -M kvm.vm0.vcpu0.tsc_offset.nr=1 -M "kvm.vm0.vcpu0.tsc_offset.0=500000000 999999000 start"
 mk_guest g1 16 1500000000 1000
 "$VT_BIN" merge h1 g1 -o o1.json 2>err1.txt
-grep -q "align *guest1: debugfs" err1.txt || { cat err1.txt; echo "FAIL: alignment not reported"; exit 1; }
+grep -q "align *guest: debugfs" err1.txt || { cat err1.txt; echo "FAIL: alignment not reported"; exit 1; }
 check o1.json "offset 5e8"
 
 # 2. scaling ratio 1.5 (AMD: 32 fraction bits) + offset: guest = host*1.5 + 5e8

@@ -7,10 +7,13 @@
 # app.save calls at S + (4k+1)*STEP .. S + (4k+2)*STEP; request k lives
 # inside call k.  One TSC for host and guest (2 GHz: 2 ticks per ns).
 #
-# usage: mkfixture.py OUTDIR NREQ
+# usage: mkfixture.py OUTDIR NREQ [stream]
+#   stream: for big inputs (tests/bench/b-report.sh): events written as they
+#   are made (each CPU's come in time order), no expected.json
 import json, os, sys
 
 out, K = sys.argv[1], int(sys.argv[2])
+STREAM = len(sys.argv) > 3 and sys.argv[3] == "stream"
 S, STEP = 1_000_000_000, 2_000_000      # ticks (gen-trace -s / -d)
 HZ_NS = 2                               # ticks per ns
 CALL_NS = STEP // HZ_NS
@@ -23,7 +26,13 @@ GTID, VCPU_TID, IO_TID = 200, 4243, 4250
 def dur(k, j):
     return 1000 * (j + 1) + (k * 7919 * (j + 3)) % 5000
 
+os.makedirs(out, exist_ok=True)
 host, guest, reqs = [], [], []
+if STREAM:
+    hf = open(os.path.join(out, "host.txt"), "w", buffering=1 << 20)
+    gf = open(os.path.join(out, "guest.txt"), "w", buffering=1 << 20)
+    hf.write("comm %d CPU 0/KVM\ncomm %d qemu-system-x86\n" % (VCPU_TID, IO_TID))
+    gf.write("comm %d python3\n" % GTID)
 for k in range(K):
     d = [dur(k, j) for j in range(len(STAGES))]
     t = {}
@@ -36,9 +45,13 @@ for k in range(K):
         t[nm] = prev
     t["py_end"] = t["py_begin"] + CALL_NS
     assert t["sys_exit"] < t["py_end"]
-    reqs.append(t)
+    if not STREAM:
+        reqs.append(t)
     T = lambda ns: ns * HZ_NS
-    sector = 8 * k
+    sector = 8 * (k % 1000000)
+    # a sync marker write on the same vCPU must not be taken for a kick
+    host.append((0, T(t["py_begin"] + 10), VCPU_TID, "kvm/kvm_pio",
+                 "rw=1 port=0x5f0 size=4 count=1 val=0x56000001"))
     guest += [
         (0, T(t["sys_enter"]), GTID, "syscalls/sys_enter_write", "fd=3 count=4096"),
         (0, T(t["rq_insert"]), GTID, "block/block_rq_insert",
@@ -61,9 +74,15 @@ for k in range(K):
         (1, T(t["inject"]), IO_TID, "kvm/kvm_msi_set_irq", "address=0xfee00000 data=0x4022"),
         (0, T(t["inject"] + VIRQ_AFTER), VCPU_TID, "kvm/kvm_inj_virq", "vector=34"),
     ]
-    # a sync marker write on the same vCPU must not be taken for a kick
-    host.append((0, T(t["py_begin"] + 10), VCPU_TID, "kvm/kvm_pio",
-                 "rw=1 port=0x5f0 size=4 count=1 val=0x56000001"))
+    if STREAM:
+        for e in guest:
+            gf.write("ev %d %d %d %s %s\n" % e)
+        for e in host:
+            hf.write("ev %d %d %d %s %s\n" % e)
+        guest, host = [], []
+if STREAM:
+    hf.close(); gf.close()
+    sys.exit(0)
 
 def write(path, comms, evs):
     with open(path, "w") as f:
@@ -72,7 +91,6 @@ def write(path, comms, evs):
         for e in sorted(evs, key=lambda e: (e[0], e[1])):
             f.write("ev %d %d %d %s %s\n" % e)
 
-os.makedirs(out, exist_ok=True)
 write(os.path.join(out, "host.txt"), [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "qemu-system-x86")], host)
 write(os.path.join(out, "guest.txt"), [(GTID, "python3")], guest)
 

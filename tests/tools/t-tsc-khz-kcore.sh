@@ -34,6 +34,17 @@ m = [m for m in json.load(open(sys.argv[1]))["methods"] if m["name"] == "kcore"]
 assert m and m[0]["status"] == "ok" and m[0]["hz"] == 2096001000, m
 print("vmtrace tsc --kcore: method kcore ok,", m[0]["hz"], "Hz from the stand-in")
 EOP
+# with neither VT_TOOLS_DIR nor VT_SRC the tool is found above the binary's
+# real path (build/bin and build/san/bin alike), also through a symlink
+ln -s "$(readlink -f "$VT_BIN")" vmtrace-link
+env -u VT_TOOLS_DIR -u VT_SRC VT_KCORE=fake.core VT_KALLSYMS=kallsyms ./vmtrace-link tsc --kcore \
+	--no-calibrate --json >tsc2.json
+/usr/bin/python3 - tsc2.json <<'EOP'
+import json, sys
+m = [m for m in json.load(open(sys.argv[1]))["methods"] if m["name"] == "kcore"]
+assert m and m[0]["status"] == "ok" and m[0]["hz"] == 2096001000, m
+print("vmtrace tsc --kcore (tool found from the binary's path): ok")
+EOP
 
 # kptr_restrict-style zero address -> exit 4; no core -> exit 5
 printf '0000000000000000 D tsc_khz\n' >zero

@@ -1,16 +1,25 @@
 /*
- * main.c - the test unikernel's untraced half: starts the freestanding
- * mcount runtime on a static buffer, runs the traced work (work.c), then
- * sends the trace, the PIO markers and a hello frame through isa-debugcon
- * (lib/debugcon.h) and powers off through isa-debug-exit.  Protocol:
- * docs/format/unikernel.md.  Runs on the boot CPU, interrupts off.
+ * main.c - the untraced half of every unikernel guest (multiboot, booted
+ * by QEMU's -kernel; boot code: boot.S): starts the freestanding mcount
+ * runtime on a static buffer, runs the workload linked with it (its
+ * `unik_app`, unikernel.h: work.c for the tests, examples/unikernel/app.c
+ * for the example), then hands the trace, the markers and a hello frame
+ * to the host as debugcon frames (lib/debugcon.h, docs/format/unikernel.md)
+ * on port 0xe9 and powers off through isa-debug-exit.  Runs on the boot
+ * CPU, interrupts off; no allocation (static buffers).
+ *
+ * Build-time option: with UNIK_MARKER_CHARDEV (the TCG image) each marker
+ * is one byte to an isa-debugcon the host maps at VT_MARKER_PORT, which
+ * QEMU's vCPU thread write()s to a chardev file (the host recorder sees
+ * the syscall); otherwise (the KVM image) a 32-bit PIO write to
+ * VT_MARKER_PORT, seen on the host as kvm:kvm_pio.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include "debugcon.h"
 #include "marker.h"
 #include "vt_mcount_free.h"
-#include "work.h"
+#include "unikernel.h"
 
 /* isa-debug-exit (-device isa-debug-exit,iobase=0xf4,iosize=4): QEMU
  * exits with status (value << 1) | 1, so UNIK_EXIT_OK gives 33. */
@@ -19,10 +28,14 @@
 #define UNIK_EXIT_FAIL	0x11
 #define UNIK_BUF_BYTES	(1u << 20)
 #define UNIK_MAX_DEPTH	64
+#define UNIK_HELLO_MAX	512
+/* the hello lines every guest sends; the workload's own follow */
+#define UNIK_HELLO_BASE	"format=vmtrace-unikernel\nversion=1\nclock=tsc\ntid=1\n"
 
 static uint64_t trace_buf[UNIK_BUF_BYTES / sizeof(uint64_t)];
-static struct vt_marker marks[UNIK_NR_MARKS];
-static uint8_t mark_bytes[UNIK_NR_MARKS][VT_MARKER_REC_SIZE];
+static struct vt_marker marks[UNIK_MAX_MARKS];
+static uint8_t mark_bytes[UNIK_MAX_MARKS][VT_MARKER_REC_SIZE];
+static char hello[UNIK_HELLO_MAX];
 
 static void outl(uint16_t port, uint32_t v)
 {
@@ -43,31 +56,55 @@ static void say(const char *s)
 	vt_dc_out(VT_DC_PORT, s, str_len(s));
 }
 
+/* Append @s to hello[] at *@len (cut at UNIK_HELLO_MAX). */
+static void hello_add(size_t *len, const char *s)
+{
+	while (*s && *len < sizeof(hello))
+		hello[(*len)++] = *s++;
+}
+
+static void fail(const char *why)
+{
+	say(why);
+	outl(UNIK_EXIT_PORT, UNIK_EXIT_FAIL);
+}
+
+static void mark(struct vt_marker *m, uint64_t seq)
+{
+#ifdef UNIK_MARKER_CHARDEV
+	vt_marker_emit_chardev(m, VT_MARKER_PORT, seq);
+#else
+	vt_marker_emit_pio(m, VT_MARKER_PORT, seq);
+#endif
+}
+
 void unikernel_main(void);
 
 void unikernel_main(void)
 {
-	static const char hello[] =
-		"format=vmtrace-unikernel\nversion=1\nclock=tsc\ntid=1\n"
-		"marker_port=0x5f0\n";
+	int nr = unik_app.nr_marks;
+	size_t hello_len = 0;
 	const void *data;
 	size_t len;
 
+	/* the host's boot handshake waits for this line */
 	say("vmtrace unikernel: start\n");
-	if (vt_mcount_free_init(trace_buf, sizeof(trace_buf), UNIK_MAX_DEPTH, 0) < 0) {
-		say("vmtrace unikernel: init failed\n");
-		outl(UNIK_EXIT_PORT, UNIK_EXIT_FAIL);
-	}
+	if (nr < 1 || nr > UNIK_MAX_MARKS)
+		fail("vmtrace unikernel: bad marker count\n");
+	if (vt_mcount_free_init(trace_buf, sizeof(trace_buf), UNIK_MAX_DEPTH, 0) < 0)
+		fail("vmtrace unikernel: init failed\n");
 	vt_mcount_free_start();
-	work_run(marks);
+	unik_app.run(marks, mark);
 	vt_mcount_free_stop();
 
 	len = vt_mcount_free_data(&data);
-	for (int i = 0; i < UNIK_NR_MARKS; i++)
+	for (int i = 0; i < nr; i++)
 		vt_marker_encode(&marks[i], mark_bytes[i]);
-	vt_dc_frame(VT_DC_PORT, VT_DC_HELLO, hello, sizeof(hello) - 1);
+	hello_add(&hello_len, UNIK_HELLO_BASE);
+	hello_add(&hello_len, unik_app.hello);
+	vt_dc_frame(VT_DC_PORT, VT_DC_HELLO, hello, hello_len);
 	vt_dc_frame(VT_DC_PORT, VT_DC_RECORDS, data, len);
-	vt_dc_frame(VT_DC_PORT, VT_DC_MARKERS, mark_bytes, sizeof(mark_bytes));
+	vt_dc_frame(VT_DC_PORT, VT_DC_MARKERS, mark_bytes, (size_t)nr * VT_MARKER_REC_SIZE);
 	vt_dc_frame(VT_DC_PORT, VT_DC_END, NULL, 0);
 	say("vmtrace unikernel: done\n");
 	outl(UNIK_EXIT_PORT, UNIK_EXIT_OK);

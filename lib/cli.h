@@ -1,0 +1,30 @@
+/*
+ * cli.h - number parsing for command-line options and environment
+ * variables, one set of rules for every vmtrace command and the Linux
+ * mcount runtime: decimal, or hexadecimal with a 0x prefix; no sign (but
+ * vt_parse_i64's minus), no spaces, no trailing text, no overflow.
+ * Pure functions: no allocation, no error message (the caller names the
+ * option in its own).
+ */
+#ifndef VT_CLI_H
+#define VT_CLI_H
+
+#include <stdint.h>
+
+/* The lowest TSC frequency an option accepts (Hz): anything below is a
+ * typo (kHz or MHz given), not a clock. */
+#define VT_CLI_MIN_HZ	1000ULL
+
+/* Parse @s (may be NULL) as an unsigned integer in [@min, @max] into
+ * *@out.  0, or -1 (then *@out is untouched). */
+int vt_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Parse @s as a signed integer (a leading '-' allowed) into *@out.
+ * 0, or -1 (then *@out is untouched). */
+int vt_parse_i64(const char *s, int64_t *out);
+
+/* Parse @s as a TSC frequency in Hz (>= VT_CLI_MIN_HZ) into *@hz.
+ * 0, or -1 (then *@hz is untouched). */
+int vt_parse_hz(const char *s, uint64_t *hz);
+
+#endif

@@ -1,0 +1,122 @@
+#!/bin/bash
+# Inputs are assigned by their vmtrace.meta, not by position, and the guest
+# inputs of one merge are one VM:
+#  - a host uftrace dir (domain=host, QEMU traced by uftrace-tsc, pid = the
+#    recorded QEMU pid), given after the guests, lands in the QEMU process
+#    of the host trace.dat: its vCPU thread's calls on a second track of that
+#    thread ("vCPU 0 (uftrace)"), never on a guest;
+#  - the guest kernel trace.dat (domain=guest) and the guest Python trace
+#    (no domain key, as the Python tracer writes it) are one VM: Python
+#    slices and kernel syscall events of tid 200 on ONE thread track of one
+#    process, no second guest machine;
+#  - one clock model per VM: markers.dat in any of the VM's inputs (here a
+#    markers-only dir, then inside the kernel dir) places both guest inputs
+#    at the true host time; without it both are off by the TSC offset;
+#  - DIR@NAME splits the guests into two VMs; DIR@host makes a dir the host.
+# Perfetto checked with protoc + perfetto_check.py, Chrome JSON with python.
+set -eu
+. "$VT_SRC/tests/merge/common.sh"
+GTD="$VT_BUILD/tests/merge/gen-tracedat"
+MKFIX="$VT_BUILD/tests/align/mkfixture"
+[ -x "$MKFIX" ] || { echo "mkfixture not built: $MKFIX"; exit 1; }
+[ -r /sys/kernel/tracing/events/syscalls/sys_enter_write/format ] ||
+	{ echo "no tracefs syscall event formats (mount tracefs at /sys/kernel/tracing)"; exit 77; }
+cd "$VT_TMP"
+
+OFF=7000000			# guest TSC = host TSC + OFF (the truth)
+HZ=2096001000			# mkfixture's host tsc.hz
+T0=5000300000000		# host TSC of the first guest event (inside the markers' span)
+# host: trace.dat with PIO markers by "CPU 0/KVM" (tid 4242) of QEMU 4240
+"$MKFIX" h mk -o $OFF -T -D >truth.json
+"$VT_BIN" meta h kvm.vm0.pid=4240
+mkdir m && cp mk/markers.dat m/		# the VM's markers alone
+# QEMU under uftrace-tsc: host TSC, pid 4240, tids 4240..4243
+"$GEN" qu -n 64 -t 4 -p 4240 -z $HZ -s $T0 -d 1000 -D 2 -f qemu_main,kvm_cpu_exec
+# guest Python: pid/tid 200, guest TSC, no domain= (like guest/python)
+"$GEN" gp -n 16 -t 1 -p 200 -z $HZ -s $((T0 + OFF)) -d 1000 -D 2 -g -f py_a,py_b
+sed -i '/^domain=/d' gp/vmtrace.meta
+# guest kernel: sys_enter/exit_write of tid 200 inside py_a's first call
+mkdir gk
+cat >gk.txt <<EOT
+comm 200 python3
+ev 0 $((T0 + OFF + 500)) 200 syscalls/sys_enter_write fd=1 buf=0 count=5
+ev 0 $((T0 + OFF + 700)) 200 syscalls/sys_exit_write ret=5
+EOT
+"$GTD" gk/trace.dat <gk.txt
+printf '# vmtrace-meta 1\nformat=trace.dat\ndomain=guest\nclock=tsc\ntsc.hz=%s\n' $HZ >gk/vmtrace.meta
+
+check() {	# OUT.json OUT.pftrace ALIGNED(1|0)
+	protoc --decode=perfetto.protos.Trace -I "$VT_SRC/merge" \
+		"$VT_SRC/merge/perfetto_subset.proto" <"$2" >"$2.txt"
+	"$PY" "$VT_SRC/tests/merge/perfetto_check.py" "$2.txt" --json "$2.sum"
+	"$PY" - "$1" "$2.sum" "$3" $HZ $T0 <<'PYEOF'
+import json, sys
+def fail(m): sys.exit("FAIL: " + m)
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+procs = json.load(open(sys.argv[2]))
+aligned, hz, t0 = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+by = {p["name"]: p for p in procs}
+q = by.get("host: QEMU (pid 4240)")
+if not q or q["pid"] != 4240: fail("no QEMU process 4240: %s" % sorted(by))
+th = {(t["name"], t["lane"]): t for t in q["threads"]}
+if ("vCPU 0", 0) not in th or not th[("vCPU 0", 0)]["events"]: fail("vCPU 0 kernel track %s" % sorted(th))
+u = th.get(("vCPU 0 (uftrace)", 1))
+if not u or u["tid"] != 4242 or "kvm_cpu_exec" not in u["names"]: fail("vCPU 0 uftrace lane %s" % sorted(th))
+if [t for t in q["threads"] if t["tid"] == 4240 and "qemu_main" in t["names"]] == []:
+    fail("QEMU main thread calls not in the QEMU process")
+guests = [p for p in procs if p["name"].startswith("guest")]
+if len(guests) != 1: fail("guest processes %s" % [p["name"] for p in guests])
+g = guests[0]
+if g["name"] != "guest: python3 (pid 200)" or g["pid"] != 10000200: fail("guest process %s" % g)
+if len(g["threads"]) != 1: fail("guest threads %s" % g["threads"])
+names = g["threads"][0]["names"]
+if not {"py_a", "py_b", "sys_enter_write", "sys_exit_write"} <= set(names):
+    fail("Python slices and kernel events not on one thread track: %s" % names)
+if any("guest1" in p["name"] or "guest2" in p["name"] for p in procs): fail("positional labels")
+# Chrome JSON: the same thread, at the true host time (aligned) or OFF late
+pe = [e for e in ev if e.get("pid") == 10000200 and e["ph"] in "Bi"]
+tids = {e["tid"] for e in pe}
+if tids != {10000200}: fail("guest tids %s" % tids)
+want = {"py_a": t0, "sys_enter_write": t0 + 500}
+for e in pe:
+    if e["name"] in want:
+        exp = want.pop(e["name"]) * 1e6 / hz
+        off = abs(e["ts"] - exp)
+        if aligned and off > 1.0: fail("%s at %.3f us, want %.3f" % (e["name"], e["ts"], exp))
+        if not aligned and off < 1000: fail("%s aligned without markers" % e["name"])
+if want: fail("missing %s" % want)
+print("ok: %s" % sys.argv[2])
+PYEOF
+}
+# 1+2+3: host uftrace last, Python first, markers from a markers-only dir
+"$VT_BIN" merge gp h gk m qu -o a.json 2>a.err
+"$VT_BIN" merge gp h gk m qu -o a.pftrace -q
+cat a.err
+grep -q "align *guest: markers" a.err || { echo "FAIL: no marker model for the VM"; exit 1; }
+check a.json a.pftrace 1
+# markers.dat inside the kernel dir only: the Python trace uses it too
+cp mk/markers.dat gk/
+"$VT_BIN" merge h qu gp gk -o b.json -q
+"$VT_BIN" merge h qu gp gk -o b.pftrace -q
+check b.json b.pftrace 1
+rm gk/markers.dat
+# no markers: no model, both guest inputs unaligned (still one VM)
+"$VT_BIN" merge h qu gp gk -o c.json -q 2>/dev/null
+"$VT_BIN" merge h qu gp gk -o c.pftrace -q 2>/dev/null
+check c.json c.pftrace 0
+# DIR@NAME: two VMs (machines 1 and 2); DIR@host
+"$VT_BIN" merge h gp@vm1 gk@vm2 m@vm1 -o d.json 2>d.err
+grep -q "align *vm1: markers" d.err || { cat d.err; echo "FAIL: vm1 not aligned"; exit 1; }
+"$PY" - d.json <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+M = sorted({(e["pid"], e["args"]["name"]) for e in ev if e["ph"] == "M" and e["name"] == "process_name"})
+want = [(4240, "host: QEMU (pid 4240)"), (10000200, "guest vm1: pid 200"),
+        (20000200, "guest vm2: python3 (pid 200)")]
+if [m for m in M if m[0] in (4240, 10000200, 20000200)] != want: sys.exit("FAIL: VMs %s" % M)
+print("ok: two VMs")
+PYEOF
+"$VT_BIN" merge gp@host -o e.json -q
+"$VT_BIN" merge qu@host gk -o f.json -q 2>/dev/null
+grep -q '"guest: python3 (pid 200)"' f.json && grep -q '"host: pid 4240"' f.json
+echo "ok"

@@ -1,0 +1,49 @@
+/*
+ * t-cli.c - lib/cli.c: the number rules every command's options share
+ * (decimal or 0x hex, no sign, no junk, range checked, nothing written on
+ * failure).
+ */
+#include <stdint.h>
+#include "check.h"
+#include "cli.h"
+
+int main(void)
+{
+	uint64_t u = 7;
+	int64_t i = 7;
+
+	CHECK(vt_parse_u64("42", 0, 100, &u) == 0 && u == 42);
+	CHECK(vt_parse_u64("0x5f0", 0, 0xffff, &u) == 0 && u == 0x5f0);
+	CHECK(vt_parse_u64("010", 0, 100, &u) == 0 && u == 10);	/* not octal */
+	CHECK(vt_parse_u64("18446744073709551615", 0, UINT64_MAX, &u) == 0 && u == UINT64_MAX);
+	u = 7;
+	CHECK(vt_parse_u64("18446744073709551616", 0, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_u64("-1", 0, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_u64("+1", 0, 100, &u) == -1);
+	CHECK(vt_parse_u64(" 1", 0, 100, &u) == -1);
+	CHECK(vt_parse_u64("1 ", 0, 100, &u) == -1);
+	CHECK(vt_parse_u64("12k", 0, 100, &u) == -1);
+	CHECK(vt_parse_u64("", 0, 100, &u) == -1);
+	CHECK(vt_parse_u64(NULL, 0, 100, &u) == -1);
+	CHECK(vt_parse_u64("0x", 0, 100, &u) == -1);
+	CHECK(vt_parse_u64("101", 0, 100, &u) == -1);
+	CHECK(vt_parse_u64("0", 1, 100, &u) == -1);
+	CHECK(u == 7);
+
+	CHECK(vt_parse_i64("-123", &i) == 0 && i == -123);
+	CHECK(vt_parse_i64("-0x10", &i) == 0 && i == -16);
+	CHECK(vt_parse_i64("9223372036854775807", &i) == 0 && i == INT64_MAX);
+	i = 7;
+	CHECK(vt_parse_i64("9223372036854775808", &i) == -1);
+	CHECK(vt_parse_i64("-", &i) == -1);
+	CHECK(vt_parse_i64("--1", &i) == -1);
+	CHECK(vt_parse_i64("1x", &i) == -1);
+	CHECK(i == 7);
+
+	CHECK(vt_parse_hz("2096001000", &u) == 0 && u == 2096001000ULL);
+	CHECK(vt_parse_hz("1000", &u) == 0 && u == VT_CLI_MIN_HZ);
+	CHECK(vt_parse_hz("999", &u) == -1);
+	CHECK(vt_parse_hz("2.1e9", &u) == -1);
+	CHECK(vt_parse_hz("abc", &u) == -1);
+	return check_done();
+}
