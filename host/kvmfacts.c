@@ -3,8 +3,9 @@
  * recorder's metadata: vCPU threads ("CPU n/KVM", also "CPU n/TCG") from
  * /proc, and each vCPU's debugfs tsc-offset / tsc-scaling-ratio with the
  * host TSC read just before, and the ratio's fraction bits
- * (tsc-scaling-ratio-frac-bits, where KVM scales TSCs).  Runs on the recorder's main thread from its
- * poll loop; allocates, does blocking file I/O (small files only).
+ * (tsc-scaling-ratio-frac-bits, where KVM scales TSCs).  Runs on the
+ * recorder's main thread from its poll loop; allocates, does blocking file
+ * I/O (small files only).
  */
 #include <dirent.h>
 #include <fcntl.h>

@@ -60,6 +60,7 @@ struct vt_td_reader {
 struct hdr_cur {
 	int fd;
 	uint64_t off, size;	/* read position, file size */
+	uint64_t field;		/* offset of the last number read */
 	int swap;		/* big-endian file */
 };
 
@@ -81,6 +82,7 @@ static int hdr_skip(struct hdr_cur *c, uint64_t len)
 
 static int hdr_u16(struct hdr_cur *c, uint16_t *v)
 {
+	c->field = c->off;
 	if (hdr_read(c, v, sizeof(*v)))
 		return -1;
 	if (c->swap)
@@ -90,6 +92,7 @@ static int hdr_u16(struct hdr_cur *c, uint16_t *v)
 
 static int hdr_u32(struct hdr_cur *c, uint32_t *v)
 {
+	c->field = c->off;
 	if (hdr_read(c, v, sizeof(*v)))
 		return -1;
 	if (c->swap)
@@ -99,6 +102,7 @@ static int hdr_u32(struct hdr_cur *c, uint32_t *v)
 
 static int hdr_u64(struct hdr_cur *c, uint64_t *v)
 {
+	c->field = c->off;
 	if (hdr_read(c, v, sizeof(*v)))
 		return -1;
 	if (c->swap)
@@ -179,9 +183,9 @@ static int hdr_check(const char *path, int fd, uint64_t size)
 	}
 	return 0;
 bad:
-	return vt_err_set("%s: corrupt trace.dat header: a section at offset %llu does not fit "
-			  "in the file (%llu bytes)", path, (unsigned long long)c.off,
-			  (unsigned long long)size);
+	return vt_err_set("%s: corrupt trace.dat header: the size or count at offset %llu "
+			  "does not fit in the file (%llu bytes)", path,
+			  (unsigned long long)c.field, (unsigned long long)size);
 }
 
 /* Copy @path to a temporary file (unlinked at once) grown by PAD_BYTES of

@@ -183,7 +183,7 @@ extern const struct merge_sink_ops merge_sink_perfetto;
 extern int merge_perfetto_machine_ids;
 extern const struct merge_sink_ops merge_sink_chrome;
 extern const struct merge_sink_ops merge_sink_uftrace;
-/* Sinks other modules add to `vmtrace merge --format NAME` (report/:
+/* Sinks other modules add to `vmtrace merge --format NAME` (merge/report/:
  * "report", "sqlite"): a NULL-terminated list, weak (absent = none). */
 extern const struct merge_sink_ops *const merge_sinks_extra[] __attribute__((weak));
 

@@ -61,3 +61,16 @@ vt_py() {
 	LD_PRELOAD=$PY_PRELOAD ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
 		PYTHONPATH="$VT_BUILD/python" "$PY" "$@"
 }
+
+# run_clean WHAT CMD...: CMD may succeed or fail, but cleanly: exit < 128,
+# no sanitizer report, a message on stderr when it fails.
+run_clean() {
+	local what=$1 rc=0
+	shift
+	"$@" >"$VT_TMP/out" 2>"$VT_TMP/err" || rc=$?
+	sed 's/^/    /' "$VT_TMP/err" | head -3
+	[ $rc -lt 128 ] || fail "$what: died (exit $rc)"
+	! grep -Eq 'Sanitizer|runtime error:' "$VT_TMP/err" || fail "$what: sanitizer report"
+	[ $rc = 0 ] || [ -s "$VT_TMP/err" ] || fail "$what: exit $rc without a message"
+	echo "ok: $what (exit $rc)"
+}

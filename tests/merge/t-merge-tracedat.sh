@@ -103,5 +103,5 @@ PYEOF
 # headers cut: a clear error naming the file
 head -c 6000 h/trace.dat >t.dat
 rc=0; "$VT_BIN" merge t.dat -o t.json 2>terr.txt || rc=$?
-[ "$rc" = 1 ] && grep -q "t.dat: not a readable trace.dat" terr.txt || { cat terr.txt; echo "FAIL: rc=$rc"; exit 1; }
+[ "$rc" = 1 ] && grep -Eq "t.dat: (not a readable|corrupt) trace.dat" terr.txt || { cat terr.txt; echo "FAIL: rc=$rc"; exit 1; }
 echo ok

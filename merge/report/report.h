@@ -1,5 +1,5 @@
 /*
- * report.h - `vmtrace report` / `vmtrace export` (report/ only): the I/O
+ * report.h - `vmtrace report` / `vmtrace export` (merge/report/ only): the I/O
  * chain analyser fed by merge's sorted event stream, and its outputs.
  * See docs/report.md (chain model, matching rules) and
  * docs/format/sqlite.md (the export's tables).

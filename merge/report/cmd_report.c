@@ -3,7 +3,7 @@
  * OUT.db INPUT...`: both run merge's pipeline (readers -> clock -> sorter
  * -> flows) over the recorded directories and consume the sorted events
  * through a merge sink ("report": the chain analyser and its text/HTML
- * output; "sqlite": report/sink_sqlite.c).  Command thread only.
+ * output; "sqlite": merge/report/sink_sqlite.c).  Command thread only.
  */
 #include <getopt.h>
 #include <stdio.h>
