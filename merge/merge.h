@@ -117,8 +117,8 @@ static inline uint64_t merge_clock_ns(struct merge_stream *s, uint64_t ts)
 /* A source = one input directory / file, holding streams. */
 struct merge_source {
 	char path[4096];
-	char label[64];		/* "host", "guest1", ... */
-	uint32_t machine;
+	char label[64];		/* "host", "guest", "guest NAME" (a VM), "trace" */
+	uint32_t machine;	/* 0 host, N: VM N (all its inputs share it) */
 	struct merge_clock clock;
 	uint64_t events;
 	int partial;		/* a stream ended at a corrupt record */
@@ -178,8 +178,9 @@ struct merge_sink_ops {
 };
 
 extern const struct merge_sink_ops merge_sink_perfetto;
-/* Perfetto: mark guest packets with TracePacket.machine_id (default 1;
- * 0 = one machine, guests told apart by their "guestN:" names only). */
+/* Perfetto: 1 = mark a VM's packets with TracePacket.machine_id (its own
+ * pids); 0 (default) = one machine, guests are processes named "guest: ..."
+ * with pid/tid moved to N * 10000000 + pid (docs/merge.md says why). */
 extern int merge_perfetto_machine_ids;
 extern const struct merge_sink_ops merge_sink_chrome;
 extern const struct merge_sink_ops merge_sink_uftrace;

@@ -12,9 +12,7 @@
  * vmtrace command's main thread; allocates, blocks.
  */
 #include <dirent.h>
-#include <inttypes.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +193,51 @@ static void top_print(struct top_state *t, pid_t pid, const char *file, double s
 	t->interval = 0;
 }
 
+/*
+ * A tep handle that knows the ring-buffer page header and the formats of
+ * @group's function__return events only (tracefs_local_events_system()
+ * would also parse /proc/kallsyms: seconds under a sanitizer).  NULL with
+ * a message on failure.
+ */
+static struct tep_handle *top_tep(const struct usdt_session *s)
+{
+	struct tep_handle *tep = tep_alloc();
+	char *text;
+	int size;
+
+	if (!tep) {
+		vt_err_set("out of memory");
+		return NULL;
+	}
+	tep_set_long_size(tep, sizeof(long));
+	tep_set_page_size(tep, getpagesize());
+	tep_set_file_bigendian(tep, TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(tep, TEP_LITTLE_ENDIAN);
+	text = tracefs_instance_file_read(NULL, "events/header_page", &size);
+	if (!text || tep_parse_header_page(tep, text, size, sizeof(long))) {
+		free(text);
+		vt_err_errno("%s/events/header_page: cannot read or parse",
+			     tracefs_tracing_dir());
+		tep_free(tep);
+		return NULL;
+	}
+	free(text);
+	for (int i = 0; i < s->nr; i++) {
+		if (strncmp(s->names[i], "function__return", strlen("function__return")))
+			continue;
+		text = tracefs_event_file_read(NULL, s->group, s->names[i], "format", &size);
+		if (!text || tep_parse_event(tep, text, size, s->group)) {
+			free(text);
+			vt_err_errno("%s/events/%s/%s/format: cannot read or parse",
+				     tracefs_tracing_dir(), s->group, s->names[i]);
+			tep_free(tep);
+			return NULL;
+		}
+		free(text);
+	}
+	return tep;
+}
+
 /* Remove instances of top commands that died without cleaning up. */
 static int top_sweep_cb(const char *name, void *arg)
 {
@@ -306,7 +349,6 @@ int usdt_top_main(int argc, char **argv)
 {
 	const char *file_opt = NULL;
 	char file[4096], name[64], event[3 * USDT_NAME_MAX];
-	const char *systems[2] = { NULL, NULL };
 	struct tep_handle *tep = NULL;
 	struct tep_event *ev;
 	struct usdt_session *s = NULL;
@@ -367,12 +409,9 @@ int usdt_top_main(int argc, char **argv)
 	if (usdt_python_create(s, file))
 		goto out;
 	usdt_python_explain(s, stderr);
-	systems[0] = s->group;
-	tep = tracefs_local_events_system(NULL, systems);
-	if (!tep) {
-		vt_err_errno("cannot read the event formats of %s", s->group);
+	tep = top_tep(s);
+	if (!tep)
 		goto out;
-	}
 	/* "function__return" and its further sites "function__return_N" */
 	for (int i = 0; i < s->nr; i++) {
 		if (strncmp(s->names[i], "function__return", strlen("function__return")))

@@ -10,6 +10,7 @@ set -eu
 . "$VT_SRC/tests/guest/mcount-lib.sh"
 need_uftrace
 command -v valgrind >/dev/null || skip "valgrind not installed (make deps)"
+[ "${VT_SAN:-}" != 1 ] || skip "valgrind cannot run ASan-built code: the plain build runs this test"
 lib="$VT_BUILD/lib/libvmtrace-mcount.so"
 [ -f "$lib" ] || fail "$lib not built"
 VG=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite)

@@ -12,7 +12,8 @@
 #  - one clock model per VM: markers.dat in any of the VM's inputs (here a
 #    markers-only dir, then inside the kernel dir) places both guest inputs
 #    at the true host time; without it both are off by the TSC offset;
-#  - DIR@NAME splits the guests into two VMs; DIR@host makes a dir the host.
+#  - DIR@NAME (or meta vm=NAME) splits the guests into two VMs; DIR@host
+#    makes a dir the host.
 # Perfetto checked with protoc + perfetto_check.py, Chrome JSON with python.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
@@ -116,6 +117,11 @@ want = [(4240, "host: QEMU (pid 4240)"), (10000200, "guest vm1: pid 200"),
 if [m for m in M if m[0] in (4240, 10000200, 20000200)] != want: sys.exit("FAIL: VMs %s" % M)
 print("ok: two VMs")
 PYEOF
+# meta vm=NAME does the same as DIR@NAME
+"$VT_BIN" meta gk vm=vm2
+"$VT_BIN" merge h gp gk m -o v.json -q
+grep -q '"guest vm2: python3 (pid 200)"' v.json && grep -q '"guest: pid 200"' v.json ||
+	{ echo "FAIL: meta vm= not used"; exit 1; }
 "$VT_BIN" merge gp@host -o e.json -q
 "$VT_BIN" merge qu@host gk -o f.json -q 2>/dev/null
 grep -q '"guest: python3 (pid 200)"' f.json && grep -q '"host: pid 4240"' f.json
