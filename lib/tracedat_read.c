@@ -49,7 +49,7 @@ struct vt_td_reader {
 /* common_type, common_flags, common_preempt_count, common_pid */
 #define TD_COMMON_SIZE	8
 
-/* The header of a version 6 file is walked before libtracecmd sees it:
+/* The header of a version <= 6 file is walked before libtracecmd sees it:
  * libtracecmd allocates every section size it reads, so a corrupt size
  * would be a multi-terabyte allocation.  Each section must fit in the file
  * (CPU data may be cut short: that is read from a padded copy). */
@@ -144,7 +144,7 @@ static int hdr_texts(struct hdr_cur *c, uint32_t nr)
 	return 0;
 }
 
-/* 0 if the header of @path (fd @fd, @size bytes) is sound or not version 6,
+/* 0 if the header of @path (fd @fd, @size bytes) is sound or version 7+,
  * -1 with a message naming the file and the offset of the bad field. */
 static int hdr_check(const char *path, int fd, uint64_t size)
 {
@@ -155,10 +155,14 @@ static int hdr_check(const char *path, int fd, uint64_t size)
 	uint64_t n64;
 	uint16_t id;
 
-	if (hdr_skip(&c, HDR_MAGIC_LEN) || hdr_str(&c, buf))
+	if (hdr_skip(&c, HDR_MAGIC_LEN))
 		return 0;	/* not even a header: libtracecmd says so */
-	if (strcmp(buf, "6"))
-		return 0;	/* other versions: libtracecmd's own checks */
+	if (hdr_str(&c, buf))
+		goto bad;
+	/* libtracecmd takes the number the version string starts with; up to
+	 * 6 the layout is this one, 7 has sections (its own checks) */
+	if (strtol(buf, NULL, 10) > VT_TD_VERSION)
+		return 0;
 	if (hdr_read(&c, &endian, 1) || hdr_read(&c, &lsize, 1) || hdr_u32(&c, &page))
 		goto bad;
 	c.swap = endian != 0;

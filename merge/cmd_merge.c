@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli.h"
 #include "err.h"
 #include "meta.h"
 #include "tracedat.h"
@@ -324,7 +325,6 @@ int cmd_merge(int argc, char **argv)
 	uint64_t tsc_hz = 0;
 	int64_t guest_offset = 0;
 	int no_align = 0, quiet = 0, c, ret = VT_EXIT_OK;
-	char *end;
 
 	while ((c = getopt_long(argc, argv, "o:F:qh", opts, NULL)) != -1) {
 		switch (c) {
@@ -335,15 +335,13 @@ int cmd_merge(int argc, char **argv)
 			fmt = optarg;
 			break;
 		case 'H':
-			tsc_hz = strtoull(optarg, &end, 0);
-			if (*end || !tsc_hz) {
+			if (vt_parse_hz(optarg, &tsc_hz)) {
 				fprintf(stderr, "vmtrace merge: bad --tsc-hz '%s'\n", optarg);
 				return VT_EXIT_USAGE;
 			}
 			break;
 		case 'G':
-			guest_offset = strtoll(optarg, &end, 0);
-			if (*end) {
+			if (vt_parse_i64(optarg, &guest_offset)) {
 				fprintf(stderr, "vmtrace merge: bad --guest-offset '%s'\n", optarg);
 				return VT_EXIT_USAGE;
 			}

@@ -364,6 +364,8 @@ static int session_files(void)
 	if (!m)
 		return vt_err_set("%s: out of memory", g.dir);
 	vt_meta_set(m, "producer", "python");
+	/* a guest tracer by design; `vmtrace merge DIR@host` overrides */
+	vt_meta_set(m, "domain", "guest");
 	vt_meta_set(m, "clock", "%s", vtpy_clock_ns ? "ns" : "tsc");
 	vt_meta_set(m, "python.pid", "%d", g.pid);
 	vt_meta_set(m, "python.sid", "%s", g.sid);
