@@ -25,6 +25,8 @@
 #include <stdint.h>
 
 #define VT_SAMPLES_MAGIC	"# vmtrace-samples 1"
+/* its name in a sampling session's directory (next to vmtrace.meta) */
+#define VT_SAMPLES_FILE		"samples.tsv"
 /* longest line accepted (a 1024-frame stack of 63-byte names fits) */
 #define VT_SAMPLES_LINE_MAX	65536
 

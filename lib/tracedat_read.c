@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <trace-cmd/trace-cmd.h>
 #include "err.h"
@@ -39,10 +40,11 @@ struct vt_td_reader {
 	int nr_cpus;
 	struct tep_record **cur;	/* per CPU: record handed out last */
 	struct tep_record **peek;	/* per CPU: next record (next_any) */
+	unsigned long long *next_off;	/* per CPU: file offset past the last record */
 	struct td_format *fmts;		/* by event id (sparse, grown) */
 	int nr_fmts;
 	char clock[32];
-	int truncated;		/* read from a padded copy */
+	int truncated;		/* read from a padded copy, or a CPU stalled */
 	uint64_t skipped;	/* records without a known format */
 };
 
@@ -244,6 +246,36 @@ out:
 	return in;
 }
 
+/* Exit codes of the probe child (anything else: it crashed). */
+#define PROBE_OK	0
+#define PROBE_FAIL	2
+
+/* libtraceevent 1.7 dereferences NULL on some malformed event format texts
+ * (tep_parse_event), which tracecmd_open_head parses: parse them first in
+ * a child process, silenced, and refuse the file if that child crashes. */
+static int formats_ok(const char *path)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return 0;	/* no probe: libtracecmd's own checks */
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0)
+			dup2(null, STDERR_FILENO);
+		_exit(tracecmd_open_head(path, TRACECMD_FL_LOAD_NO_PLUGINS) ? PROBE_OK
+									    : PROBE_FAIL);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return 0;
+	if (WIFEXITED(st) && (WEXITSTATUS(st) == PROBE_OK || WEXITSTATUS(st) == PROBE_FAIL))
+		return 0;
+	return vt_err_set("%s: corrupt event formats (libtraceevent crashed parsing them)", path);
+}
+
 /* Open @path and check its header (hdr_check); -1 with a message. */
 static int header_ok(const char *path)
 {
@@ -271,7 +303,7 @@ struct vt_td_reader *vt_td_read_open(const char *path)
 	}
 	tracecmd_set_loglevel(TEP_LOG_CRITICAL);
 	r->path = strdup(path);
-	if (header_ok(path) < 0)
+	if (header_ok(path) < 0 || formats_ok(path) < 0)
 		goto fail;
 	r->in = tracecmd_open_head(path, TRACECMD_FL_LOAD_NO_PLUGINS);
 	if (!r->in) {
@@ -293,9 +325,10 @@ struct vt_td_reader *vt_td_read_open(const char *path)
 		vt_err_set("%s: bad CPU count %d", path, r->nr_cpus);
 		goto fail;
 	}
+	r->next_off = calloc(r->nr_cpus + 1, sizeof(*r->next_off));
 	r->cur = calloc(r->nr_cpus + 1, sizeof(*r->cur));
 	r->peek = calloc(r->nr_cpus + 1, sizeof(*r->peek));
-	if (!r->cur || !r->peek || !r->path) {
+	if (!r->cur || !r->peek || !r->next_off || !r->path) {
 		vt_err_set("%s: out of memory", path);
 		goto fail;
 	}
@@ -323,6 +356,7 @@ void vt_td_read_close(struct vt_td_reader *r)
 	free(r->fmts);
 	free(r->cur);
 	free(r->peek);
+	free(r->next_off);
 	if (r->in)
 		tracecmd_close(r->in);
 	free(r->path);
@@ -397,16 +431,34 @@ static struct td_format *format_of(struct vt_td_reader *r, struct tep_record *re
 /* The next record of @cpu that is an event we can describe.  In a padded
  * copy the first one that is not (the zeros after the cut) ends the CPU;
  * elsewhere such records (no format) are skipped and counted. */
-static struct tep_record *read_rec(struct vt_td_reader *r, int cpu)
+/* The next record of @cpu from libtracecmd, which on some corrupt pages
+ * hands out the same record again and again: a record that does not lie
+ * past the last one ends that CPU (counted as cut short). */
+static struct tep_record *next_data(struct vt_td_reader *r, int cpu)
 {
 	struct tep_record *rec = tracecmd_read_data(r->in, cpu);
+
+	if (!rec)
+		return NULL;
+	if (unlikely(rec->offset < r->next_off[cpu])) {
+		tracecmd_free_record(rec);
+		r->truncated = 1;
+		return NULL;
+	}
+	r->next_off[cpu] = rec->offset + (rec->size > 0 ? (unsigned)rec->size : 1);
+	return rec;
+}
+
+static struct tep_record *read_rec(struct vt_td_reader *r, int cpu)
+{
+	struct tep_record *rec = next_data(r, cpu);
 
 	while (rec && unlikely(rec->size < TD_COMMON_SIZE || !format_of(r, rec))) {
 		tracecmd_free_record(rec);
 		if (r->truncated)
 			return NULL;
 		r->skipped++;
-		rec = tracecmd_read_data(r->in, cpu);
+		rec = next_data(r, cpu);
 	}
 	return rec;
 }

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "err.h"
 #include "meta.h"
+#include "samples.h"
 #include "tracedat.h"
 #include "merge.h"
 
@@ -60,7 +61,8 @@ static void usage(FILE *fp)
 		"(undeclared: the first input is the host, the others guests).  All guest\n"
 		"inputs are one VM unless named: DIR@NAME (or meta vm=NAME) puts DIR in\n"
 		"VM NAME; DIR@host makes DIR a host input.  A guest directory holding\n"
-		"only markers.dat adds the VM's sync markers.\n"
+		"only markers.dat adds the VM's sync markers; one holding samples.tsv\n"
+		"(tools/vmtrace-sample) adds the VM's stack samples.\n"
 		"\n"
 		"  -o, --output OUT       output: .pftrace/.perfetto-trace, .json, or a directory\n"
 		"  -F, --format FMT       perfetto | chrome | uftrace (default: from OUT)\n"
@@ -169,7 +171,7 @@ static uint64_t meta_hz(const char *path, int *is_ns, int *domain, char *vm,
 	const char *c = vt_meta_get(m, "clock"), *dom = vt_meta_get(m, "domain");
 	const char *v = vt_meta_get(m, "vm");
 
-	if (c && !strcmp(c, "ns"))
+	if (c && (!strcmp(c, "ns") || !strcmp(c, "mono-ns")))
 		*is_ns = 1;
 	if (domain && dom && !strcmp(dom, "host"))
 		*domain = DOM_HOST;
@@ -232,7 +234,7 @@ static int vm_index(const char *name)
 }
 
 /* Add the readers of one input path: a trace.dat file, or a directory with
- * a trace.dat and/or uftrace data (info), or subdirectories with them. */
+ * a trace.dat and/or uftrace data (info) and/or samples.tsv. */
 static int add_input(struct merge_source *src, int idx, int *found)
 {
 	char p[4200];
@@ -251,6 +253,11 @@ static int add_input(struct merge_source *src, int idx, int *found)
 	if (has_file(src->path, "info")) {
 		(*found)++;
 		if (merge_reader_uftrace(src, idx) < 0)
+			return -1;
+	}
+	if (has_file(src->path, VT_SAMPLES_FILE)) {
+		(*found)++;
+		if (merge_reader_samples(src, idx) < 0)
 			return -1;
 	}
 	return 0;
@@ -290,11 +297,16 @@ static void summary(const struct merge_sink_ops *sink, const char *out, uint64_t
 	for (int v = 0; v < nr_vms; v++) {
 		const char *name = *vm_name[v] ? vm_name[v] : "guest";
 		uint64_t unmapped = 0;
+		int guest_clock = 0;
 
 		for (int i = 0; i < nr_sources; i++)
-			if (sources[i].machine == (uint32_t)v + 1)
+			if (sources[i].machine == (uint32_t)v + 1) {
 				unmapped += sources[i].clock.unmapped;
-		if (models[v])
+				guest_clock |= sources[i].clock.domain == MERGE_DOM_GUEST;
+			}
+		if (!guest_clock)
+			fprintf(stderr, "  align    %s: none needed (host-clock samples only)\n", name);
+		else if (models[v])
 			fprintf(stderr, "  align    %s: %s (clock from %s)\n", name,
 				align_model_summary(models[v]), vm_clock_dir[v]);
 		else
@@ -387,6 +399,8 @@ int cmd_merge(int argc, char **argv)
 
 	/* which inputs are the host's, which a guest's, and of which VM */
 	int dom[MERGE_MAX_SOURCES], is_ns[MERGE_MAX_SOURCES], any_host = 0, host_td = 0;
+	/* sampling sessions: the clock domain their meta declares (host) */
+	int samp[MERGE_MAX_SOURCES], samp_clock[MERGE_MAX_SOURCES];
 	uint64_t own_hz[MERGE_MAX_SOURCES], hz = tsc_hz;
 	int unscaled = -1;	/* an input with no TSC frequency (warned) */
 	char vm[MERGE_MAX_SOURCES][VM_NAME_MAX];
@@ -405,6 +419,14 @@ int cmd_merge(int argc, char **argv)
 
 		dom[i] = DOM_UNKNOWN;
 		own_hz[i] = meta_hz(s->path, &is_ns[i], &dom[i], named ? NULL : vm[i], NULL);
+		/* guest stack samples stamped on the host (vmtrace-sample writes
+		 * domain=host): the meta's domain is their clock's; the samples
+		 * belong to a guest VM like any undeclared guest input */
+		samp[i] = is_dir(s->path) && has_file(s->path, VT_SAMPLES_FILE);
+		if (samp[i]) {
+			samp_clock[i] = dom[i] == DOM_GUEST ? MERGE_DOM_GUEST : MERGE_DOM_HOST;
+			dom[i] = DOM_GUEST;
+		}
 		if (named && !strcmp(vm[i], "host"))
 			dom[i] = DOM_HOST;
 		else if (named || (*vm[i] && dom[i] == DOM_UNKNOWN))
@@ -422,6 +444,7 @@ int cmd_merge(int argc, char **argv)
 		if (nin == 1)
 			dom[i] = DOM_HOST;	/* a plain conversion */
 		s->single = nin == 1;
+		s->samples = samp[i];
 		if (dom[i] == DOM_HOST) {
 			meta_hz(s->path, &is_ns[i], NULL, NULL, &host_info);
 			if (!hz && !is_ns[i])
@@ -442,7 +465,7 @@ int cmd_merge(int argc, char **argv)
 			else
 				snprintf(s->label, sizeof(s->label), "guest");
 			/* the VM's clock: markers.dat in any of its directories */
-			if (is_dir(s->path) && (!vm_clock_dir[v] ||
+			if (is_dir(s->path) && !samp[i] && (!vm_clock_dir[v] ||
 			    (has_file(s->path, VT_MARKER_FILE) &&
 			     !has_file(vm_clock_dir[v], VT_MARKER_FILE))))
 				vm_clock_dir[v] = s->path;
@@ -454,6 +477,7 @@ int cmd_merge(int argc, char **argv)
 	for (int i = 0; i < nin; i++) {
 		struct merge_source *s = &sources[i];
 		uint64_t h = hz ? hz : own_hz[i];	/* no host frequency: the guest's own */
+		int cdom = dom[i] == DOM_HOST ? MERGE_DOM_HOST : MERGE_DOM_GUEST;
 
 		if (dom[i] == DOM_HOST) {
 			s->qemu_pid = host_info.qemu_pid;
@@ -463,8 +487,9 @@ int cmd_merge(int argc, char **argv)
 			s->lane = host_td && nin > 1;
 		}
 		/* no frequency at all: 1 tick = 1 ns (warned below) */
-		if (merge_clock_init(&s->clock, dom[i] == DOM_HOST ? MERGE_DOM_HOST : MERGE_DOM_GUEST,
-				     is_ns[i], h ? h : NS_PER_SEC) < 0) {
+		if (samp[i])
+			cdom = samp_clock[i];
+		if (merge_clock_init(&s->clock, cdom, is_ns[i], h ? h : NS_PER_SEC) < 0) {
 			vt_err_print("merge");
 			return VT_EXIT_FAIL;
 		}
@@ -495,7 +520,8 @@ int cmd_merge(int argc, char **argv)
 		for (int i = 0; i < nin; i++) {
 			struct merge_source *s = &sources[i];
 
-			if (s->machine != (uint32_t)v + 1 || s->clock.is_ns)
+			if (s->machine != (uint32_t)v + 1 || s->clock.is_ns ||
+			    s->clock.domain != MERGE_DOM_GUEST)
 				continue;
 			if (align_model_host_hz(models[v]) && align_model_host_hz(models[v]) != hz)
 				merge_clock_init(&s->clock, MERGE_DOM_GUEST, 0,
@@ -519,8 +545,8 @@ int cmd_merge(int argc, char **argv)
 			continue;
 		}
 		if (!found) {
-			fprintf(stderr, "vmtrace: merge: %s: no trace.dat and no uftrace data "
-				"(info) found\n", sources[i].path);
+			fprintf(stderr, "vmtrace: merge: %s: no trace.dat, no uftrace data "
+				"(info) and no samples.tsv found\n", sources[i].path);
 			ret = VT_EXIT_FAIL;
 			goto out_free;
 		}
@@ -552,7 +578,8 @@ int cmd_merge(int argc, char **argv)
 				continue;	/* an end whose begin is not in the trace */
 			t->depth--;
 		}
-		merge_flow_feed(e);
+		if (likely(!s->samples))
+			merge_flow_feed(e);
 		if (unlikely(sink->event(sk, e) < 0)) {
 			vt_err_print("merge");
 			ret = VT_EXIT_FAIL;

@@ -131,6 +131,8 @@ struct merge_source {
 	int lane;		/* track lane of its uftrace tasks: 1 for host
 				 * uftrace data merged with a host trace.dat */
 	int clock_only;		/* holds markers.dat only (the VM's clock) */
+	int samples;		/* a sampling session (samples.tsv): its leaf
+				 * names are not events, so no flows */
 };
 
 #define MERGE_MAX_SOURCES	64
@@ -138,6 +140,9 @@ struct merge_source {
 /* Readers: add the streams of @src to the sorter; -1 on failure. */
 int merge_reader_uftrace(struct merge_source *src, uint16_t idx);
 int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *file);
+/* samples.tsv of directory @src->path: one instant per sample (its clock
+ * re-initialised from the file's header when it disagrees). */
+int merge_reader_samples(struct merge_source *src, uint16_t idx);
 
 /* ---- sorter -------------------------------------------------------- */
 

@@ -4,6 +4,8 @@ VMTRACE_SRCS += merge/cmd_merge.c merge/tables.c merge/clock.c merge/sort.c \
 	merge/sink_perfetto.c merge/sink_chrome.c merge/sink_uftrace.c
 # CPython USDT uprobe events -> python slices (guest/usdt's records)
 VMTRACE_SRCS += merge/usdt_python.c
+# guest stack samples of tools/vmtrace-sample (samples.tsv) -> instants
+VMTRACE_SRCS += merge/reader_samples.c
 VMTRACE_LIBS += -ltracecmd -ltracefs -ltraceevent
 DEPS += libtracecmd-dev libtraceevent-dev libtracefs-dev protobuf-compiler uftrace time
 

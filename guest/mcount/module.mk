@@ -103,6 +103,31 @@ $(OUT)/guest/unikernel64.elf: $(OUT)/guest/unikernel/boot.o $(OUT)/guest/unikern
 $(OUT)/guest/unikernel.elf: $(OUT)/guest/unikernel64.elf
 	objcopy -O elf32-i386 $< $@
 
+# the sampling image (tools/vmtrace-sample, tests/tools/t-vmsample-unikernel.sh):
+# the same guest, spinning UNIK_SPIN_MS ms in spin.c (untraced) before its
+# traced run; the default image above is built without it
+UNIK_SPIN_MS ?= 20000
+UNIK_SPIN_OBJ := $(OUT)/guest/unikernel-spin
+TEST_TARGETS += $(OUT)/guest/unikernel-spin.elf $(OUT)/guest/unikernel-spin64.elf
+
+$(UNIK_SPIN_OBJ)/main.o: $(SRC)/$(UNIK_DIR)/main.c $(SRC)/$(UNIK_DIR)/unikernel.h \
+		$(SRC)/$(UNIK_DIR)/spin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIK_CFLAGS) -DUNIK_SPIN_MS=$(UNIK_SPIN_MS) -c -o $@ $<
+
+$(UNIK_SPIN_OBJ)/spin.o: $(SRC)/$(UNIK_DIR)/spin.c $(SRC)/$(UNIK_DIR)/spin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIK_CFLAGS) -c -o $@ $<
+
+$(OUT)/guest/unikernel-spin64.elf: $(OUT)/guest/unikernel/boot.o $(UNIK_SPIN_OBJ)/main.o \
+		$(UNIK_SPIN_OBJ)/spin.o $(OUT)/guest/unikernel/work.o \
+		$(OUT)/lib/libvmtrace-mcount-free.a $(SRC)/$(UNIK_DIR)/link.ld
+	$(CC) -nostdlib -static -no-pie -Wl,-T,$(SRC)/$(UNIK_DIR)/link.ld -Wl,--build-id=none \
+		-Wl,-z,noexecstack -o $@ $(filter %.o,$^) $(OUT)/lib/libvmtrace-mcount-free.a
+
+$(OUT)/guest/unikernel-spin.elf: $(OUT)/guest/unikernel-spin64.elf
+	objcopy -O elf32-i386 $< $@
+
 # ---- test programs (tests/guest/progs) --------------------------------------
 GPROG_SRC := tests/guest/progs
 GPROG_OUT := $(OUT)/tests/guest

@@ -43,7 +43,7 @@ grep -qx '# clock=tsc rate_hz=100' prof/samples.tsv
 grep -v '^#' prof/samples.tsv | awk -F'\t' -v a="$before" -v b="$after" '
 	$1 < a || $1 > b || $1 < prev { print "bad time", $1; bad = 1 } { prev = $1 }
 	NF != 6 { print "bad line", $0; bad = 1 } END { exit bad }'
-# lib/samples.c (what vmtrace merge will use) reads the file and sees the
+# lib/samples.c (what vmtrace merge uses) reads the file and sees the
 # same stacks as samples.folded
 "$VT_BUILD/tests/tools/samples-cat" prof/samples.tsv | sort | uniq -c | awk '{ print $2, $1 }' >cat.folded
 sort prof/samples.folded | diff - cat.folded

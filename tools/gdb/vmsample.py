@@ -78,6 +78,8 @@ def _frames(depth):
             pc = f.pc()
         except gdb.error:
             break
+        if pc == 0 and out:
+            break  # the zero return address below a guest's entry code
         name = f.name()
         if not name:
             name = "0x%x" % pc

@@ -12,7 +12,10 @@
  * is one byte to an isa-debugcon the host maps at VT_MARKER_PORT, which
  * QEMU's vCPU thread write()s to a chardev file (the host recorder sees
  * the syscall); otherwise (the KVM image) a 32-bit PIO write to
- * VT_MARKER_PORT, seen on the host as kvm:kvm_pio.
+ * VT_MARKER_PORT, seen on the host as kvm:kvm_pio.  With UNIK_SPIN_MS=N
+ * (the sampling image, build/guest/unikernel-spin.elf) it first spins for
+ * about N ms in spin.c's call tree, for tools/vmtrace-sample; the traced
+ * run, markers and frames that follow are the default image's.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +23,9 @@
 #include "marker.h"
 #include "vt_mcount_free.h"
 #include "unikernel.h"
+#ifdef UNIK_SPIN_MS
+#include "spin.h"
+#endif
 
 /* isa-debug-exit (-device isa-debug-exit,iobase=0xf4,iosize=4): QEMU
  * exits with status (value << 1) | 1, so UNIK_EXIT_OK gives 33. */
@@ -89,6 +95,9 @@ void unikernel_main(void)
 
 	/* the host's boot handshake waits for this line */
 	say("vmtrace unikernel: start\n");
+#ifdef UNIK_SPIN_MS
+	unik_spin(UNIK_SPIN_MS);
+#endif
 	if (nr < 1 || nr > UNIK_MAX_MARKS)
 		fail("vmtrace unikernel: bad marker count\n");
 	if (vt_mcount_free_init(trace_buf, sizeof(trace_buf), UNIK_MAX_DEPTH, 0) < 0)
