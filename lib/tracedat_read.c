@@ -186,7 +186,14 @@ static int hdr_check(const char *path, int fd, uint64_t size)
 			if (id && (hdr_u32(&c, &n32) || hdr_skip(&c, n32)))
 				goto bad;
 		} while (id);
+		if (hdr_read(&c, buf, HDR_OPT_NAME))
+			goto bad;
 	}
+	/* the CPU count sizes libtracecmd's tables: its offsets must be here */
+	c.field = c.off;
+	if (!memcmp(buf, "flyrecord", HDR_OPT_NAME) &&
+	    nr > (c.size - c.off) / (2 * sizeof(uint64_t)))
+		goto bad;
 	return 0;
 bad:
 	return vt_err_set("%s: corrupt trace.dat header: the size or count at offset %llu "
