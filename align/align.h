@@ -232,8 +232,12 @@ int align_samples_load(struct align_samples *s, const char *host_dir, const char
 		       const struct align_load_opts *o);
 void align_samples_free(struct align_samples *s);
 
-/* Convenience for merge: load + build.  NULL with a message on failure. */
+/* Convenience for merge: load + build.  NULL with a message on failure.
+ * *@n_bad_markers (if not NULL) gets the count of rejected (corrupt or
+ * truncated) records of GUESTDIR's markers.dat, as `vmtrace align` reports
+ * them with exit 3. */
 struct align_model *align_model_from_dirs(const char *host_dir, const char *guest_dir,
-					  const struct align_load_opts *o);
+					  const struct align_load_opts *o,
+					  size_t *n_bad_markers);
 
 #endif

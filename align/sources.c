@@ -644,15 +644,20 @@ void align_samples_free(struct align_samples *s)
 }
 
 struct align_model *align_model_from_dirs(const char *host_dir, const char *guest_dir,
-					  const struct align_load_opts *o)
+					  const struct align_load_opts *o,
+					  size_t *n_bad_markers)
 {
 	struct align_samples s;
 	struct align_model *m;
 
+	if (n_bad_markers)
+		*n_bad_markers = 0;
 	if (align_samples_load(&s, host_dir, guest_dir, o) < 0) {
 		align_samples_free(&s);
 		return NULL;
 	}
+	if (n_bad_markers)
+		*n_bad_markers = s.n_bad_guest_markers;
 	m = align_model_build(&s.in);
 	align_samples_free(&s);
 	return m;

@@ -13,9 +13,11 @@
 #include <unistd.h>
 #include "err.h"
 #include "cli.h"
+#include "fileio.h"
 #include "meta.h"
 
 #define VT_META_HEADER	"# vmtrace-meta 1"
+#define META_FILE_MODE	0644
 #define VT_META_MAX_ENTRIES 65536
 
 struct vt_meta_ent {
@@ -192,42 +194,22 @@ const char *vt_meta_val(const struct vt_meta *m, int i)
 
 int vt_meta_write(const struct vt_meta *m, const char *path)
 {
-	char tmp[4096];
-	FILE *fp;
-	int fd;
+	size_t len = sizeof(VT_META_HEADER);	/* header + its newline */
+	char *buf, *p;
+	int ret;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >= (int)sizeof(tmp))
-		return vt_err_set("%s: path too long", path);
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return vt_err_errno("%s: cannot create", tmp);
-	fchmod(fd, 0644);
-	fp = fdopen(fd, "w");
-	if (!fp) {
-		close(fd);
-		unlink(tmp);
-		return vt_err_errno("%s: cannot open", tmp);
-	}
-	fprintf(fp, "%s\n", VT_META_HEADER);
 	for (int i = 0; i < m->nr; i++)
-		fprintf(fp, "%s=%s\n", m->ent[i].key, m->ent[i].val);
-	if (fflush(fp) || ferror(fp) || fsync(fileno(fp))) {
-		vt_err_errno("%s: write failed", path);
-		fclose(fp);
-		unlink(tmp);
-		return -1;
-	}
-	if (fclose(fp)) {
-		unlink(tmp);
-		return vt_err_errno("%s: write failed", path);
-	}
-	/* rename() replaces a symlink at @path rather than following it */
-	if (rename(tmp, path)) {
-		vt_err_errno("%s: cannot rename into place", path);
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+		len += strlen(m->ent[i].key) + strlen(m->ent[i].val) + 2;
+	buf = malloc(len + 1);
+	if (!buf)
+		return vt_err_set("%s: out of memory", path);
+	p = buf + sprintf(buf, "%s\n", VT_META_HEADER);
+	for (int i = 0; i < m->nr; i++)
+		p += sprintf(p, "%s=%s\n", m->ent[i].key, m->ent[i].val);
+	ret = vt_file_write_atomic(path, buf, (size_t)(p - buf), META_FILE_MODE,
+				   VT_FILE_FSYNC);
+	free(buf);
+	return ret;
 }
 
 int vt_meta_write_dir(const struct vt_meta *m, const char *dir)

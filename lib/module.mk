@@ -1,6 +1,8 @@
 # lib/: the shared module: trace formats (read + write) and TSC helpers.
 # Built into libvtcore.a; guest/, host/, align/ and merge/ all link it.
 CORE_SRCS += lib/err.c lib/meta.c lib/uftrace.c lib/elfread.c lib/tsc.c
+# atomic whole-file replace (vmtrace.meta, uftrace side files)
+CORE_SRCS += lib/fileio.c
 # number parsing of options and environment variables (also in the mcount runtime)
 CORE_SRCS += lib/cli.c
 # commands of the shared module: vmtrace tsc, info, convert

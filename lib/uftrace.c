@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include "elfread.h"
 #include "err.h"
+#include "fileio.h"
 #include "meta.h"
 #include "uftrace.h"
 
@@ -176,36 +177,6 @@ static void sb_put(struct sbuf *sb, const void *data, size_t len)
 	sb->buf[sb->len] = 0;
 }
 
-/* Write @len bytes to @path atomically (temporary file + rename). */
-static int write_file_atomic(const char *path, const void *data, size_t len)
-{
-	char tmp[PATH_MAX];
-	int fd;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >= (int)sizeof(tmp))
-		return vt_err_set("%s: path too long", path);
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return vt_err_errno("%s: cannot create", tmp);
-	if (fchmod(fd, FILE_MODE) || write_all(fd, data, len, path)) {
-		vt_err_errno("%s: write failed", path);
-		close(fd);
-		unlink(tmp);
-		return -1;
-	}
-	if (close(fd)) {
-		vt_err_errno("%s: write failed", path);
-		unlink(tmp);
-		return -1;
-	}
-	if (rename(tmp, path)) {
-		vt_err_errno("%s: cannot rename into place", path);
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
-
 static int sb_write(struct sbuf *sb, const char *path)
 {
 	int ret;
@@ -214,7 +185,8 @@ static int sb_write(struct sbuf *sb, const char *path)
 		free(sb->buf);
 		return vt_err_set("%s: out of memory", path);
 	}
-	ret = write_file_atomic(path, sb->buf ? sb->buf : "", sb->len);
+	ret = vt_file_write_atomic(path, sb->buf ? sb->buf : "", sb->len,
+				   FILE_MODE, 0);
 	free(sb->buf);
 	return ret;
 }
@@ -300,6 +272,21 @@ static char *next_line(struct lines *l, int *bad)
 	return line;
 }
 
+/* Read all of @path (at most @max bytes) and set @l over it: returns the
+ * buffer (the caller frees it), or NULL with the error set. */
+static char *lines_read(struct lines *l, const char *path, uint64_t max)
+{
+	size_t len;
+	char *buf = read_file_bounded(path, max, &len);
+
+	if (!buf)
+		return NULL;
+	l->start = l->p = buf;
+	l->end = buf + len;
+	l->lineno = 0;
+	return buf;
+}
+
 /* Parse a decimal int in [0, INT_MAX] at @s; -1 if malformed. */
 static int parse_int(const char *s, char **end)
 {
@@ -372,8 +359,11 @@ int vt_uft_dir_create(const char *dir, int force)
 		}
 	}
 	closedir(d);
-	if (nonempty && !force)
-		return vt_err_set("%s: directory exists and is not empty (remove it or force)", dir);
+	if (nonempty && !force) {
+		vt_err_set("%s: directory exists and is not empty (remove it or force)", dir);
+		errno = ENOTEMPTY;	/* callers tell a usage error from an I/O one */
+		return -1;
+	}
 	return 0;
 }
 
@@ -1223,19 +1213,15 @@ static int read_task_txt(struct vt_uft_reader *r, struct sess_list *sl, int *cap
 {
 	char path[PATH_MAX], *buf, *line;
 	struct lines l;
-	size_t len;
 	int bad;
 
 	if (path_join(path, sizeof(path), r->dir, "task.txt"))
 		return -1;
 	if (access(path, F_OK))
 		return 0;
-	buf = read_file_bounded(path, TASK_MAX_BYTES, &len);
+	buf = lines_read(&l, path, TASK_MAX_BYTES);
 	if (!buf)
 		return -1;
-	l.start = l.p = buf;
-	l.end = buf + len;
-	l.lineno = 0;
 	while ((line = next_line(&l, &bad))) {
 		uint64_t ts;
 		char *p;
@@ -1311,19 +1297,15 @@ static int read_map(struct vt_uft_reader *r, const char *sid)
 {
 	char path[PATH_MAX], *buf, *line, *last = NULL;
 	struct lines l;
-	size_t len;
 	int bad;
 
 	if (map_path(path, sizeof(path), r->dir, sid))
 		return -1;
 	if (access(path, F_OK))
 		return 0;	/* uftrace needs it, we can do without */
-	buf = read_file_bounded(path, MAP_MAX_BYTES, &len);
+	buf = lines_read(&l, path, MAP_MAX_BYTES);
 	if (!buf)
 		return -1;
-	l.start = l.p = buf;
-	l.end = buf + len;
-	l.lineno = 0;
 	while ((line = next_line(&l, &bad))) {
 		unsigned long long start, end;
 		char file[PATH_MAX];
@@ -1389,20 +1371,17 @@ static int add_sym(struct vt_uft_reader *r, uint64_t addr, const char *name)
 static int read_sym_file(struct vt_uft_reader *r, const struct uft_map *m)
 {
 	char path[PATH_MAX], name[NAME_MAX + 1], *buf, *line;
-	size_t len, first = r->nr_syms;
+	size_t first = r->nr_syms;
 	struct lines l;
 	int bad;
 
 	if (snprintf(name, sizeof(name), "%s.sym", base_name(m->path)) >= (int)sizeof(name) ||
 	    path_join(path, sizeof(path), r->dir, name) || access(path, F_OK))
 		return 0;
-	buf = read_file_bounded(path, SYM_MAX_BYTES - r->sym_bytes, &len);
+	buf = lines_read(&l, path, SYM_MAX_BYTES - r->sym_bytes);
 	if (!buf)
 		return -1;
-	r->sym_bytes += len;
-	l.start = l.p = buf;
-	l.end = buf + len;
-	l.lineno = 0;
+	r->sym_bytes += (size_t)(l.end - buf);
 	while ((line = next_line(&l, &bad))) {
 		unsigned long long addr;
 		char *p, type, *tab;
@@ -1863,15 +1842,11 @@ static int convert_task_txt(const char *src, const char *dst, uint64_t hz)
 	struct sbuf sb = { 0 };
 	struct lines l;
 	char *buf, *line;
-	size_t len;
 	int bad;
 
-	buf = read_file_bounded(src, TASK_MAX_BYTES, &len);
+	buf = lines_read(&l, src, TASK_MAX_BYTES);
 	if (!buf)
 		return -1;
-	l.start = l.p = buf;
-	l.end = buf + len;
-	l.lineno = 0;
 	while ((line = next_line(&l, &bad))) {
 		uint64_t ts;
 		char *rest;

@@ -124,7 +124,8 @@ struct vt_uft_info {
 };
 
 /* Create @dir (mode 0755) for a new trace.  An existing non-empty
- * directory is refused unless @force (then its old trace files go). */
+ * directory is refused unless @force (then its old trace files go); that
+ * refusal leaves errno = ENOTEMPTY. */
 int vt_uft_dir_create(const char *dir, int force);
 
 /* Write DIR/info from @info (the header + text sections uftrace 0.13

@@ -25,7 +25,8 @@
 
 /* align/ is optional at link time (weak): without it guests use an offset */
 extern struct align_model *align_model_from_dirs(const char *host_dir, const char *guest_dir,
-						 const struct align_load_opts *o)
+						 const struct align_load_opts *o,
+						 size_t *n_bad_markers)
 	__attribute__((weak));
 extern void align_load_opts_init(struct align_load_opts *o) __attribute__((weak));
 extern void align_model_free(struct align_model *m) __attribute__((weak));
@@ -45,7 +46,9 @@ static int nr_sources;
 static char vm_name[MERGE_MAX_SOURCES][VM_NAME_MAX];
 static struct align_model *models[MERGE_MAX_SOURCES];	/* by VM */
 static const char *vm_clock_dir[MERGE_MAX_SOURCES];	/* by VM: align's GUESTDIR */
+static size_t vm_bad_markers[MERGE_MAX_SOURCES];	/* by VM: rejected markers.dat records */
 static int nr_vms;
+static int meta_bad;	/* a vmtrace.meta did not parse: exit VT_EXIT_PARTIAL */
 
 enum { DOM_UNKNOWN, DOM_HOST, DOM_GUEST };
 
@@ -158,8 +161,12 @@ static uint64_t meta_hz(const char *path, int *is_ns, int *domain, char *vm,
 	double d;
 
 	*is_ns = 0;
-	if (!m && dir && has_file(dir, VT_META_FILE))
-		vt_warn("%s (ignored)", vt_err_msg());
+	if (!m && dir && has_file(dir, VT_META_FILE)) {
+		/* warned once per input (a host input is read twice) */
+		if (!host)
+			vt_warn("%s (metadata ignored: defaults used)", vt_err_msg());
+		meta_bad = 1;
+	}
 	if (!m) {
 		/* a plain `uftrace record` directory: uftrace's own ns clock */
 		if (is_dir(path) && has_file(path, "info") && !has_file(path, VT_META_FILE))
@@ -508,7 +515,8 @@ int cmd_merge(int argc, char **argv)
 			continue;	/* only trace.dat files given: no directory */
 		align_load_opts_init(&ao);
 		ao.host_hz = tsc_hz;
-		models[v] = align_model_from_dirs(host_dir, vm_clock_dir[v], &ao);
+		models[v] = align_model_from_dirs(host_dir, vm_clock_dir[v], &ao,
+						  &vm_bad_markers[v]);
 		if (!models[v]) {
 			vt_warn("%s: no clock model (%s): guest TSC - %" PRId64 " taken as host TSC",
 				vm_clock_dir[v], vt_err_msg(), guest_offset);
@@ -621,7 +629,7 @@ int cmd_merge(int argc, char **argv)
 		fprintf(stderr, "vmtrace: merge: out of memory for names\n");
 		ret = VT_EXIT_FAIL;
 	}
-	if (!quiet)
+	if (!quiet && ret == VT_EXIT_OK)
 		summary(sink, out, total, first_ns, last_ns);
 	for (int i = 0; i < nin && ret == VT_EXIT_OK; i++)
 		if (sources[i].partial) {
@@ -629,6 +637,15 @@ int cmd_merge(int argc, char **argv)
 				"record", sources[i].path);
 			ret = VT_EXIT_PARTIAL;
 		}
+	for (int v = 0; v < nr_vms && ret != VT_EXIT_FAIL; v++)
+		if (vm_bad_markers[v]) {
+			vt_warn("%s/%s: %zu marker records rejected (truncated or corrupt): "
+				"clock model built from the others", vm_clock_dir[v],
+				VT_MARKER_FILE, vm_bad_markers[v]);
+			ret = VT_EXIT_PARTIAL;
+		}
+	if (meta_bad && ret == VT_EXIT_OK)
+		ret = VT_EXIT_PARTIAL;	/* warned when read */
 out_free:
 	merge_sort_free();
 	for (int v = 0; v < nr_vms; v++)

@@ -211,4 +211,15 @@ static inline char *merge_out_reserve(struct merge_out *o, size_t n)
 	return o->buf + o->len;
 }
 
+/* A growable set of 64-bit ids (the processes a sink has described). */
+struct merge_idset {
+	uint64_t *ids;
+	uint32_t nr, cap;
+};
+/* Add @id to @set: 1 if it was new, 0 if already there, -1 when out of
+ * memory (no error set: the caller names its output). */
+int merge_idset_add(struct merge_idset *set, uint64_t id);
+/* Free @set's storage and empty it. */
+void merge_idset_free(struct merge_idset *set);
+
 #endif

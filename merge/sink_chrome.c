@@ -18,8 +18,7 @@ struct csink {
 	struct merge_out out;
 	uint8_t *named;		/* per track: metadata written */
 	uint32_t named_cap;
-	int64_t *procs;		/* pids whose process_name is written */
-	uint32_t nr_procs, cap_procs;
+	struct merge_idset procs;	/* pids whose process_name is written */
 	int nr_events;
 };
 
@@ -123,26 +122,17 @@ static int name_track(struct csink *s, uint32_t idx)
 {
 	const struct merge_track *t = merge_track(idx);
 	int64_t pid = json_pid(t);
-	uint32_t i;
 	char *p = merge_out_reserve(&s->out, 16 * JSON_NAME_MAX);
+	int added;
 
 	if (!p)
 		return -1;
 	char *start = p;
 
-	for (i = 0; i < s->nr_procs && s->procs[i] != pid; i++)
-		;
-	if (i == s->nr_procs) {
-		if (s->nr_procs == s->cap_procs) {
-			uint32_t nc = s->cap_procs ? 2 * s->cap_procs : 64;
-			int64_t *np = realloc(s->procs, nc * sizeof(*np));
-
-			if (!np)
-				return vt_err_set("chrome: out of memory");
-			s->procs = np;
-			s->cap_procs = nc;
-		}
-		s->procs[s->nr_procs++] = pid;
+	added = merge_idset_add(&s->procs, (uint64_t)pid);
+	if (added < 0)
+		return vt_err_set("chrome: out of memory");
+	if (added) {
 		p = put_head(p, s, "M", t);
 		p = PUTS(p, ",\"name\":\"process_name\",\"args\":{\"name\":");
 		p = put_jstr(p, t->pname);
@@ -295,7 +285,7 @@ static int chrome_close(void *sink)
 	if (!p)
 		ret = -1;
 	free(s->named);
-	free(s->procs);
+	merge_idset_free(&s->procs);
 	free(s);
 	return ret;
 }

@@ -86,8 +86,7 @@ struct psink {
 	uint32_t name_cap, ann_cap;
 	uint8_t *track_sent;
 	uint32_t tracks_cap;
-	uint64_t *procs;		/* process uuids emitted */
-	uint32_t nr_procs, cap_procs;
+	struct merge_idset procs;	/* process uuids emitted */
 	int first;
 };
 
@@ -234,7 +233,7 @@ static int send_track(struct psink *s, uint32_t idx)
 	struct merge_track *t = merge_track(idx);
 	uint64_t pu = proc_uuid(t);
 	struct pb b;
-	uint32_t i;
+	int added;
 
 	if (t->lane) {
 		/* a second track of a thread: a child of its thread track,
@@ -249,19 +248,10 @@ static int send_track(struct psink *s, uint32_t idx)
 		pb_end(&b);
 		return flush_packet(s, &b);
 	}
-	for (i = 0; i < s->nr_procs && s->procs[i] != pu; i++)
-		;
-	if (i == s->nr_procs) {
-		if (s->nr_procs == s->cap_procs) {
-			uint32_t nc = s->cap_procs ? 2 * s->cap_procs : 64;
-			uint64_t *np = realloc(s->procs, nc * sizeof(*np));
-
-			if (!np)
-				return vt_err_set("perfetto: out of memory");
-			s->procs = np;
-			s->cap_procs = nc;
-		}
-		s->procs[s->nr_procs++] = pu;
+	added = merge_idset_add(&s->procs, pu);
+	if (added < 0)
+		return vt_err_set("perfetto: out of memory");
+	if (added) {
 		if (packet_head(s, &b, t->machine) < 0)
 			return -1;
 		if (s->first) {
@@ -437,7 +427,7 @@ static int perfetto_close(void *sink)
 	free(s->name_sent);
 	free(s->ann_sent);
 	free(s->track_sent);
-	free(s->procs);
+	merge_idset_free(&s->procs);
 	free(s);
 	return ret;
 }

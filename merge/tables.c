@@ -1,7 +1,7 @@
 /*
  * tables.c - merge's interned strings, its track table and the buffered
  * output file of the sinks.  Runs on the merge command's thread; allocates
- * only when a new name or thread appears (bounded by distinct names, not by
+ * only when a new name, thread or process appears (bounded by distinct names, not by
  * events).
  */
 #include <errno.h>
@@ -15,6 +15,7 @@
 #define STRTAB_INIT_SLOTS	4096	/* hash slots at start (power of 2) */
 #define STRTAB_CHUNK		(1u << 20)	/* bytes of string storage per chunk */
 #define OUT_BUF_SIZE		(1u << 20)	/* sink output buffer */
+#define IDSET_INIT_CAP		64		/* ids of a new id set */
 
 struct str_ent {
 	const char *s;
@@ -308,4 +309,34 @@ int merge_out_close(struct merge_out *o)
 	o->buf = NULL;
 	o->fd = -1;
 	return ret;
+}
+
+/* ---- id sets ------------------------------------------------------- */
+
+int merge_idset_add(struct merge_idset *set, uint64_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < set->nr && set->ids[i] != id; i++)
+		;
+	if (i < set->nr)
+		return 0;
+	if (set->nr == set->cap) {
+		uint32_t nc = set->cap ? 2 * set->cap : IDSET_INIT_CAP;
+		uint64_t *np = realloc(set->ids, nc * sizeof(*np));
+
+		if (!np)
+			return -1;
+		set->ids = np;
+		set->cap = nc;
+	}
+	set->ids[set->nr++] = id;
+	return 1;
+}
+
+void merge_idset_free(struct merge_idset *set)
+{
+	free(set->ids);
+	set->ids = NULL;
+	set->nr = set->cap = 0;
 }

@@ -274,9 +274,13 @@ int cmd_run(int argc, char **argv)
 		return VT_EXIT_FAIL;
 	}
 	if (vt_uft_dir_create(o.dir, o.force) < 0) {
+		int err = errno;
+
 		vt_err_print("run");
-		return errno == EACCES || errno == EPERM || errno == EROFS ? VT_EXIT_PERM
-									   : VT_EXIT_FAIL;
+		if (err == ENOTEMPTY)
+			return VT_EXIT_USAGE;	/* like `vmtrace record`: needs --force */
+		return err == EACCES || err == EPERM || err == EROFS ? VT_EXIT_PERM
+								     : VT_EXIT_FAIL;
 	}
 	/* the runtime and the program may chdir: give them an absolute path */
 	if (!realpath(o.dir, dir)) {

@@ -1,7 +1,7 @@
 #!/bin/bash
 # A full disk (64 KB tmpfs) under `vmtrace merge` for each sink (Chrome
 # JSON, Perfetto, uftrace directory): exit 1 with a message naming the
-# output and "No space left"; the inputs are untouched.
+# output and "No space left", no success summary; the inputs are untouched.
 # timeout: 120
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
@@ -15,6 +15,11 @@ for out in out.json out.pftrace; do
 		"$VT_BIN" merge "$d" -o "$VT_TMP/disk/$out" -q
 	rm -f "$VT_TMP/disk/$out"
 done
+# without -q: the error, but no success summary
+run_fails "merge to out.json on a full disk, not quiet" "$VT_TMP/disk/out.json.*No space left" \
+	"$VT_BIN" merge "$d" -o "$VT_TMP/disk/out.json"
+! grep -q "events ->" "$VT_TMP/err" || fail "success summary printed after a write failure"
+rm -f "$VT_TMP/disk/out.json"
 run_fails "merge to a uftrace dir on a full disk" "$VT_TMP/disk/outdir.*No space left" \
 	"$VT_BIN" merge "$d" -o "$VT_TMP/disk/outdir" -F uftrace -q
 [ "$(cat "$d"/* | md5sum)" = "$sum" ] || fail "the input changed"

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "fuzz-util.h"
 #include "elfread.h"
 
 static int on_sym(void *arg, const struct vt_elf_sym *s)
@@ -28,21 +29,14 @@ static int on_note(void *arg, const struct vt_elf_note *n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[] = "/tmp/vt-fuzz-elf.XXXXXX";
-	int fd = mkstemp(path);
 	struct vt_elf_section s;
 	struct vt_elf_load l;
 	struct vt_elf *e;
 	uint64_t sum = 0;
 	char id[64];
 
-	if (fd < 0)
+	if (fuzz_write_temp(data, size, path) < 0)
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	close(fd);
 	e = vt_elf_open(path);
 	unlink(path);
 	if (!e)

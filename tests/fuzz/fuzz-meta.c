@@ -7,25 +7,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "fuzz-util.h"
 #include "meta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[] = "/tmp/vt-fuzz-meta.XXXXXX";
-	int fd = mkstemp(path);
 	struct vt_meta *m;
 	uint64_t u;
 	int64_t s;
 	double d;
 
-	if (fd < 0)
+	if (fuzz_write_temp(data, size, path) < 0)
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	close(fd);
 	m = vt_meta_read(path);
 	unlink(path);
 	if (!m)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "fuzz-util.h"
 #include "tracedat.h"
 
 #define FUZZ_TEXT_LEN	256
@@ -20,17 +21,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char buf[FUZZ_TEXT_LEN];
 	struct vt_td_reader *r;
 	struct vt_td_event ev;
-	int fd = mkstemp(path);
 	uint64_t v;
 
-	if (fd < 0)
+	if (fuzz_write_temp(data, size, path) < 0)
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	close(fd);
 	r = vt_td_read_open(path);
 	unlink(path);
 	if (!r)

@@ -26,3 +26,5 @@ DEPS += clang libclang-rt-14-dev
 fuzz-build: $(FUZZ_BINS)
 fuzz: deps fuzz-build
 	@VT_SRC=$(SRC) VT_BUILD=$(OUT) FUZZ_SECONDS=$(FUZZ_SECONDS) $(SRC)/tests/fuzz/run $(F)
+# the targets share fuzz-util.h
+$(FUZZ_BINS): $(SRC)/tests/fuzz/fuzz-util.h

@@ -1,0 +1,21 @@
+/*
+ * fileio.h - small file helpers of the shared module: replace a file
+ * atomically (temporary file in the same directory + rename).
+ */
+#ifndef VT_FILEIO_H
+#define VT_FILEIO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define VT_FILE_FSYNC	1	/* flag: fsync the data before the rename */
+
+/* Replace @path with the @len bytes at @data, created with permissions
+ * @mode; with VT_FILE_FSYNC in @flags the data reach the disk first.
+ * A symlink at @path is replaced, not followed; on failure @path is left
+ * as it was and no temporary file remains.  0, or -1 with the error set
+ * (naming @path). */
+int vt_file_write_atomic(const char *path, const void *data, size_t len,
+			 mode_t mode, int flags);
+
+#endif
