@@ -5,7 +5,7 @@ python3-setuptools).  The extension compiles the lib/ sources it uses."""
 from setuptools import Extension, setup
 
 LIB = ["lib/err.c", "lib/meta.c", "lib/uftrace.c", "lib/uftrace-append.c",
-       "lib/elfread.c", "lib/tsc.c", "lib/cli.c"]
+       "lib/elfread.c", "lib/tsc.c", "lib/cli.c", "lib/fileio.c"]
 
 setup(
     name="vmtrace",
