@@ -140,14 +140,25 @@ static void uft_close(struct merge_stream *ms)
 
 static const struct merge_stream_ops uft_ops = { uft_next, uft_close };
 
+/* Whether @exe (the traced executable named by the info file) is QEMU. */
+static int exe_is_qemu(const char *exe)
+{
+	const char *base = exe ? strrchr(exe, '/') : NULL;
+
+	base = base ? base + 1 : exe;
+	return base && !strncmp(base, "qemu-system-", strlen("qemu-system-"));
+}
+
 /* Process name of task pid @pid: the host's QEMU process (the pid the
- * recorder found) is named as the trace.dat reader names it, so both land
- * on one process. */
-static uint32_t task_pname(const struct merge_source *src, int pid)
+ * recorder found, or, where it found none - TCG has no KVM facts - the
+ * data of a traced QEMU executable) is named as the trace.dat reader names
+ * it, so both land on one process whichever input is read first. */
+static uint32_t task_pname(const struct merge_source *src, int pid, int qemu_exe)
 {
 	char buf[128];
 
-	if (src->machine == MERGE_MACHINE_HOST && !src->single && pid == src->qemu_pid)
+	if (src->machine == MERGE_MACHINE_HOST && !src->single &&
+	    (pid == src->qemu_pid || (src->qemu_pid <= 0 && qemu_exe)))
 		snprintf(buf, sizeof(buf), "%s: QEMU (pid %d)", src->label, pid);
 	else
 		snprintf(buf, sizeof(buf), "%s: pid %d", src->label, pid);
@@ -188,6 +199,8 @@ int merge_reader_uftrace(struct merge_source *src, uint16_t idx)
 	us->refs = 1;	/* held until all streams are added */
 
 	int n = vt_uft_nr_tasks(us->r), ret = 0;
+	const struct vt_uft_info *info = vt_uft_reader_info(us->r);
+	int qemu_exe = info && exe_is_qemu(info->exename);
 
 	for (int i = 0; i < n; i++) {
 		struct uft_stream *s = calloc(1, sizeof(*s));
@@ -205,7 +218,7 @@ int merge_reader_uftrace(struct merge_source *src, uint16_t idx)
 			free(s);
 			continue;
 		}
-		uint32_t pname = task_pname(src, pid), tname = task_tname(src, tid, 0);
+		uint32_t pname = task_pname(src, pid, qemu_exe), tname = task_tname(src, tid, 0);
 
 		/* a second lane: its thread's own track first, plainly named */
 		s->track = merge_track_get(src->machine, pid, tid, pname, tname);
