@@ -12,8 +12,7 @@
 #include "err.h"
 #include "fileio.h"
 
-/* Write all of @buf to @fd; -1 with errno set on failure. */
-static int write_all(int fd, const void *buf, size_t len)
+int vt_file_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 
@@ -42,7 +41,7 @@ int vt_file_write_atomic(const char *path, const void *data, size_t len,
 	fd = mkstemp(tmp);
 	if (fd < 0)
 		return vt_err_errno("%s: cannot create", tmp);
-	if (fchmod(fd, mode) || write_all(fd, data, len) ||
+	if (fchmod(fd, mode) || vt_file_write_all(fd, data, len) ||
 	    ((flags & VT_FILE_FSYNC) && fsync(fd))) {
 		vt_err_errno("%s: write failed", path);
 		close(fd);

@@ -1,6 +1,6 @@
 /*
- * fileio.h - small file helpers of the shared module: replace a file
- * atomically (temporary file in the same directory + rename).
+ * fileio.h - small file helpers of the shared module: write a whole buffer,
+ * replace a file atomically (temporary file in the same directory + rename).
  */
 #ifndef VT_FILEIO_H
 #define VT_FILEIO_H
@@ -9,6 +9,10 @@
 #include <sys/types.h>
 
 #define VT_FILE_FSYNC	1	/* flag: fsync the data before the rename */
+
+/* Write all @len bytes at @buf to @fd, retrying after EINTR and short
+ * writes.  0, or -1 with errno set (no message: the caller names the file). */
+int vt_file_write_all(int fd, const void *buf, size_t len);
 
 /* Replace @path with the @len bytes at @data, created with permissions
  * @mode; with VT_FILE_FSYNC in @flags the data reach the disk first.

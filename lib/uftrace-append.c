@@ -15,28 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "err.h"
+#include "fileio.h"
 #include "uftrace.h"
 
 /* One symbol line plus its end marker; names longer than this are cut. */
 #define SYM_LINE_MAX	4096
 /* Records read per pread() while looking back for the last valid one. */
 #define TRIM_BATCH	4096
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 int vt_uft_sym_append(int fd, uint64_t addr, uint64_t size, char type, const char *name)
 {
@@ -56,7 +41,7 @@ int vt_uft_sym_append(int fd, uint64_t addr, uint64_t size, char type, const cha
 	m = snprintf(end, sizeof(end), "\n%016" PRIx64 " ? __sym_end\n", addr + size);
 	memcpy(line + n, end, (size_t)m + 1);
 	/* One write() per symbol: with O_APPEND a reader never sees half. */
-	if (write_all(fd, line, (size_t)(n + m)) < 0)
+	if (vt_file_write_all(fd, line, (size_t)(n + m)) < 0)
 		return vt_err_errno("symbol file: cannot append %s", name);
 	return 0;
 }

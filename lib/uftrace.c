@@ -93,22 +93,11 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* Write all of @buf to @fd. */
+/* Write all of @buf to @fd; the message names @path. */
 static int write_all(int fd, const void *buf, size_t len, const char *path)
 {
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return vt_err_errno("%s: write failed", path);
-		}
-		p += n;
-		len -= n;
-	}
+	if (vt_file_write_all(fd, buf, len))
+		return vt_err_errno("%s: write failed", path);
 	return 0;
 }
 
