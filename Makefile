@@ -22,7 +22,7 @@ OUT     := $(abspath $(O))
 
 CC      ?= gcc
 PKG     := pkg-config
-WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Werror=implicit-function-declaration
 OPT     ?= -O2
 CSTD    := -std=gnu11
 CPPFLAGS_ALL := -D_GNU_SOURCE -I$(SRC)/lib -I$(SRC) \

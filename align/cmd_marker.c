@@ -110,18 +110,12 @@ int cmd_marker(int argc, char **argv)
 		case 'o':
 			dir = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return VT_EXIT_OK;
 		default:
-			usage(stderr);
-			return VT_EXIT_USAGE;
+			return vt_cli_usage(usage, c == 'h');
 		}
 	}
-	if (!dir || optind != argc) {
-		usage(stderr);
-		return VT_EXIT_USAGE;
-	}
+	if (!dir || optind != argc)
+		return vt_cli_usage(usage, 0);
 	if (!port)
 		port = chardev ? VT_MARKER_DEBUGCON_PORT : VT_MARKER_PORT;
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)

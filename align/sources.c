@@ -240,6 +240,19 @@ static int32_t tid_vcpu(struct vt_td_reader *r, struct tidmap *t, size_t *nt, in
 	return v;
 }
 
+/* Is @tid one of the recording's vCPU threads, the first @n of @t (from its
+ * meta)?  With none listed, every thread is.  kvm:* events are recorded
+ * system-wide: this keeps other VMs' offsets and PIO out of the model. */
+static int tid_is_vcpu(const struct tidmap *t, size_t n, int tid)
+{
+	if (!n)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		if (t[i].tid == tid)
+			return 1;
+	return 0;
+}
+
 /* candidate chardev writes (TCG markers): one-byte writes per fd */
 struct cwrite {
 	uint64_t tsc_host;
@@ -393,6 +406,7 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 	struct cwrite *cw = NULL;
 	enum ev_kind kind;
 	size_t ntm = 0, ncw = 0, cap_cw = 0, nev = 0, npio = 0, nmmio = 0, nhc = 0;
+	size_t nvcpu_thr = 0, nforeign = 0;
 	struct addr_set ports = { { 0 }, 0 }, gpas = { { 0 }, 0 }, hcs = { { 0 }, 0 };
 	struct vt_td_reader *r;
 	struct vt_td_event ev;
@@ -419,6 +433,7 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 	}
 	if (m) {
 		load_threads(m, tm, &ntm);
+		nvcpu_thr = ntm;
 		if (want_fd < 0 && !vt_meta_get_i64(m, "markers.chardev_fd", &mfd))
 			want_fd = (int)mfd;
 	}
@@ -446,6 +461,11 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 		if (ev.ts > s->in.span_tsc_host_end)
 			s->in.span_tsc_host_end = ev.ts;
 		kind = event_kind(kinds, &ev);
+		if (kind != EV_OTHER && kind != EV_WRITE &&
+		    unlikely(!tid_is_vcpu(tm, nvcpu_thr, ev.pid))) {
+			nforeign++;
+			continue;
+		}
 		if (kind == EV_TSC_OFFSET) {
 			struct align_offset_event oe;
 
@@ -514,6 +534,10 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 	if (gpas.n || hcs.n)
 		note(s, "host: %zu kvm_mmio writes and %zu kvm_hypercall at the guest's marker "
 		     "addresses", nmmio, nhc);
+	if (nforeign)
+		note(s, "host: %zu kvm_write_tsc_offset/pio/mmio/hypercall events of threads that "
+		     "are not this recording's %zu vCPU threads (another VM's) ignored", nforeign,
+		     nvcpu_thr);
 	if (pick_chardev(s, cw, ncw, want_fd, cap_hm))
 		goto out;
 	ret = 0;
@@ -524,6 +548,39 @@ out:
 	free(kinds);
 	free(cw);
 	return ret;
+}
+
+/*
+ * The PVM signature (../shared/ENVIRONMENT.md): a kvm_write_tsc_offset that
+ * starts the guest's TSC near 0 (next offset within a second of -(its own
+ * host TSC)) while debugfs, read back from the vCPU, says 0 (no scaling).  The model's
+ * SOURCES DISAGREE warning then follows; this note says why, once per vCPU.
+ */
+static void note_unapplied_offsets(struct align_samples *s)
+{
+	for (size_t i = 0; i < s->in.n_snaps; i++) {
+		const struct align_debugfs_snap *d = &s->snaps[i];
+		int seen = 0;
+
+		for (size_t k = 0; k < i; k++)
+			seen |= s->snaps[k].vcpu == d->vcpu && s->snaps[k].offset_tsc == 0;
+		if (d->offset_tsc != 0 || d->ratio || seen || !s->in.host_hz)
+			continue;
+		for (size_t k = 0; k < s->in.n_offsets; k++) {
+			const struct align_offset_event *e = &s->offsets[k];
+			/* the guest TSC right after the write, modulo 2^64 */
+			uint64_t from_zero = (uint64_t)e->next_offset_tsc + e->tsc_host;
+
+			if (e->vcpu != d->vcpu || e->next_offset_tsc >= 0 ||
+			    (from_zero > s->in.host_hz && -from_zero > s->in.host_hz))
+				continue;
+			note(s, "host: vCPU %d: kvm_write_tsc_offset asked for offset %lld (guest TSC "
+			     "from 0) but debugfs tsc-offset reads 0: this KVM does not apply the "
+			     "tracepoint's offset (PVM, docs/align.md); debugfs and markers hold",
+			     (int)d->vcpu, (long long)e->next_offset_tsc);
+			break;
+		}
+	}
 }
 
 static int load_host(struct align_samples *s, const char *dir, const struct align_load_opts *o)
@@ -565,6 +622,7 @@ static int load_host(struct align_samples *s, const char *dir, const struct alig
 	} else {
 		note(s, "host: %s: missing (no tracepoint offsets, no host marker events)", path);
 	}
+	note_unapplied_offsets(s);
 	ret = 0;
 out:
 	vt_meta_free(m);

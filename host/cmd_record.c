@@ -40,6 +40,7 @@ static void rec_usage(FILE *fp)
 	fprintf(fp,
 "usage: vmtrace record [-e SYSTEM[:EVENT]]... [-p PID]... [-o DIR] [-b KB]\n"
 "                      [--guest] [--force] [--python[=FILE]] [-- COMMAND ARGS...]\n"
+"       vmtrace record --finish DIR [-o OTHERDIR [--force]]\n"
 "\n"
 "Record kernel events in the x86-tsc trace clock into DIR/trace.dat\n"
 "(trace-cmd v6, read by trace-cmd report and KernelShark) and\n"
@@ -53,6 +54,11 @@ static void rec_usage(FILE *fp)
 "  -b KB              ring buffer per CPU in KB (default %u)\n"
 "  --guest            inside a guest: block, irq, sched_switch defaults\n"
 "  --force            reuse an existing DIR (its trace files are replaced)\n"
+"  --finish DIR       recover the recording a killed or failed recorder left\n"
+"                     in DIR: drain its tracing instance if it is still there,\n"
+"                     write DIR/trace.dat + vmtrace.meta (record.recovered=1);\n"
+"                     with -o OTHERDIR it is copied there and finished there\n"
+"                     (DIR on a full disk); exit 0, or 3 when pages were lost\n"
 "  -- COMMAND         run COMMAND traced, stop when it exits, exit with its status\n"
 "  --python[=FILE]    also record CPython's USDT markers (function entry/return\n"
 "                     where the interpreter fires them, gc, imports) as uprobes;\n"
@@ -179,6 +185,30 @@ static int rec_python_pids_alive(const struct host_record_opts *o)
 	return 0;
 }
 
+/* --finish DIR [-o OUT]: recover an interrupted recording; exit code. */
+static int rec_finish(const char *dir, const char *out, int force)
+{
+	struct host_record_result res;
+	int ret = host_record_finish(dir, out, force, &res);
+
+	if (ret < 0) {
+		int e = errno;
+
+		vt_err_print("record");
+		return e == EBUSY ? VT_EXIT_FAIL : rec_exit_code(e);
+	}
+	fprintf(stderr, "vmtrace: record: recovered %llu events, %llu bytes of pages on %u CPUs, "
+		"%llu lost -> %s/trace.dat\n", (unsigned long long)res.events,
+		(unsigned long long)res.bytes, res.nr_cpus, (unsigned long long)res.lost,
+		out ? out : dir);
+	if (ret) {
+		fprintf(stderr, "vmtrace: record: WARNING: the recording is incomplete "
+			"(record.recover_reason in %s/vmtrace.meta)\n", out ? out : dir);
+		return VT_EXIT_PARTIAL;
+	}
+	return VT_EXIT_OK;
+}
+
 /* `vmtrace record [options] -o DIR [-- COMMAND...]` (usage() lists them):
  * exit 0, or an exit code of lib/err.h; a traced command's failure is
  * reported in the metadata, not as the exit code. */
@@ -188,6 +218,7 @@ int cmd_record(int argc, char **argv)
 		{ "guest", no_argument, NULL, 'g' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "python", optional_argument, NULL, 'y' },
+		{ "finish", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -201,7 +232,7 @@ int cmd_record(int argc, char **argv)
 	pid_t child = -1;
 	int c, go_fd = -1, status = 0, child_done = 0, ret = VT_EXIT_OK;
 	int use_python = 0;
-	const char *python_file = NULL;
+	const char *python_file = NULL, *finish_dir = NULL;
 
 	o.events = events;
 	o.pids = pids;
@@ -243,13 +274,17 @@ int cmd_record(int argc, char **argv)
 			use_python = 1;
 			python_file = optarg;
 			break;
-		case 'h':
-			rec_usage(stdout);
-			return VT_EXIT_OK;
+		case 'F':
+			finish_dir = optarg;
+			break;
 		default:
-			rec_usage(stderr);
-			return VT_EXIT_USAGE;
+			return vt_cli_usage(rec_usage, c == 'h');
 		}
+	}
+	if (finish_dir) {
+		if (optind < argc || o.nr_pids || o.nr_events || use_python || o.guest)
+			vt_die(VT_EXIT_USAGE, "record: --finish takes only -o and --force");
+		return rec_finish(finish_dir, o.out_dir, o.force);
 	}
 	if (!o.out_dir)
 		o.out_dir = o.guest ? "vmtrace-guest" : "vmtrace-host";

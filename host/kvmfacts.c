@@ -34,10 +34,13 @@ struct kvm_reading {
 	enum kvm_when when;
 };
 
-/* The history of one debugfs file of a vCPU. */
+/* The history of one debugfs file of a vCPU, and the latest poll that
+ * read it (the end reading when the VM is gone before the final poll). */
 struct kvm_series {
 	struct kvm_reading *r;
 	int nr, cap;
+	struct kvm_reading seen;
+	int has_seen;
 };
 
 struct kvm_vcpu {
@@ -66,6 +69,8 @@ struct host_kvm {
 	struct kvm_thread *thr;
 	int nr_thr;
 	unsigned frac_bits;	/* fraction bits of the scaling ratio, 0 = unknown */
+	int pid_filtered;	/* a poll named pids: later polls with none (the
+				 * traced tasks are gone) add no VM */
 };
 
 struct host_kvm *host_kvm_new(const char *debugfs_dir)
@@ -99,16 +104,11 @@ void host_kvm_free(struct host_kvm *k)
 	free(k);
 }
 
-static void kvm_series_note(struct kvm_series *s, const char *path, int final)
+/* Append a reading of @val taken at host TSC @tsc. */
+static void kvm_series_add(struct kvm_series *s, const char *val, uint64_t tsc, int final)
 {
-	char val[KVM_VAL_MAX];
-	uint64_t tsc = vt_rdtsc_ordered();
 	struct kvm_reading *rd;
 
-	if (host_proc_read_small(path, val, sizeof(val)))
-		return;
-	if (!final && s->nr && !strcmp(s->r[s->nr - 1].val, val))
-		return;
 	if (s->nr == s->cap) {
 		int cap = s->cap ? s->cap * 2 : 4;
 		struct kvm_reading *n = realloc(s->r, cap * sizeof(*n));
@@ -124,13 +124,51 @@ static void kvm_series_note(struct kvm_series *s, const char *path, int final)
 	rd->when = final ? KVM_END : (s->nr == 1 ? KVM_START : KVM_CHANGE);
 }
 
-static struct kvm_vm *kvm_vm_get(struct host_kvm *k, pid_t pid, const char *dir)
+static void kvm_series_note(struct kvm_series *s, const char *path, int final)
 {
-	struct kvm_vm *n;
+	char val[KVM_VAL_MAX];
+	uint64_t tsc = vt_rdtsc_ordered();
 
+	if (host_proc_read_small(path, val, sizeof(val)))
+		return;
+	snprintf(s->seen.val, sizeof(s->seen.val), "%s", val);
+	s->seen.tsc_host = tsc;
+	s->has_seen = 1;
+	if (!final && s->nr && !strcmp(s->r[s->nr - 1].val, val))
+		return;
+	kvm_series_add(s, val, tsc, final);
+}
+
+/* At the final poll: a series the poll could not read (QEMU has exited and
+ * its VM's debugfs directory is gone, the usual case when the recorder
+ * runs QEMU as its command) ends with what the last poll that could read
+ * it saw, dated by that poll: the value held at least until then. */
+static void kvm_series_close(struct kvm_series *s)
+{
+	const struct kvm_reading *last = s->nr ? &s->r[s->nr - 1] : NULL;
+
+	/* nothing read ever, the final poll read it, or the last poll that
+	 * read it stored a change already */
+	if (!s->has_seen || (last && (last->when == KVM_END ||
+				      last->tsc_host == s->seen.tsc_host)))
+		return;
+	kvm_series_add(s, s->seen.val, s->seen.tsc_host, 1);
+}
+
+static struct kvm_vm *kvm_vm_find(struct host_kvm *k, const char *dir)
+{
 	for (int i = 0; i < k->nr_vm; i++)
 		if (!strcmp(k->vm[i].dir, dir))
 			return &k->vm[i];
+	return NULL;
+}
+
+static struct kvm_vm *kvm_vm_get(struct host_kvm *k, pid_t pid, const char *dir)
+{
+	struct kvm_vm *n = kvm_vm_find(k, dir);
+
+	if (n)
+		return n;
 	n = realloc(k->vm, (k->nr_vm + 1) * sizeof(*n));
 	if (!n)
 		return NULL;
@@ -253,12 +291,17 @@ void host_kvm_poll(struct host_kvm *k, const pid_t *pids, int nr, int final)
 	struct dirent *de;
 	DIR *d;
 
+	int known_only;
+
+	/* pids once, none now: every traced task has exited, and an empty
+	 * list must not widen the collection to every VM on the machine */
+	if (nr)
+		k->pid_filtered = 1;
+	known_only = !nr && k->pid_filtered;
 	for (int i = 0; i < nr; i++)
 		kvm_scan_threads(k, pids[i]);
 	d = opendir(k->dir);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
+	while (d && (de = readdir(d))) {
 		struct kvm_vm *vm;
 		int pid, fd;
 
@@ -266,14 +309,22 @@ void host_kvm_poll(struct host_kvm *k, const pid_t *pids, int nr, int final)
 		    sscanf(de->d_name, "%d-%d", &pid, &fd) != 2 ||
 		    !kvm_pid_wanted(pid, pids, nr))
 			continue;
-		vm = kvm_vm_get(k, pid, de->d_name);
+		vm = known_only ? kvm_vm_find(k, de->d_name) : kvm_vm_get(k, pid, de->d_name);
 		if (!vm)
 			continue;
-		if (!nr)
+		if (!nr && !known_only)
 			kvm_scan_threads(k, pid);
 		kvm_poll_vm(k, vm, final);
 	}
-	closedir(d);
+	if (d)
+		closedir(d);
+	if (!final)
+		return;
+	for (int i = 0; i < k->nr_vm; i++)
+		for (int j = 0; j < k->vm[i].nr_vcpu; j++) {
+			kvm_series_close(&k->vm[i].vcpu[j].offset);
+			kvm_series_close(&k->vm[i].vcpu[j].ratio);
+		}
 }
 
 int host_kvm_nr_threads(const struct host_kvm *k)

@@ -8,6 +8,10 @@
  * no parsing, no allocation, no locks.  At stop the main thread drains
  * the buffers, then writes trace.dat (lib/tracedat_write.c), counting
  * events and lost events from the page headers, and vmtrace.meta.
+ * host_record_finish (`vmtrace record --finish`, main thread only) does
+ * the same for the directory a killed or failed recorder left: it drains
+ * that recorder's instance (found through DIR/record.state) and writes the
+ * trace.dat it could not.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,10 +25,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <tracefs.h>
 #include "err.h"
+#include "fileio.h"
 #include "kvmfacts.h"
 #include "proc.h"
 #include "meta.h"
@@ -54,6 +60,22 @@
 #define REC_US_PER_MS		1000
 #define REC_MAX_SEEN		1024	/* tasks remembered (cmdlines, meta) */
 #define REC_META_VAL_ROOM	4000
+/* Recovery of an interrupted recording (`vmtrace record --finish DIR`):
+ * DIR/record.state (the metadata known at start + how to find the tracefs
+ * instance) and DIR/record.events (the instance's set_event) exist while a
+ * recording runs and stay when it is killed or fails; REC_REGISTRY_DIR
+ * maps a recorder pid to its DIR for the stale-instance reaper. */
+#define REC_STATE_FILE		"record.state"
+#define REC_EVENTS_FILE		"record.events"
+#define REC_REGISTRY_DIR	"/run/vmtrace"
+#define REC_REGISTRY_FMT	REC_REGISTRY_DIR "/record-%d"
+#define REC_REGISTRY_MODE	0700
+#define REC_INSTANCE_PREFIX	"vmtrace-"
+#define REC_BOOT_ID_PATH	"/proc/sys/kernel/random/boot_id"
+#define REC_BOOT_ID_MAX		64
+#define REC_CLOCK_FALLBACK	"[" "x86-tsc" "]"
+#define REC_COPY_CHUNK		(1 << 20)
+#define REC_DRAIN_SPARE_PAGES	2
 
 /* Host defaults: KVM events that matter for latency and clocks. */
 static const char *const rec_host_defaults[] = {
@@ -109,6 +131,7 @@ struct host_record {
 	struct host_kvm *kvm;
 	struct vt_meta *meta;
 	char *events;		/* enabled events, as given/defaulted */
+	pid_t registry_pid;	/* registry entry to remove with the instance */
 };
 
 /* ---- reader threads (no allocation, no locks) ---- */
@@ -469,6 +492,17 @@ int host_record_meta(struct host_record *r, const char *key, const char *val)
 	return vt_meta_set(r->meta, key, "%s", val);
 }
 
+/* Remove the recovery state of @dir (its recording is complete). */
+static void rec_state_unlink(const char *dir)
+{
+	char path[REC_PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, REC_STATE_FILE);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", dir, REC_EVENTS_FILE);
+	unlink(path);
+}
+
 /* Create the output directory (*created = 1), or empty an existing one
  * with @force. */
 static int rec_make_dir(const char *dir, int force, int *created)
@@ -498,6 +532,7 @@ static int rec_make_dir(const char *dir, int force, int *created)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/%s", dir, VT_META_FILE);
 	unlink(path);
+	rec_state_unlink(dir);
 	for (unsigned i = 0;; i++) {
 		snprintf(path, sizeof(path), REC_RAW_FMT, dir, i);
 		if (unlink(path) && errno == ENOENT && i >= (unsigned)sysconf(_SC_NPROCESSORS_CONF))
@@ -506,12 +541,217 @@ static int rec_make_dir(const char *dir, int force, int *created)
 	return 0;
 }
 
-/* Remove the tracing instances "vmtrace-PID" of recorders that were killed
- * (PID gone): each holds ring buffers of every CPU until removed.  An
- * instance still in use (open files) refuses rmdir and is kept. */
-static void rec_reap_stale(const char *tdir)
+/* ---- interrupted recordings: state, registry, draining ---- */
+
+static void rec_registry_path(char *path, size_t len, pid_t pid)
+{
+	snprintf(path, len, REC_REGISTRY_FMT, (int)pid);
+}
+
+/* Remember that @pid records into @dir (absolute): the reaper of a later
+ * recorder finds the directory of a killed one here.  Best effort: 0 if
+ * the entry was written. */
+static int rec_registry_add(pid_t pid, const char *dir)
+{
+	char path[REC_PATH_MAX], abs[REC_PATH_MAX];
+	struct stat st;
+
+	if (!realpath(dir, abs))
+		return -1;
+	if (mkdir(REC_REGISTRY_DIR, REC_REGISTRY_MODE) && errno != EEXIST)
+		return -1;
+	if (lstat(REC_REGISTRY_DIR, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		return -1;	/* not ours: never write through it */
+	rec_registry_path(path, sizeof(path), pid);
+	if (vt_file_write_atomic(path, abs, strlen(abs), REC_FILE_MODE, 0)) {
+		vt_warn("%s: cannot record the output directory (%s)", path, vt_err_msg());
+		return -1;
+	}
+	return 0;
+}
+
+static void rec_registry_del(pid_t pid)
 {
 	char path[REC_PATH_MAX];
+
+	rec_registry_path(path, sizeof(path), pid);
+	unlink(path);
+}
+
+/* The output directory a (killed) recorder @pid registered, into @dir. */
+static int rec_registry_get(pid_t pid, char *dir, size_t len)
+{
+	char path[REC_PATH_MAX];
+
+	rec_registry_path(path, sizeof(path), pid);
+	return host_proc_read_small(path, dir, len);
+}
+
+/* The state file of @dir if it belongs to the recorder @pid with instance
+ * @inst (NULL: any); NULL otherwise (or when @dir holds a trace.dat). */
+static struct vt_meta *rec_state_of(const char *dir, pid_t pid, const char *inst)
+{
+	char path[REC_PATH_MAX];
+	struct vt_meta *m;
+	uint64_t v;
+	const char *name;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, VT_TD_FILE);
+	if (!access(path, F_OK))
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%s", dir, REC_STATE_FILE);
+	m = vt_meta_read(path);
+	if (!m)
+		return NULL;
+	name = vt_meta_get(m, "record.instance");
+	if (vt_meta_get_u64(m, "record.pid", &v) || (pid > 0 && v != (uint64_t)pid) || !name ||
+	    (inst && strcmp(name, inst))) {
+		vt_meta_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* Write DIR/record.state and DIR/record.events (and the registry entry)
+ * once the instance is set up: what `--finish` needs if we are killed. */
+static int rec_state_write(struct host_record *r, const char *tdir, const char *name)
+{
+	char path[REC_PATH_MAX], boot[REC_BOOT_ID_MAX];
+	struct vt_meta *m = vt_meta_new();
+	char *set_event = tracefs_instance_file_read(r->inst, "set_event", NULL);
+	int ret = -1;
+
+	if (!m || !set_event) {
+		vt_err_set("%s/instances/%s/set_event: cannot read", tdir, name);
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/%s", r->dir, REC_EVENTS_FILE);
+	if (vt_file_write_atomic(path, set_event, strlen(set_event), REC_FILE_MODE, 0))
+		goto out;
+	for (int i = 0; i < vt_meta_count(r->meta); i++)
+		if (vt_meta_set(m, vt_meta_key(r->meta, i), "%s", vt_meta_val(r->meta, i)))
+			goto out;
+	if (host_proc_read_small(REC_BOOT_ID_PATH, boot, sizeof(boot)))
+		boot[0] = 0;
+	boot[strcspn(boot, "\n")] = 0;
+	/* record.registry=1: the registry entry goes only with the instance */
+	if (vt_meta_set(m, "record.pid", "%d", (int)getpid()) ||
+	    vt_meta_set(m, "record.instance", "%s", name) ||
+	    vt_meta_set(m, "record.tracefs", "%s", tdir) ||
+	    (boot[0] && vt_meta_set(m, "record.boot_id", "%s", boot)) ||
+	    (!rec_registry_add(getpid(), r->dir) && vt_meta_set(m, "record.registry", "1")))
+		goto out;
+	snprintf(path, sizeof(path), "%s/%s", r->dir, REC_STATE_FILE);
+	if (vt_meta_write(m, path))
+		goto out;
+	ret = 0;
+out:
+	free(set_event);
+	vt_meta_free(m);
+	return ret;
+}
+
+/* A numeric field of a per_cpu/cpuN/stats text (0 if absent). */
+static uint64_t rec_stat_field(const char *stats, const char *name);
+
+/*
+ * Move what the ring buffers of @inst still hold to @dir/trace.cpuN.raw
+ * (appended after the whole pages already there; a torn last page is cut
+ * off first), tracing off.  @stats[i] (may be NULL) get the per-CPU stats
+ * read before.  Checks first that @dir has room for all of it: then
+ * nothing is drained (the pages stay in the kernel) and the message names
+ * @dir.  -1 with a message on failure.
+ */
+static int rec_drain_instance(struct tracefs_instance *inst, const char *dir, unsigned nr_cpus,
+			      uint32_t page_size, char **stats)
+{
+	struct host_record fake = { .page_size = page_size };
+	char file[REC_NAME_MAX], path[REC_PATH_MAX];
+	uint64_t need = 0;
+	struct statvfs vfs;
+
+	tracefs_trace_off(inst);
+	for (unsigned i = 0; i < nr_cpus; i++) {
+		char *st;
+
+		snprintf(file, sizeof(file), "per_cpu/cpu%u/stats", i);
+		st = tracefs_instance_file_read(inst, file, NULL);
+		/* "bytes": event bytes still unread; plus page headers, a
+		 * partial page and a torn one cut off */
+		need += (rec_stat_field(st, "bytes: ") / (page_size - VT_TD_PAGE_HDR_SIZE) +
+			 REC_DRAIN_SPARE_PAGES) * page_size;
+		if (stats)
+			stats[i] = st;
+		else
+			free(st);
+	}
+	if (statvfs(dir, &vfs))
+		return vt_err_errno("%s: cannot check the free space", dir);
+	if ((uint64_t)vfs.f_bavail * vfs.f_frsize < need) {
+		errno = ENOSPC;
+		return vt_err_set("%s: %s: %llu bytes free, the tracing instance %s holds up to "
+				  "%llu: nothing drained (the pages stay in the kernel); finish "
+				  "into another directory with --finish DIR -o OTHERDIR", dir,
+				  strerror(ENOSPC), (unsigned long long)vfs.f_bavail * vfs.f_frsize,
+				  tracefs_instance_get_name(inst), (unsigned long long)need);
+	}
+	for (unsigned i = 0; i < nr_cpus; i++) {
+		struct rec_cpu c = { .rec = &fake, .cpu = i, .pipe = { -1, -1 } };
+		struct stat sb;
+		int ok = 0;
+
+		snprintf(file, sizeof(file), "per_cpu/cpu%u/trace_pipe_raw", i);
+		snprintf(path, sizeof(path), REC_RAW_FMT, dir, i);
+		c.in_fd = tracefs_instance_file_open(inst, file, O_RDONLY | O_NONBLOCK);
+		c.out_fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, REC_FILE_MODE);
+		c.page = malloc(page_size);
+		if (c.in_fd < 0 || c.out_fd < 0 || !c.page || pipe2(c.pipe, O_CLOEXEC) ||
+		    fstat(c.out_fd, &sb) ||
+		    ftruncate(c.out_fd, sb.st_size - sb.st_size % page_size) ||
+		    lseek(c.out_fd, 0, SEEK_END) < 0) {
+			vt_err_errno("%s: cannot drain cpu%u of the tracing instance into it",
+				     c.out_fd < 0 || c.in_fd >= 0 ? path : file, i);
+		} else {
+			int sz;
+
+			fcntl(c.pipe[1], F_SETPIPE_SZ, REC_PIPE_BYTES);
+			sz = fcntl(c.pipe[1], F_GETPIPE_SZ);
+			c.pipe_bytes = sz > 0 ? (size_t)sz : page_size;
+			rec_drain(&c);
+			if (c.err)
+				vt_err_set("%s: %s (draining cpu%u)", path, strerror(c.err), i);
+			else if (fsync(c.out_fd))
+				vt_err_errno("%s: fsync failed", path);
+			else
+				ok = 1;
+		}
+		if (c.in_fd >= 0)
+			close(c.in_fd);
+		if (c.out_fd >= 0)
+			close(c.out_fd);
+		if (c.pipe[0] >= 0)
+			close(c.pipe[0]);
+		if (c.pipe[1] >= 0)
+			close(c.pipe[1]);
+		free(c.page);
+		if (!ok)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Remove the tracing instances "vmtrace-PID" of recorders that were killed
+ * (PID gone): each holds ring buffers of every CPU until removed.  When
+ * the killed recorder's directory (registry) is not finished yet, the
+ * buffered pages are first drained into its raw files (then `--finish
+ * DIR` makes the trace.dat); if that fails (no room) the instance is kept
+ * and the warning says how to finish it.  An instance still in use (open
+ * files) refuses rmdir and is kept.
+ */
+static void rec_reap_stale(const char *tdir)
+{
+	char path[REC_PATH_MAX + REC_NAME_MAX], dir[REC_PATH_MAX];
 	struct dirent *de;
 	DIR *d;
 
@@ -520,18 +760,47 @@ static void rec_reap_stale(const char *tdir)
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
+		struct tracefs_instance *inst;
+		struct vt_meta *st = NULL;
+		uint64_t ncpu = 0, psz = 0;
 		char *end;
 		long pid;
 
-		if (strncmp(de->d_name, "vmtrace-", 8))
+		if (strncmp(de->d_name, REC_INSTANCE_PREFIX, strlen(REC_INSTANCE_PREFIX)))
 			continue;
-		pid = strtol(de->d_name + 8, &end, 10);
-		if (*end || pid <= 0 || pid > INT_MAX || pid == getpid() ||
-		    !kill((pid_t)pid, 0) || errno != ESRCH)
+		pid = strtol(de->d_name + strlen(REC_INSTANCE_PREFIX), &end, 10);
+		/* an instance named after our own pid is stale: ours is not made yet */
+		if (*end || pid <= 0 || pid > INT_MAX ||
+		    (pid != getpid() && (!kill((pid_t)pid, 0) || errno != ESRCH)))
 			continue;
 		snprintf(path, sizeof(path), "%s/instances/%s", tdir, de->d_name);
-		if (!rmdir(path))
+		if (!rec_registry_get((pid_t)pid, dir, sizeof(dir)))
+			st = rec_state_of(dir, (pid_t)pid, de->d_name);
+		if (st && !vt_meta_get_u64(st, "record.nr_cpus", &ncpu) &&
+		    !vt_meta_get_u64(st, "record.page_size", &psz) && ncpu && psz &&
+		    (inst = tracefs_instance_alloc(NULL, de->d_name))) {
+			int e = rec_drain_instance(inst, dir, (unsigned)ncpu, (uint32_t)psz, NULL);
+
+			tracefs_instance_free(inst);
+			if (e) {
+				vt_warn("kept %s of the killed recorder (pid %ld): %s; run: vmtrace "
+					"record --finish %s", path, pid, vt_err_msg(), dir);
+				vt_meta_free(st);
+				continue;
+			}
+			vt_warn("saved the buffered pages of the killed recorder (pid %ld) into %s; "
+				"make its trace.dat with: vmtrace record --finish %s", pid, dir, dir);
+			snprintf(path, sizeof(path), "%s/%s", dir, REC_STATE_FILE);
+			if (vt_meta_set(st, "record.salvaged_by", "%d", (int)getpid()) ||
+			    vt_meta_write(st, path))
+				vt_warn("%s", vt_err_msg());
+			snprintf(path, sizeof(path), "%s/instances/%s", tdir, de->d_name);
+		}
+		vt_meta_free(st);
+		if (!rmdir(path)) {
 			vt_warn("removed %s, left by a killed recorder (pid %ld)", path, pid);
+			rec_registry_del((pid_t)pid);
+		}
 	}
 	closedir(d);
 }
@@ -639,6 +908,8 @@ static void rec_free(struct host_record *r)
 	if (r->inst) {
 		tracefs_instance_destroy(r->inst);
 		tracefs_instance_free(r->inst);
+		if (r->registry_pid)
+			rec_registry_del(r->registry_pid);
 	}
 	host_kvm_free(r->kvm);
 	vt_meta_free(r->meta);
@@ -651,6 +922,7 @@ static void rec_unlink_raw(struct host_record *r)
 {
 	char path[REC_PATH_MAX];
 
+	rec_state_unlink(r->dir);
 	for (unsigned i = 0; r->cpu && i < r->nr_cpus; i++) {
 		if (r->cpu[i].out_fd < 0)
 			continue;	/* not ours (creation failed) */
@@ -778,8 +1050,9 @@ struct host_record *host_record_start(const struct host_record_opts *o)
 			goto fail;
 		}
 	}
-	if (rec_open_cpus(r) || rec_meta_start(r, o))
+	if (rec_open_cpus(r) || rec_meta_start(r, o) || rec_state_write(r, tdir, name))
 		goto fail;
+	r->registry_pid = getpid();
 	for (unsigned i = 0; i < r->nr_cpus; i++) {
 		e = pthread_create(&r->cpu[i].thread, NULL, rec_cpu_main, &r->cpu[i]);
 		if (e) {
@@ -1005,7 +1278,8 @@ static int rec_options(struct host_record *r, struct vt_td_writer *w, char **sta
 	struct utsname u;
 	int ret;
 
-	clock = tracefs_instance_file_read(r->inst, "trace_clock", NULL);
+	clock = r->inst ? tracefs_instance_file_read(r->inst, "trace_clock", NULL)
+			: strdup(REC_CLOCK_FALLBACK);
 	if (!clock)
 		return vt_err_errno("cannot read trace_clock");
 	ret = vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clock, strlen(clock) + 1);
@@ -1186,8 +1460,14 @@ int host_record_stop(struct host_record *r, struct host_record_result *res)
 				(uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / REC_US_PER_MS);
 	for (unsigned i = 0; i < r->nr_cpus; i++)
 		if (r->cpu[i].err) {
-			vt_err_set("%s/trace.cpu%u.raw: %s (raw pages kept)", r->dir, i,
-				   strerror(r->cpu[i].err));
+			/* the pages the kernel still holds stay in the instance
+			 * (tracing off) for `--finish DIR -o OTHERDIR` */
+			vt_err_set("%s/trace.cpu%u.raw: %s (raw pages kept, the rest stays in "
+				   "tracing instance %s; finish with: vmtrace record --finish %s "
+				   "-o OTHERDIR)", r->dir, i, strerror(r->cpu[i].err),
+				   tracefs_instance_get_name(r->inst), r->dir);
+			tracefs_instance_free(r->inst);
+			r->inst = NULL;
 			rec_free(r);
 			return -1;
 		}
@@ -1205,8 +1485,14 @@ int host_record_stop(struct host_record *r, struct host_record_result *res)
 		stats[i] = tracefs_instance_file_read(r->inst, file, NULL);
 	}
 	if (rec_write_tracedat(r, set_event, stats, cs) || rec_meta_tsc(r) ||
-	    rec_meta_end(r, stats, cs, res))
+	    rec_meta_end(r, stats, cs, res)) {
+		char msg[REC_PATH_MAX];
+
+		snprintf(msg, sizeof(msg), "%s", vt_err_msg());
+		vt_err_set("%s (raw pages kept; finish with: vmtrace record --finish %s [-o OTHERDIR])",
+			   msg, r->dir);
 		goto out;
+	}
 	rec_unlink_raw(r);
 	ret = 0;
 out:
@@ -1216,5 +1502,260 @@ out:
 	free(cs);
 	free(set_event);
 	rec_free(r);
+	return ret;
+}
+
+/* ---- `vmtrace record --finish DIR`: recover an interrupted recording ---- */
+
+/* Copy the whole pages of @src to @dst (created, O_EXCL|O_NOFOLLOW). */
+static int rec_copy_pages(const char *src, const char *dst, uint32_t page_size, int *torn)
+{
+	int in = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), out = -1, ret = -1;
+	char *buf = malloc(REC_COPY_CHUNK);
+	uint64_t left;
+	struct stat sb;
+
+	if (in < 0 && errno == ENOENT) {
+		in = -1;
+		sb.st_size = 0;
+	} else if (in < 0 || fstat(in, &sb)) {
+		vt_err_errno("%s: cannot read", src);
+		goto out;
+	}
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, REC_FILE_MODE);
+	if (out < 0 || !buf) {
+		vt_err_errno("%s: cannot create", dst);
+		goto out;
+	}
+	*torn |= sb.st_size % page_size != 0;
+	left = (uint64_t)sb.st_size - (uint64_t)sb.st_size % page_size;
+	while (left) {
+		ssize_t n = read(in, buf, left < REC_COPY_CHUNK ? left : REC_COPY_CHUNK);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			vt_err_errno("%s: read failed", src);
+			goto out;
+		}
+		if (vt_file_write_all(out, buf, n)) {
+			vt_err_errno("%s: write failed", dst);
+			goto out;
+		}
+		left -= n;
+	}
+	if (fsync(out)) {
+		vt_err_errno("%s: fsync failed", dst);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(buf);
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return ret;
+}
+
+/* Set up @out as the place to finish @dir: the state, events and whole
+ * raw pages copied there. */
+static int rec_finish_move(const char *dir, const char *out, int force, const struct vt_meta *st,
+			   unsigned nr_cpus, uint32_t page_size, int *torn)
+{
+	char src[REC_PATH_MAX], dst[REC_PATH_MAX];
+	char *ev;
+	size_t len;
+	int created;
+
+	if (rec_make_dir(out, force, &created))
+		return -1;
+	snprintf(dst, sizeof(dst), "%s/%s", out, REC_STATE_FILE);
+	if (vt_meta_write(st, dst))
+		return -1;
+	snprintf(src, sizeof(src), "%s/%s", dir, REC_EVENTS_FILE);
+	snprintf(dst, sizeof(dst), "%s/%s", out, REC_EVENTS_FILE);
+	ev = rec_read_all(src, &len);
+	if (!ev)
+		return vt_err_errno("%s: cannot read", src);
+	ev[len < REC_READ_ALL_START ? len : REC_READ_ALL_START - 1] = 0;
+	if (vt_file_write_atomic(dst, ev, strlen(ev), REC_FILE_MODE, VT_FILE_FSYNC)) {
+		free(ev);
+		return -1;
+	}
+	free(ev);
+	for (unsigned i = 0; i < nr_cpus; i++) {
+		snprintf(src, sizeof(src), REC_RAW_FMT, dir, i);
+		snprintf(dst, sizeof(dst), REC_RAW_FMT, out, i);
+		if (rec_copy_pages(src, dst, page_size, torn))
+			return -1;
+	}
+	return 0;
+}
+
+/* 1 if the recorder @pid of @st still runs (a vmtrace process). */
+static int rec_recorder_alive(pid_t pid)
+{
+	char path[REC_PROC_PATH_MAX], comm[REC_COMM_MAX];
+
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (host_proc_read_small(path, comm, sizeof(comm)))
+		return 0;
+	return !strncmp(comm, "vmtrace", strlen("vmtrace"));
+}
+
+int host_record_finish(const char *dir, const char *out, int force, struct host_record_result *res)
+{
+	char path[REC_PATH_MAX], reason[REC_PATH_MAX], boot[REC_BOOT_ID_MAX], **stats = NULL;
+	struct vt_td_cpu_stats *cs = NULL;
+	struct host_record *r = NULL;
+	struct vt_meta *st;
+	const char *name, *tdir, *work = out ? out : dir, *oldboot, *salvaged;
+	uint64_t pid = 0, ncpu = 0, psz = 0;
+	char *set_event = NULL;
+	size_t len;
+	int torn = 0, drained = 0, self_drained = 0, ret = -1;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, REC_STATE_FILE);
+	if (access(path, F_OK)) {
+		snprintf(path, sizeof(path), "%s/%s", dir, VT_TD_FILE);
+		errno = EINVAL;
+		return vt_err_set("%s: no %s: not an interrupted recording%s", dir, REC_STATE_FILE,
+				  access(path, F_OK) ? "" : " (its trace.dat is complete)");
+	}
+	st = rec_state_of(dir, 0, NULL);
+	if (!st) {
+		errno = EINVAL;
+		snprintf(path, sizeof(path), "%s/%s", dir, VT_TD_FILE);
+		if (!access(path, F_OK))
+			return vt_err_set("%s: already has a trace.dat: nothing to finish", dir);
+		return vt_err_set("%s/%s: unreadable or incomplete (%s)", dir, REC_STATE_FILE,
+				  vt_err_msg());
+	}
+	name = vt_meta_get(st, "record.instance");
+	if (vt_meta_get_u64(st, "record.pid", &pid) ||
+	    vt_meta_get_u64(st, "record.nr_cpus", &ncpu) || !ncpu || ncpu > INT_MAX ||
+	    vt_meta_get_u64(st, "record.page_size", &psz) || psz < 2 * VT_TD_PAGE_HDR_SIZE ||
+	    psz > UINT32_MAX || (psz & (psz - 1))) {
+		errno = EINVAL;
+		vt_err_set("%s/%s: record.pid, record.nr_cpus or record.page_size missing or bad",
+			   dir, REC_STATE_FILE);
+		goto out;
+	}
+	if (rec_recorder_alive((pid_t)pid)) {
+		errno = EBUSY;
+		vt_err_set("%s: its recorder (pid %llu) is still running: stop it (kill -INT %llu)",
+			   dir, (unsigned long long)pid, (unsigned long long)pid);
+		goto out;
+	}
+	if (!(tdir = rec_tracefs()))
+		goto out;
+	if (host_proc_read_small(REC_BOOT_ID_PATH, boot, sizeof(boot)))
+		boot[0] = 0;
+	boot[strcspn(boot, "\n")] = 0;
+	oldboot = vt_meta_get(st, "record.boot_id");
+	if (oldboot && boot[0] && strcmp(oldboot, boot))
+		vt_warn("%s was recorded before a reboot: event formats and kallsyms are taken "
+			"from the running kernel", dir);
+	if (out && rec_finish_move(dir, out, force, st, (unsigned)ncpu, (uint32_t)psz, &torn))
+		goto out;
+	r = calloc(1, sizeof(*r));
+	stats = calloc(ncpu, sizeof(*stats));
+	cs = calloc(ncpu, sizeof(*cs));
+	if (!r || !stats || !cs || !(r->dir = strdup(work)) || !(r->cpu = calloc(ncpu, sizeof(*r->cpu)))) {
+		vt_err_set("out of memory");
+		goto out;
+	}
+	r->stop_pipe[0] = r->stop_pipe[1] = -1;
+	r->nr_cpus = (unsigned)ncpu;
+	r->page_size = (uint32_t)psz;
+	r->meta = st;
+	st = NULL;
+	for (unsigned i = 0; i < r->nr_cpus; i++)
+		r->cpu[i].in_fd = r->cpu[i].out_fd = r->cpu[i].pipe[0] = r->cpu[i].pipe[1] = -1;
+	snprintf(path, sizeof(path), "%s/instances/%s", tdir, name);
+	if (!access(path, F_OK) && (r->inst = tracefs_instance_alloc(NULL, name))) {
+		if (rec_drain_instance(r->inst, work, r->nr_cpus, r->page_size, stats)) {
+			tracefs_instance_free(r->inst);	/* kept: its pages are not saved */
+			r->inst = NULL;
+			goto out;
+		}
+		drained = 1;
+		r->registry_pid = (pid_t)pid;
+		set_event = tracefs_instance_file_read(r->inst, "set_event", NULL);
+	}
+	if (!set_event) {
+		snprintf(path, sizeof(path), "%s/%s", work, REC_EVENTS_FILE);
+		set_event = rec_read_all(path, &len);
+		if (!set_event) {
+			vt_err_errno("%s: cannot read the recorded event list", path);
+			goto out;
+		}
+		set_event[len < REC_READ_ALL_START ? len : REC_READ_ALL_START - 1] = 0;
+	}
+	for (unsigned i = 0; i < r->nr_cpus; i++) {
+		struct stat sb;
+
+		snprintf(path, sizeof(path), REC_RAW_FMT, work, i);
+		r->cpu[i].out_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+					REC_FILE_MODE);
+		if (r->cpu[i].out_fd < 0 || fstat(r->cpu[i].out_fd, &sb)) {
+			vt_err_errno("%s: cannot open", path);
+			goto out;
+		}
+		torn |= sb.st_size % r->page_size != 0;
+	}
+	salvaged = vt_meta_get(r->meta, "record.salvaged_by");
+	/* instance and registry entry gone in the same boot, no reaper
+	 * involved: the recorder removed its instance itself, which it does
+	 * only once every page is in the raw files (it failed after that) */
+	rec_registry_path(path, sizeof(path), (pid_t)pid);
+	if (!drained && !salvaged && vt_meta_get(r->meta, "record.registry") && oldboot &&
+	    !strcmp(oldboot, boot) && access(path, F_OK))
+		self_drained = 1;
+	snprintf(reason, sizeof(reason), "recorder pid %llu ended without writing trace.dat; %s%s%s",
+		 (unsigned long long)pid,
+		 drained ? "the pages left in its tracing instance were saved"
+			 : salvaged ? "the pages left in its tracing instance were saved by recorder pid "
+			 : self_drained ? "it had saved every page of its tracing instance"
+			 : "its tracing instance was gone: pages not yet written when it ended are lost",
+		 !drained && salvaged ? salvaged : "",
+		 torn ? "; a torn last page was dropped" : "");
+	if (vt_meta_set(r->meta, "record.recovered", "1") ||
+	    vt_meta_set(r->meta, "record.recover_reason", "%s", reason) ||
+	    vt_meta_set(r->meta, "record.recover_instance", "%s",
+			drained ? "drained" : salvaged ? "salvaged" :
+			self_drained ? "drained_by_recorder" : "gone")) {
+		goto out;
+	}
+	vt_meta_del(r->meta, "record.instance");
+	vt_meta_del(r->meta, "record.tracefs");
+	if (rec_write_tracedat(r, set_event, stats, cs)) {
+		if (errno == ENOSPC) {
+			char msg[REC_PATH_MAX];
+
+			snprintf(msg, sizeof(msg), "%s", vt_err_msg());
+			vt_err_set("%s; the pages are kept in %s/trace.cpuN.raw: finish elsewhere "
+				   "with --finish %s -o OTHERDIR", msg, work, work);
+			errno = ENOSPC;
+		}
+		goto out;
+	}
+	if (rec_meta_tsc(r) || rec_meta_end(r, stats, cs, res))
+		goto out;
+	rec_unlink_raw(r);
+	ret = (drained || salvaged || self_drained) && !torn ? 0 : 1;
+out:
+	for (unsigned i = 0; stats && i < ncpu; i++)
+		free(stats[i]);
+	free(stats);
+	free(cs);
+	free(set_event);
+	vt_meta_free(st);
+	if (ret >= 0)
+		rec_registry_del((pid_t)pid);
+	rec_free(r);	/* removes a drained instance: its pages are on disk now */
 	return ret;
 }

@@ -65,4 +65,20 @@ int host_record_meta(struct host_record *r, const char *key, const char *val);
  * -1 on failure; the raw per-CPU files are then kept in the directory. */
 int host_record_stop(struct host_record *r, struct host_record_result *res);
 
+/*
+ * Recover the recording in @dir that a killed or failed recorder left
+ * (`vmtrace record --finish`): drain its tracing instance if it still
+ * exists (the state file DIR/record.state names it), write trace.dat from
+ * the raw per-CPU pages and vmtrace.meta (record.recovered=1, the reason,
+ * lost counts), remove the instance, the raw files and the state.  With
+ * @out (may be NULL) everything is first copied to the new directory @out
+ * (created; an existing one only with @force) and finished there; @dir is
+ * left as it was.  0: complete (instance drained), 1: finished but the
+ * pages the kernel still held are lost (instance gone) or a torn page was
+ * dropped, -1 with a message (errno ENOSPC when out of room: nothing was
+ * drained or deleted, the message names the file).
+ */
+int host_record_finish(const char *dir, const char *out, int force,
+		       struct host_record_result *res);
+
 #endif

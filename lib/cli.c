@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "err.h"
 
 #define CLI_DEC		10
 #define CLI_HEX		16
@@ -52,4 +53,10 @@ int vt_parse_i64(const char *s, int64_t *out)
 int vt_parse_hz(const char *s, uint64_t *hz)
 {
 	return vt_parse_u64(s, VT_CLI_MIN_HZ, UINT64_MAX, hz);
+}
+
+int vt_cli_usage(void (*usage)(FILE *fp), int help)
+{
+	usage(help ? stdout : stderr);
+	return help ? VT_EXIT_OK : VT_EXIT_USAGE;
 }

@@ -3,13 +3,15 @@
  * variables, one set of rules for every vmtrace command and the Linux
  * mcount runtime: decimal, or hexadecimal with a 0x prefix; no sign (but
  * vt_parse_i64's minus), no spaces, no trailing text, no overflow.
- * Pure functions: no allocation, no error message (the caller names the
- * option in its own).
+ * The parsers are pure functions: no allocation, no error message (the
+ * caller names the option in its own).  vt_cli_usage() is the one way a
+ * command answers --help and a wrong command line.
  */
 #ifndef VT_CLI_H
 #define VT_CLI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 /* The lowest TSC frequency an option accepts (Hz): anything below is a
  * typo (kHz or MHz given), not a clock. */
@@ -26,5 +28,11 @@ int vt_parse_i64(const char *s, int64_t *out);
 /* Parse @s as a TSC frequency in Hz (>= VT_CLI_MIN_HZ) into *@hz.
  * 0, or -1 (then *@hz is untouched). */
 int vt_parse_hz(const char *s, uint64_t *hz);
+
+/* A command's answer to -h/--help (@help non-zero: @usage to stdout,
+ * returns VT_EXIT_OK) or to a wrong command line (@usage to stderr, returns
+ * VT_EXIT_USAGE).  For `return vt_cli_usage(usage, c == 'h');` at the end
+ * of an option switch. */
+int vt_cli_usage(void (*usage)(FILE *fp), int help);
 
 #endif

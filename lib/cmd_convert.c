@@ -44,18 +44,12 @@ int cmd_convert(int argc, char **argv)
 		case 'f':
 			force = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			return VT_EXIT_OK;
 		default:
-			usage(stderr);
-			return VT_EXIT_USAGE;
+			return vt_cli_usage(usage, c == 'h');
 		}
 	}
-	if (optind + 2 != argc) {
-		usage(stderr);
-		return VT_EXIT_USAGE;
-	}
+	if (optind + 2 != argc)
+		return vt_cli_usage(usage, 0);
 	ret = vt_uft_convert_ns(argv[optind], argv[optind + 1], hz, force);
 	if (ret < 0) {
 		vt_err_print("convert");

@@ -16,6 +16,7 @@
 #include "meta.h"
 #include "tracedat.h"
 #include "uftrace.h"
+#include "cli.h"
 
 #define INFO_PATH_MAX		4096
 #define INFO_KEY_MAX		64
@@ -314,10 +315,8 @@ int cmd_info(int argc, char **argv)
 		usage(stderr);
 		return VT_EXIT_USAGE;
 	}
-	if (optind + 1 != argc) {
-		usage(stderr);
-		return VT_EXIT_USAGE;
-	}
+	if (optind + 1 != argc)
+		return vt_cli_usage(usage, 0);
 	dir = argv[optind];
 	if (access(dir, R_OK | X_OK)) {
 		vt_err_errno("%s: cannot read directory", dir);

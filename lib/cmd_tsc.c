@@ -9,6 +9,7 @@
 #include <string.h>
 #include "err.h"
 #include "tsc.h"
+#include "cli.h"
 
 static const char *const status_name[] = { "ok", "skipped", "failed" };
 
@@ -122,18 +123,12 @@ int cmd_tsc(int argc, char **argv)
 		case 'k':
 			flags |= VT_TSC_KCORE;
 			break;
-		case 'h':
-			usage(stdout);
-			return VT_EXIT_OK;
 		default:
-			usage(stderr);
-			return VT_EXIT_USAGE;
+			return vt_cli_usage(usage, c == 'h');
 		}
 	}
-	if (optind != argc || (quiet && json)) {
-		usage(stderr);
-		return VT_EXIT_USAGE;
-	}
+	if (optind != argc || (quiet && json))
+		return vt_cli_usage(usage, 0);
 	ret = vt_tsc_freq_opts(&f, flags);
 	if (json)
 		print_json(&f);

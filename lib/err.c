@@ -56,6 +56,17 @@ void vt_warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void vt_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vmtrace: note: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
 void vt_die(int code, const char *fmt, ...)
 {
 	va_list ap;

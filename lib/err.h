@@ -32,6 +32,8 @@ const char *vt_err_msg(void);
 void vt_err_print(const char *prog);
 /* Print a warning "vmtrace: warning: ..." to stderr. */
 void vt_warn(const char *fmt, ...) VT_PRINTF(1, 2);
+/* Print "vmtrace: note: ..." to stderr: information, not a problem. */
+void vt_note(const char *fmt, ...) VT_PRINTF(1, 2);
 /* Print an error and exit with @code (tools only). */
 void vt_die(int code, const char *fmt, ...) VT_PRINTF(2, 3) __attribute__((noreturn));
 

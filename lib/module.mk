@@ -18,6 +18,9 @@ CORE_SRCS += lib/marker.c
 # ring-buffer page builder (fixtures): added by align/ for its trace.dat fixtures
 CORE_SRCS += lib/tracedat_page.c
 CORE_SRCS += lib/uftrace-append.c	# incremental .sym appends, .dat trim (guest/python)
+# the Python tracer's stage files: read, fold (docs/format/python.md); `vmtrace finalize`
+CORE_SRCS += lib/pystage.c
+VMTRACE_SRCS += lib/cmd_finalize.c
 # t-elf uses <sys/sdt.h>; the consumer tests read our output with the real
 # uftrace and check its JSON with Debian's python3
 DEPS += systemtap-sdt-dev uftrace python3
@@ -25,3 +28,7 @@ DEPS += systemtap-sdt-dev uftrace python3
 CORE_SRCS += lib/debugcon.c
 # guest stack samples of tools/vmtrace-sample (docs/format/samples.md): reader
 CORE_SRCS += lib/samples.c
+# the guest->host trace stream (docs/format/stream.md): writer of `vmtrace
+# stream` (guest), reader/unpacker of `vmtrace unpack` (host)
+CORE_SRCS += lib/stream.c
+VMTRACE_SRCS += lib/cmd_unpack.c

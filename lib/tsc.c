@@ -369,6 +369,8 @@ struct tsc_ns {
 static int sample_pair(struct tsc_ns *out)
 {
 	out->width = UINT64_MAX;
+	out->tsc = 0;
+	out->ns = 0;
 	for (int i = 0; i < CAL_SAMPLES; i++) {
 		struct timespec ts;
 		uint64_t t0, t1;

@@ -27,6 +27,7 @@
 #include "err.h"
 #include "fileio.h"
 #include "meta.h"
+#include "pystage.h"
 #include "uftrace.h"
 
 #define VT_UFT_ENDIAN_LITTLE	1
@@ -312,6 +313,14 @@ static int is_trace_file(const char *n)
 	return 0;
 }
 
+/* A Python tracer stage file <TID>.stage (lib/pystage.h). */
+static int is_stage_file(const char *n)
+{
+	size_t len = strlen(n), sl = strlen(VT_PYSTAGE_SUFFIX);
+
+	return len > sl && !strcmp(n + len - sl, VT_PYSTAGE_SUFFIX);
+}
+
 int vt_uft_dir_create(const char *dir, int force)
 {
 	struct dirent *de;
@@ -338,7 +347,8 @@ int vt_uft_dir_create(const char *dir, int force)
 		nonempty = 1;
 		if (!force)
 			break;
-		if (!is_trace_file(de->d_name))
+		/* an old run's stages too: readers would take their records */
+		if (!is_trace_file(de->d_name) && !is_stage_file(de->d_name))
 			continue;
 		if (path_join(path, sizeof(path), dir, de->d_name) || unlink(path)) {
 			if (errno)
@@ -937,6 +947,10 @@ struct vt_uft_stream {
 	int eof, truncated, failed;
 	uint8_t payload[EVENT_MAX_PAYLOAD];
 	size_t payload_len;
+	/* after the .dat's records: the Python tracer's stage (pystage.h) */
+	int stage_loaded;
+	struct vt_uft_record *staged;
+	size_t staged_nr, staged_pos;
 };
 
 /* A section's line: "<prefix><value>" -> value, else NULL. */
@@ -1697,6 +1711,73 @@ static void stream_skip(struct vt_uft_stream *s, size_t n)
 	s->off += n;
 }
 
+/* Bytes scanned per pread() while checking a zeroed tail. */
+#define ZERO_SCAN_BYTES	4096
+
+/* An all-zero record at s->off: 1 if the rest of the file is zero too
+ * (space a writer preallocated: the records end here), 0 if a live writer
+ * has filled the record since it was read (the buffer is refilled from
+ * there), -1 if data follows (corrupt; message set). */
+static int stream_zero_tail(struct vt_uft_stream *s)
+{
+	uint8_t buf[ZERO_SCAN_BYTES];
+	struct vt_uft_record rec;
+	uint64_t off = s->off;
+	ssize_t n;
+
+	for (;;) {
+		n = pread(s->fd, buf, sizeof(buf), (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return vt_err_errno("%s: read error at offset %" PRIu64, s->path, off);
+		if (n == 0)
+			return 1;
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i])
+				goto data;
+		off += (uint64_t)n;
+	}
+data:
+	if (pread(s->fd, &rec, sizeof(rec), (off_t)s->off) == (ssize_t)sizeof(rec) &&
+	    vt_uft_magic(rec.bits) == VT_UFT_RECORD_MAGIC) {
+		/* written meanwhile: read on from the file */
+		if (lseek(s->fd, (off_t)s->off, SEEK_SET) < 0)
+			return vt_err_errno("%s: cannot seek", s->path);
+		s->pos = s->len = 0;
+		s->eof = 0;
+		return 0;
+	}
+	return vt_err_set("%s: offset %" PRIu64 ": zeroed record followed by data (corrupt data)",
+			  s->path, s->off);
+}
+
+/* The .dat's records ended cleanly at s->off: the records of its stage
+ * file newer than that (a Python tracer writer killed or still running).
+ * 1 with *@rec filled, 0 at the end, -1 on a corrupt stage. */
+static int stream_staged(struct vt_uft_stream *s, struct vt_uft_record *rec)
+{
+	if (!s->stage_loaded) {
+		char stage[PATH_MAX];
+
+		s->stage_loaded = 1;
+		if (!vt_pystage_path(stage, sizeof(stage), s->path) &&
+		    vt_pystage_read(stage, s->off, &s->staged, &s->staged_nr) < 0) {
+			s->failed = 1;
+			return -1;
+		}
+	}
+	if (s->staged_pos >= s->staged_nr)
+		return 0;
+	*rec = s->staged[s->staged_pos++];
+	return 1;
+}
+
+size_t vt_uft_stream_staged(const struct vt_uft_stream *s)
+{
+	return s->staged_nr;
+}
+
 int vt_uft_stream_next(struct vt_uft_stream *s, struct vt_uft_record *rec)
 {
 	size_t have;
@@ -1704,15 +1785,30 @@ int vt_uft_stream_next(struct vt_uft_stream *s, struct vt_uft_record *rec)
 	s->payload_len = 0;
 	if (unlikely(s->failed))
 		return -1;
+	if (unlikely(s->stage_loaded))
+		return stream_staged(s, rec);
+again:
 	have = stream_fill(s, sizeof(*rec));
 	if (unlikely(s->failed))
 		return -1;
 	if (have < sizeof(*rec)) {
 		s->truncated = have != 0;
-		return 0;
+		return s->fd >= 0 ? stream_staged(s, rec) : 0;
 	}
 	memcpy(rec, s->buf + s->pos, sizeof(*rec));
 	if (unlikely(vt_uft_magic(rec->bits) != VT_UFT_RECORD_MAGIC)) {
+		if (rec->time == 0 && rec->bits == 0) {
+			int z = stream_zero_tail(s);
+
+			if (z > 0) {
+				s->eof = 1;
+				return stream_staged(s, rec);
+			}
+			if (z == 0)
+				goto again;
+			s->failed = 1;
+			return -1;
+		}
 		s->failed = 1;
 		return vt_err_set("%s: offset %" PRIu64 ": bad record magic %u (corrupt data)",
 				  s->path, s->off, vt_uft_magic(rec->bits));
@@ -1765,6 +1861,7 @@ void vt_uft_stream_close(struct vt_uft_stream *s)
 		return;
 	if (s->fd >= 0)
 		close(s->fd);
+	free(s->staged);
 	free(s->path);
 	free(s);
 }

@@ -223,6 +223,12 @@ void vt_uft_stream_close(struct vt_uft_stream *s);
 /* After the end: 1 if the file ended inside a record (a truncated last
  * record, e.g. a killed writer: a clean end, but worth a warning). */
 int vt_uft_stream_truncated(const struct vt_uft_stream *s);
+/* The .dat of a Python tracer writer that was killed (or still runs)
+ * ends in zeroed preallocated space or early; its newest records are in
+ * <TID>.stage (lib/pystage.h): the stream reads them after the .dat's,
+ * without changing either file, and a corrupt stage ends it with -1.
+ * How many records came (or will come) from the stage (0 if none). */
+size_t vt_uft_stream_staged(const struct vt_uft_stream *s);
 /* File offset of the next record; the stream's file path. */
 uint64_t vt_uft_stream_offset(const struct vt_uft_stream *s);
 const char *vt_uft_stream_path(const struct vt_uft_stream *s);

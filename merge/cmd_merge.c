@@ -377,20 +377,14 @@ int cmd_merge(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			return VT_EXIT_OK;
 		default:
-			usage(stderr);
-			return VT_EXIT_USAGE;
+			return vt_cli_usage(usage, c == 'h');
 		}
 	}
 	int nin = argc - optind;
 
-	if (nin < 1 || !out) {
-		usage(stderr);
-		return VT_EXIT_USAGE;
-	}
+	if (nin < 1 || !out)
+		return vt_cli_usage(usage, 0);
 	if (nin > MERGE_MAX_SOURCES) {
 		fprintf(stderr, "vmtrace merge: at most %d inputs\n", MERGE_MAX_SOURCES);
 		return VT_EXIT_USAGE;

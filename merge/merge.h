@@ -79,9 +79,13 @@ int merge_clock_init(struct merge_clock *c, int domain, int is_ns, uint64_t host
 struct merge_stream;
 struct merge_stream_ops {
 	/* 1 with *ev filled (ts_raw, track, name, kind, args), 0 at the end,
-	 * -1 at a corrupt/truncated record (the stream ends; warned). */
+	 * -1 at a corrupt/truncated record (the stream ends; warned).
+	 * Unused (may be NULL) when next_batch is set. */
 	int (*next)(struct merge_stream *s, struct merge_event *ev);
 	void (*close)(struct merge_stream *s);
+	/* optional, in place of next: up to @max events into ev[0..), as
+	 * many next calls would give them; how many (0 at the end) */
+	int (*next_batch)(struct merge_stream *s, struct merge_event *ev, int max);
 };
 
 struct merge_stream {
@@ -193,7 +197,10 @@ extern const struct merge_sink_ops merge_sink_uftrace;
  * "report", "sqlite"): a NULL-terminated list, weak (absent = none). */
 extern const struct merge_sink_ops *const merge_sinks_extra[] __attribute__((weak));
 
-/* Buffered output file shared by the file sinks. */
+/* ---- what the sinks share (merge/sink.c) ---------------------------- */
+
+/* Buffered output file of the file sinks: events are encoded straight
+ * into buf, which is emptied with write(2) when full and at close. */
 struct merge_out {
 	int fd;
 	char *buf;
@@ -201,15 +208,35 @@ struct merge_out {
 	const char *path;
 	int failed;
 };
+/* Create @path (truncated) with an empty buffer; -1 with the error set. */
 int merge_out_open(struct merge_out *o, const char *path);
+/* Write out the buffer; -1 (error set, naming the file) on failure, and
+ * every later call fails too. */
 int merge_out_flush(struct merge_out *o);
+/* Flush, close and free the buffer; -1 if anything failed. */
 int merge_out_close(struct merge_out *o);
+/* Room for @n bytes at the end of the buffer (flushed first if needed);
+ * NULL when the flush failed. */
 static inline char *merge_out_reserve(struct merge_out *o, size_t n)
 {
 	if (o->len + n > o->cap && merge_out_flush(o) < 0)
 		return NULL;
 	return o->buf + o->len;
 }
+
+/* A file sink is a struct of @size bytes whose first member is its struct
+ * merge_out: allocated zeroed with @path opened, or NULL (error set). */
+void *merge_file_sink_open(size_t size, const char *path);
+/* Close the output of a sink from merge_file_sink_open() and free it
+ * (free its other members first); -1 if the output failed. */
+int merge_file_sink_close(void *sink);
+
+#define MERGE_TABLE_MIN	256	/* entries of a table's first allocation */
+/* Grow the zero-filled table *@table (a pointer to the array pointer) of
+ * *@cap entries of @elem_size bytes to hold at least @need entries (new
+ * entries zero); 0, or -1 when out of memory (no error set: the caller
+ * names its output). */
+int merge_table_grow(void *table, uint32_t *cap, uint32_t need, size_t elem_size);
 
 /* A growable set of 64-bit ids (the processes a sink has described). */
 struct merge_idset {

@@ -93,7 +93,7 @@ static void smp_close(struct merge_stream *ms)
 	free(s);
 }
 
-static const struct merge_stream_ops smp_ops = { smp_next, smp_close };
+static const struct merge_stream_ops smp_ops = { .next = smp_next, .close = smp_close };
 
 int merge_reader_samples(struct merge_source *src, uint16_t idx)
 {

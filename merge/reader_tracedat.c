@@ -288,7 +288,7 @@ static void td_close(struct merge_stream *ms)
 	free(s);
 }
 
-static const struct merge_stream_ops td_ops = { td_next, td_close };
+static const struct merge_stream_ops td_ops = { .next = td_next, .close = td_close };
 
 int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *file)
 {

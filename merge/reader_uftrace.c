@@ -2,8 +2,9 @@
  * reader_uftrace.c - merge's reader of uftrace data directories (vmtrace's
  * guest/host runtimes or uftrace record): one stream per task, read through
  * lib/uftrace.h (the only uftrace parser).  Entries/exits become slice
- * begin/end on the task's thread track, named from the .sym files.  Runs on
- * the merge thread; allocates at open only.
+ * begin/end on the task's thread track, named from the .sym files, handed
+ * to the sorter in batches.  Runs on the merge thread; allocates at open
+ * only.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,13 +34,11 @@ struct uft_stream {
 	int done;
 };
 
-static uint32_t sym_id(struct uft_src *us, uint64_t addr)
+/* The name id of function address @addr: a cache miss (first call of a
+ * function, or a collision) looks the symbol up and interns it. */
+static __attribute__((noinline)) uint32_t sym_id_miss(struct uft_src *us, uint64_t addr,
+						      uint32_t h)
 {
-	uint32_t h = (uint32_t)((addr >> 2) ^ (addr >> 14)) & (NAME_CACHE_SIZE - 1);
-
-	if (likely(us->cache_addr[h] == addr && us->cache_id[h]))
-		return us->cache_id[h];
-
 	const char *n = vt_uft_sym_name(us->r, addr);
 	uint32_t id;
 
@@ -56,12 +55,69 @@ static uint32_t sym_id(struct uft_src *us, uint64_t addr)
 	return id;
 }
 
-static int uft_next(struct merge_stream *ms, struct merge_event *ev)
+static inline uint32_t sym_id(struct uft_src *us, uint64_t addr)
 {
-	struct uft_stream *s = (struct uft_stream *)ms;
+	uint32_t h = (uint32_t)((addr >> 2) ^ (addr >> 14)) & (NAME_CACHE_SIZE - 1);
+
+	if (likely(us->cache_addr[h] == addr && us->cache_id[h]))
+		return us->cache_id[h];
+	return sym_id_miss(us, addr, h);
+}
+
+/* The common records: a call's entry (a slice begins) and the exit of a
+ * call seen entering (an end closes the innermost slice: no name needed).
+ * 1 with *@ev filled, 0 for any other record. */
+static inline int uft_call(struct uft_stream *s, struct merge_event *ev,
+			   const struct vt_uft_record *rec)
+{
+	unsigned type = vt_uft_type(rec->bits);
+
+	if (likely(type == VT_UFT_ENTRY)) {
+		ev->kind = MERGE_EV_BEGIN;
+		ev->name = sym_id(s->us, vt_uft_addr(rec->bits));
+		s->depth++;
+	} else if (likely(type == VT_UFT_EXIT && s->depth)) {
+		ev->kind = MERGE_EV_END;
+		ev->name = MERGE_NO_STR;
+		s->depth--;
+	} else {
+		return 0;
+	}
+	ev->ts_raw = rec->time;
+	ev->cpu = -1;
+	ev->track = s->track;
+	ev->nr_args = 0;
+	s->last_ts = rec->time;
+	return 1;
+}
+
+/* A Python tracer writer that was killed (or still runs) has its newest
+ * records in <TID>.stage: the lib reader read them after the .dat's. */
+static void uft_note_staged(const struct uft_stream *s)
+{
+	size_t n = vt_uft_stream_staged(s->st);
+	const char *p = vt_uft_stream_path(s->st);
+	size_t len = strlen(p);
+
+	if (!n)
+		return;
+	if (len > strlen(".dat") && !strcmp(p + len - strlen(".dat"), ".dat"))
+		len -= strlen(".dat");
+	vt_note("%.*s.stage: %zu records not yet folded, read too ('vmtrace finalize' folds them)",
+		(int)len, p, n);
+}
+
+/* Every case of a uftrace stream's next event: @r is what
+ * vt_uft_stream_next() returned for the record just read (*@first when r
+ * is 1), unless the stream is done.  1 with *@ev filled, 0 at the end. */
+static __attribute__((noinline)) int uft_next_slow(struct uft_stream *s, struct merge_event *ev,
+						   int r, const struct vt_uft_record *first)
+{
 	struct vt_uft_record rec;
 
-	for (;;) {
+	if (r > 0)
+		rec = *first;
+	for (int pending = 1;; pending = 0) {
 		if (unlikely(s->done)) {
 			/* close what the (possibly truncated) stream left open */
 			if (!s->depth)
@@ -75,8 +131,8 @@ static int uft_next(struct merge_stream *ms, struct merge_event *ev)
 			ev->nr_args = 0;
 			return 1;
 		}
-		int r = vt_uft_stream_next(s->st, &rec);
-
+		if (!pending)
+			r = vt_uft_stream_next(s->st, &rec);
 		if (unlikely(r <= 0)) {
 			if (r < 0) {
 				vt_warn("%s", vt_err_msg());
@@ -86,28 +142,19 @@ static int uft_next(struct merge_stream *ms, struct merge_event *ev)
 					vt_uft_stream_path(s->st));
 				s->src->partial = 1;
 			}
+			uft_note_staged(s);
 			s->done = 1;
 			continue;
 		}
+		if (uft_call(s, ev, &rec))
+			return 1;
 		ev->ts_raw = rec.time;
 		ev->cpu = -1;
 		ev->track = s->track;
-		ev->nr_args = 0;
 		s->last_ts = rec.time;
 		switch (vt_uft_type(rec.bits)) {
-		case VT_UFT_ENTRY:
-			ev->kind = MERGE_EV_BEGIN;
-			ev->name = sym_id(s->us, vt_uft_addr(rec.bits));
-			s->depth++;
-			return 1;
 		case VT_UFT_EXIT:
-			if (unlikely(!s->depth))
-				continue;	/* exit of a call entered before recording */
-			/* an end closes the innermost slice: no name needed */
-			ev->kind = MERGE_EV_END;
-			ev->name = MERGE_NO_STR;
-			s->depth--;
-			return 1;
+			continue;	/* exit of a call entered before recording */
 		case VT_UFT_LOST:
 			ev->kind = MERGE_EV_INSTANT;
 			ev->name = s->us->lost_name;
@@ -126,6 +173,37 @@ static int uft_next(struct merge_stream *ms, struct merge_event *ev)
 	}
 }
 
+/* Up to @max events: the common records (a call's entry, the exit of a
+ * call seen entering) here, the rest through uft_next_slow. */
+static int uft_next_batch(struct merge_stream *ms, struct merge_event *evs, int max)
+{
+	struct uft_stream *s = (struct uft_stream *)ms;
+	struct vt_uft_record rec;
+	int n;
+
+	for (n = 0; n < max; n++) {
+		struct merge_event *ev = &evs[n];
+		int r;
+
+		if (unlikely(s->done)) {
+			if (!uft_next_slow(s, ev, 0, NULL))
+				break;
+			continue;
+		}
+		r = vt_uft_stream_next(s->st, &rec);
+		if (unlikely(r <= 0)) {
+			if (!uft_next_slow(s, ev, r, NULL))
+				break;
+			continue;
+		}
+		if (likely(uft_call(s, ev, &rec)))
+			continue;
+		if (!uft_next_slow(s, ev, r, &rec))
+			break;
+	}
+	return n;
+}
+
 static void uft_close(struct merge_stream *ms)
 {
 	struct uft_stream *s = (struct uft_stream *)ms;
@@ -138,7 +216,7 @@ static void uft_close(struct merge_stream *ms)
 	free(s);
 }
 
-static const struct merge_stream_ops uft_ops = { uft_next, uft_close };
+static const struct merge_stream_ops uft_ops = { .close = uft_close, .next_batch = uft_next_batch };
 
 /* Whether @exe (the traced executable named by the info file) is QEMU. */
 static int exe_is_qemu(const char *exe)

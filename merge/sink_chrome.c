@@ -15,7 +15,7 @@
 #define JSON_NAME_MAX		1024		/* longer names are cut */
 
 struct csink {
-	struct merge_out out;
+	struct merge_out out;		/* first (merge_file_sink_open) */
 	uint8_t *named;		/* per track: metadata written */
 	uint32_t named_cap;
 	struct merge_idset procs;	/* pids whose process_name is written */
@@ -148,17 +148,11 @@ static int name_track(struct csink *s, uint32_t idx)
 
 static void *chrome_open(const char *out)
 {
-	struct csink *s = calloc(1, sizeof(*s));
-
-	if (!s) {
-		vt_err_set("%s: out of memory", out);
-		return NULL;
-	}
-	if (merge_out_open(&s->out, out) < 0) {
-		free(s);
-		return NULL;
-	}
 	static const char head[] = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+	struct csink *s = merge_file_sink_open(sizeof(*s), out);
+
+	if (!s)
+		return NULL;
 
 	memcpy(s->out.buf, head, sizeof(head) - 1);
 	s->out.len = sizeof(head) - 1;
@@ -167,23 +161,25 @@ static void *chrome_open(const char *out)
 
 static int need_track(struct csink *s, uint32_t idx)
 {
-	if (unlikely(idx >= s->named_cap)) {
-		uint32_t nc = s->named_cap ? 2 * s->named_cap : 256;
-
-		while (nc <= idx)
-			nc *= 2;
-		uint8_t *n = realloc(s->named, nc);
-
-		if (!n)
-			return vt_err_set("chrome: out of memory");
-		memset(n + s->named_cap, 0, nc - s->named_cap);
-		s->named = n;
-		s->named_cap = nc;
-	}
+	if (unlikely(idx >= s->named_cap) &&
+	    merge_table_grow(&s->named, &s->named_cap, idx + 1, 1) < 0)
+		return vt_err_set("chrome: out of memory");
 	if (likely(s->named[idx]))
 		return 0;
 	s->named[idx] = 1;
 	return name_track(s, idx);
+}
+
+/* The rest of a flow event (s or f of @ev's flow) after its "ts" key:
+ * the time @ns, category, name and id. */
+static char *put_flow(char *p, uint64_t ns, const struct merge_event *ev)
+{
+	p = put_ts(p, ns);
+	p = PUTS(p, ",\"cat\":\"flow\",\"name\":");
+	p = put_jstr(p, ev->flow_name);
+	p = PUTS(p, ",\"id\":");
+	p = put_u64(p, ev->flow_id);
+	return PUTS(p, "}");
 }
 
 static int chrome_event(void *sink, const struct merge_event *ev)
@@ -206,12 +202,7 @@ static int chrome_event(void *sink, const struct merge_event *ev)
 		/* the flow's start: bound to the slice enclosing it */
 		p = put_head(p, s, "s", merge_track(ev->flow_track));
 		p = PUTS(p, ",\"ts\":");
-		p = put_ts(p, ev->flow_ts_ns);
-		p = PUTS(p, ",\"cat\":\"flow\",\"name\":");
-		p = put_jstr(p, ev->flow_name);
-		p = PUTS(p, ",\"id\":");
-		p = put_u64(p, ev->flow_id);
-		p = PUTS(p, "}");
+		p = put_flow(p, ev->flow_ts_ns, ev);
 	}
 	switch (ev->kind) {
 	case MERGE_EV_BEGIN:
@@ -260,12 +251,7 @@ static int chrome_event(void *sink, const struct merge_event *ev)
 	if (unlikely(ev->flow_id)) {
 		p = put_head(p, s, "f", t);
 		p = PUTS(p, ",\"bp\":\"e\",\"ts\":");
-		p = put_ts(p, ev->ts_ns);
-		p = PUTS(p, ",\"cat\":\"flow\",\"name\":");
-		p = put_jstr(p, ev->flow_name);
-		p = PUTS(p, ",\"id\":");
-		p = put_u64(p, ev->flow_id);
-		p = PUTS(p, "}");
+		p = put_flow(p, ev->ts_ns, ev);
 	}
 	s->out.len += (size_t)(p - start);
 	return 0;
@@ -275,19 +261,14 @@ static int chrome_close(void *sink)
 {
 	struct csink *s = sink;
 	char *p = merge_out_reserve(&s->out, 8);
-	int ret;
 
 	if (p) {
 		memcpy(p, "\n]}\n", 4);
 		s->out.len += 4;
 	}
-	ret = merge_out_close(&s->out);
-	if (!p)
-		ret = -1;
 	free(s->named);
 	merge_idset_free(&s->procs);
-	free(s);
-	return ret;
+	return merge_file_sink_close(s) < 0 || !p ? -1 : 0;
 }
 
 const struct merge_sink_ops merge_sink_chrome = {

@@ -68,6 +68,10 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 #define THREAD_UUID_BASE 1	/* + track index (small: one varint byte);
 				 * process uuids live above 2^40 */
 #define MAX_NAME_LEN	1024	/* longer names are cut in the output */
+#define FAST_PKT_MAX	64	/* room event_fast needs (it writes <= 33 bytes) */
+
+/* The one-byte tag of a field numbered below 16. */
+#define TAG1(field, wt)	((uint8_t)((field) << 3 | (wt)))
 
 #define PID_MACHINE_STRIDE 10000000	/* without machine ids: guest N's pid
 					 * p is N * stride + p (as in Chrome JSON) */
@@ -80,23 +84,46 @@ struct pb {
 	int depth;
 };
 
+/* A track's state in the output (track_state[]). */
+enum {
+	TRACK_UNSENT,		/* no descriptor written yet */
+	TRACK_PLAIN,		/* described; its packets carry no machine_id */
+	TRACK_MACHINE,		/* described; its packets carry machine_id */
+};
+
 struct psink {
-	struct merge_out out;
-	uint8_t *name_sent, *ann_sent;	/* bitmaps by string id */
+	struct merge_out out;		/* first (merge_file_sink_open) */
+	uint8_t *name_sent;		/* by string id: event name interned
+					 * (id 0, no name, counts as sent) */
+	uint8_t *ann_sent;		/* by string id: annotation name interned */
 	uint32_t name_cap, ann_cap;
-	uint8_t *track_sent;
+	uint8_t *track_state;		/* by track index: TRACK_* */
 	uint32_t tracks_cap;
 	struct merge_idset procs;	/* process uuids emitted */
 	int first;
 };
 
-static inline void pb_varint(struct pb *b, uint64_t v)
+/* TrackEvent.type by enum merge_ev_kind */
+static const uint8_t te_type[] = {
+	[MERGE_EV_BEGIN] = TYPE_SLICE_BEGIN,
+	[MERGE_EV_END] = TYPE_SLICE_END,
+	[MERGE_EV_INSTANT] = TYPE_INSTANT,
+	[MERGE_EV_COUNTER] = TYPE_COUNTER,
+};
+
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 {
 	while (v >= 0x80) {
-		*b->p++ = (uint8_t)v | 0x80;
+		*p++ = (uint8_t)v | 0x80;
 		v >>= 7;
 	}
-	*b->p++ = (uint8_t)v;
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static inline void pb_varint(struct pb *b, uint64_t v)
+{
+	b->p = put_varint(b->p, v);
 }
 
 static inline void pb_tag(struct pb *b, unsigned field, unsigned wt)
@@ -161,31 +188,13 @@ static inline void pb_end(struct pb *b)
 	b->p += n - 1;
 }
 
-static int grow_bits(uint8_t **bits, uint32_t *cap, uint32_t need)
+/* Grow name_sent to @need ids; id 0 (no name) needs no interning. */
+static int grow_names(struct psink *s, uint32_t need)
 {
-	if (need <= *cap)
-		return 0;
-	uint32_t nc = *cap ? *cap : 4096;
-
-	while (nc < need)
-		nc *= 2;
-	uint8_t *nb = realloc(*bits, nc / 8);
-
-	if (!nb)
+	if (merge_table_grow(&s->name_sent, &s->name_cap, need, 1) < 0)
 		return -1;
-	memset(nb + *cap / 8, 0, (nc - *cap) / 8);
-	*bits = nb;
-	*cap = nc;
+	s->name_sent[MERGE_NO_STR] = 1;
 	return 0;
-}
-
-static inline int bit_test_set(uint8_t *bits, uint32_t i)
-{
-	uint8_t m = (uint8_t)(1u << (i & 7));
-	int was = bits[i >> 3] & m;
-
-	bits[i >> 3] |= m;
-	return was;
 }
 
 /* A packet is encoded in place in the output buffer as Trace.packet, a
@@ -285,26 +294,21 @@ static int send_track(struct psink *s, uint32_t idx)
 static inline int need_track(struct psink *s, uint32_t idx)
 {
 	if (unlikely(idx >= s->tracks_cap) &&
-	    grow_bits(&s->track_sent, &s->tracks_cap, idx + 1) < 0)
+	    merge_table_grow(&s->track_state, &s->tracks_cap, idx + 1, 1) < 0)
 		return vt_err_set("perfetto: out of memory");
-	if (likely(bit_test_set(s->track_sent, idx)))
+	if (likely(s->track_state[idx] != TRACK_UNSENT))
 		return 0;
+	s->track_state[idx] = merge_track(idx)->machine != MERGE_MACHINE_HOST &&
+			      merge_perfetto_machine_ids ? TRACK_MACHINE : TRACK_PLAIN;
 	return send_track(s, idx);
 }
 
 static void *perfetto_open(const char *out)
 {
-	struct psink *s = calloc(1, sizeof(*s));
+	struct psink *s = merge_file_sink_open(sizeof(*s), out);
 
-	if (!s) {
-		vt_err_set("%s: out of memory", out);
-		return NULL;
-	}
-	if (merge_out_open(&s->out, out) < 0) {
-		free(s);
-		return NULL;
-	}
-	s->first = 1;
+	if (s)
+		s->first = 1;
 	return s;
 }
 
@@ -329,9 +333,9 @@ static int send_flow_start(struct psink *s, const struct merge_event *ev)
 	return flush_packet(s, &b);
 }
 
-static int perfetto_event(void *sink, const struct merge_event *ev)
+/* Any event: interned data, arguments, flows, counters, machine ids. */
+static __attribute__((noinline)) int event_slow(struct psink *s, const struct merge_event *ev)
 {
-	struct psink *s = sink;
 	struct pb b;
 	uint32_t max_id = ev->name;
 
@@ -343,8 +347,8 @@ static int perfetto_event(void *sink, const struct merge_event *ev)
 		if (ev->args[i].key > max_id)
 			max_id = ev->args[i].key;
 	if (unlikely(max_id >= s->name_cap || max_id >= s->ann_cap) &&
-	    (grow_bits(&s->name_sent, &s->name_cap, max_id + 1) < 0 ||
-	     grow_bits(&s->ann_sent, &s->ann_cap, max_id + 1) < 0))
+	    (grow_names(s, max_id + 1) < 0 ||
+	     merge_table_grow(&s->ann_sent, &s->ann_cap, max_id + 1, 1) < 0))
 		return vt_err_set("perfetto: out of memory");
 
 	if (unlikely(packet_head(s, &b, merge_track(ev->track)->machine) < 0))
@@ -355,7 +359,8 @@ static int perfetto_event(void *sink, const struct merge_event *ev)
 	/* interned data first used by this packet */
 	int interned = 0;
 
-	if (ev->kind != MERGE_EV_END && ev->name && !bit_test_set(s->name_sent, ev->name)) {
+	if (ev->kind != MERGE_EV_END && ev->name && !s->name_sent[ev->name]) {
+		s->name_sent[ev->name] = 1;
 		pb_begin(&b, F_TP_INTERNED);
 		interned = 1;
 		pb_begin(&b, F_ID_EVENT_NAMES);
@@ -366,8 +371,9 @@ static int perfetto_event(void *sink, const struct merge_event *ev)
 	for (int i = 0; i < ev->nr_args; i++) {
 		uint32_t k = ev->args[i].key;
 
-		if (bit_test_set(s->ann_sent, k))
+		if (s->ann_sent[k])
 			continue;
+		s->ann_sent[k] = 1;
 		if (!interned) {
 			pb_begin(&b, F_TP_INTERNED);
 			interned = 1;
@@ -419,17 +425,61 @@ static int perfetto_event(void *sink, const struct merge_event *ev)
 	return flush_packet(s, &b);
 }
 
+/* The common event: a slice begin/end or an instant without arguments or
+ * flow, on a described host track, its name already interned.  Encoded
+ * with constant tag bytes, in the order event_slow writes the same fields
+ * (the output is the same bytes); every length fits in one byte. */
+static inline void event_fast(struct psink *s, const struct merge_event *ev, uint32_t name)
+{
+	uint8_t *p = (uint8_t *)s->out.buf + s->out.len, *pkt_len, *te_len;
+
+	p[0] = TAG1(F_TRACE_PACKET, WT_LEN);
+	pkt_len = p + 1;
+	p[2] = TAG1(F_TP_SEQ_ID, WT_VARINT);
+	p[3] = SEQ_ID;
+	p[4] = TAG1(F_TP_TIMESTAMP, WT_VARINT);
+	p = put_varint(p + 5, ev->ts_ns);
+	p[0] = TAG1(F_TP_SEQ_FLAGS, WT_VARINT);
+	p[1] = SEQ_NEEDS_INCREMENTAL_STATE;
+	p[2] = TAG1(F_TP_TRACK_EVENT, WT_LEN);
+	te_len = p + 3;
+	p[4] = TAG1(F_TE_TYPE, WT_VARINT);
+	p[5] = te_type[ev->kind];
+	p[6] = TAG1(F_TE_TRACK_UUID, WT_VARINT);
+	p = put_varint(p + 7, THREAD_UUID_BASE + ev->track);
+	if (name) {
+		*p++ = TAG1(F_TE_NAME_IID, WT_VARINT);
+		p = put_varint(p, name);
+	}
+	*te_len = (uint8_t)(p - te_len - 1);
+	*pkt_len = (uint8_t)(p - pkt_len - 1);
+	s->out.len = (size_t)(p - (uint8_t *)s->out.buf);
+}
+
+static int perfetto_event(void *sink, const struct merge_event *ev)
+{
+	struct psink *s = sink;
+	uint32_t name = ev->kind == MERGE_EV_END ? MERGE_NO_STR : ev->name;
+
+	if (likely(ev->track < s->tracks_cap && s->track_state[ev->track] == TRACK_PLAIN &&
+		   !(ev->nr_args | ev->flow_id) && ev->kind < MERGE_EV_COUNTER &&
+		   name < s->name_cap && s->name_sent[name] &&
+		   s->out.len + FAST_PKT_MAX <= s->out.cap)) {
+		event_fast(s, ev, name);
+		return 0;
+	}
+	return event_slow(s, ev);
+}
+
 static int perfetto_close(void *sink)
 {
 	struct psink *s = sink;
-	int ret = merge_out_close(&s->out);
 
 	free(s->name_sent);
 	free(s->ann_sent);
-	free(s->track_sent);
+	free(s->track_state);
 	merge_idset_free(&s->procs);
-	free(s);
-	return ret;
+	return merge_file_sink_close(s);
 }
 
 const struct merge_sink_ops merge_sink_perfetto = {

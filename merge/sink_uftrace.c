@@ -71,18 +71,10 @@ static void *uftrace_open(const char *out)
 
 static struct utrack *get_track(struct usink *s, uint32_t idx, uint64_t ts)
 {
-	if (idx >= s->nr_tr) {
-		uint32_t n = s->nr_tr ? 2 * s->nr_tr : 64;
-
-		while (n <= idx)
-			n *= 2;
-		struct utrack *nt = realloc(s->tr, n * sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		memset(nt + s->nr_tr, 0, (n - s->nr_tr) * sizeof(*nt));
-		s->tr = nt;
-		s->nr_tr = n;
+	if (unlikely(idx >= s->nr_tr) &&
+	    merge_table_grow(&s->tr, &s->nr_tr, idx + 1, sizeof(*s->tr)) < 0) {
+		vt_err_set("out of memory");
+		return NULL;
 	}
 	struct utrack *u = &s->tr[idx];
 
@@ -109,19 +101,9 @@ static struct utrack *get_track(struct usink *s, uint32_t idx, uint64_t ts)
 
 static int mark_used(struct usink *s, uint32_t id)
 {
-	if (unlikely(id >= s->used_cap)) {
-		uint32_t n = s->used_cap ? 2 * s->used_cap : 4096;
-
-		while (n <= id)
-			n *= 2;
-		uint8_t *nu = realloc(s->used, n);
-
-		if (!nu)
-			return -1;
-		memset(nu + s->used_cap, 0, n - s->used_cap);
-		s->used = nu;
-		s->used_cap = n;
-	}
+	if (unlikely(id >= s->used_cap) &&
+	    merge_table_grow(&s->used, &s->used_cap, id + 1, 1) < 0)
+		return -1;
 	s->used[id] = 1;
 	return 0;
 }

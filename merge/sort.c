@@ -1,23 +1,38 @@
 /*
  * sort.c - merge's sorter: a k-way merge (binary min-heap on time) over
- * streams that are each in time order.  Memory: one pending event per
- * stream, whatever the input size.  Every raw timestamp is converted here,
- * once, through the stream's clock (merge/clock.c).  Runs on the merge
- * thread; allocates only when a stream is added.
+ * streams that are each in time order.  Memory: a batch of pending events
+ * per stream (SORT_BATCH), whatever the input size.  Every raw timestamp
+ * is converted here, once, through the stream's clock (merge/clock.c).
+ * Runs on the merge thread; allocates only when a stream is added.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "err.h"
 #include "merge.h"
 
+#define SORT_BATCH	16	/* events taken from a stream at a time */
+
+/* A stream and its pending events ev[pos..len), already converted to ns. */
 struct slot {
 	struct merge_stream *s;
-	struct merge_event ev;
+	uint32_t pos, len;
 	uint64_t last_ns;	/* to keep each stream monotonic */
+	struct merge_event ev[SORT_BATCH];
 };
 
+/* A heap entry: the slot's pending time, kept next to its index so that
+ * sifting reads one array.  Entries at heap_len and above (up to twice
+ * the capacity) hold HEAP_EMPTY: a missing child compares as the latest,
+ * so no bounds test is needed. */
+struct hent {
+	uint64_t ts_ns;
+	uint32_t slot;
+};
+
+#define HEAP_EMPTY	UINT64_MAX
+
 static struct slot *slots;
-static uint32_t *heap;		/* slot indices, min ts_ns first */
+static struct hent *heap;	/* min ts_ns first */
 static uint32_t nr_slots, cap_slots, heap_len;
 static int started;
 
@@ -26,12 +41,12 @@ int merge_sort_add(struct merge_stream *s)
 	if (nr_slots == cap_slots) {
 		uint32_t nc = cap_slots ? 2 * cap_slots : 16;
 		struct slot *ns = realloc(slots, nc * sizeof(*ns));
-		uint32_t *nh;
+		struct hent *nh;
 
 		if (!ns)
 			return vt_err_set("merge: out of memory for streams");
 		slots = ns;
-		nh = realloc(heap, nc * sizeof(*nh));
+		nh = realloc(heap, (2 * (size_t)nc + 2) * sizeof(*nh));
 		if (!nh)
 			return vt_err_set("merge: out of memory for streams");
 		heap = nh;
@@ -43,24 +58,17 @@ int merge_sort_add(struct merge_stream *s)
 	return 0;
 }
 
-static inline uint64_t key(uint32_t i)
-{
-	return slots[heap[i]].ev.ts_ns;
-}
-
+/* Move entry @i down to its place.  On equal times the parent stays above
+ * and the left child wins: the order of ties is the same in every run. */
 static void sift_down(uint32_t i)
 {
-	uint32_t v = heap[i];
-	uint64_t k = slots[v].ev.ts_ns;
+	struct hent v = heap[i];
 
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 
-		if (c >= heap_len)
-			break;
-		if (c + 1 < heap_len && key(c + 1) < key(c))
-			c++;
-		if (key(c) >= k)
+		c += heap[c + 1].ts_ns < heap[c].ts_ns;
+		if (heap[c].ts_ns >= v.ts_ns)
 			break;
 		heap[i] = heap[c];
 		i = c;
@@ -68,52 +76,81 @@ static void sift_down(uint32_t i)
 	heap[i] = v;
 }
 
-/* Fetch the next event of slot @i; 0 if the stream ended. */
-static int refill(uint32_t i)
+/* Take the next batch of slot @sl's stream, each stamp converted once
+ * here; 0 if the stream ended. */
+static __attribute__((noinline)) int fill(struct slot *sl)
 {
-	struct slot *sl = &slots[i];
-	int r = sl->s->ops->next(sl->s, &sl->ev);
+	struct merge_stream *s = sl->s;
+	int n;
 
-	if (r <= 0)
-		return 0;
-	sl->ev.ts_ns = merge_clock_ns(sl->s, sl->ev.ts_raw);
-	sl->ev.flow_id = 0;
-	sl->ev.src = sl->s->src;
-	/* a stream that steps back (clock glitch) is held at its last time */
-	if (unlikely(sl->ev.ts_ns < sl->last_ns))
-		sl->ev.ts_ns = sl->last_ns;
-	sl->last_ns = sl->ev.ts_ns;
-	return 1;
+	if (s->ops->next_batch)
+		n = s->ops->next_batch(s, sl->ev, SORT_BATCH);
+	else
+		n = s->ops->next(s, &sl->ev[0]) > 0;
+	sl->pos = 0;
+	sl->len = n > 0 ? (uint32_t)n : 0;
+	for (uint32_t k = 0; k < sl->len; k++) {
+		struct merge_event *ev = &sl->ev[k];
+
+		ev->ts_ns = merge_clock_ns(s, ev->ts_raw);
+		ev->flow_id = 0;
+		ev->src = s->src;
+		/* a stream that steps back (clock glitch) is held at its last time */
+		if (unlikely(ev->ts_ns < sl->last_ns))
+			ev->ts_ns = sl->last_ns;
+		sl->last_ns = ev->ts_ns;
+	}
+	return sl->len != 0;
 }
 
 static void start(void)
 {
 	started = 1;
 	heap_len = 0;
+	for (uint32_t i = 0; i < 2 * cap_slots + 2; i++)
+		heap[i].ts_ns = HEAP_EMPTY;
 	for (uint32_t i = 0; i < nr_slots; i++)
-		if (refill(i))
-			heap[heap_len++] = i;
+		if (fill(&slots[i]))
+			heap[heap_len++] = (struct hent){ slots[i].ev[0].ts_ns, i };
 	for (uint32_t i = heap_len / 2; i-- > 0;)
 		sift_down(i);
 }
 
+/* Put the top slot's next pending event in place (its key in heap[0]),
+ * or drop the slot when its stream has ended. */
+static inline void advance_top(void)
+{
+	struct slot *sl = &slots[heap[0].slot];
+
+	if (likely(++sl->pos < sl->len) || fill(sl)) {
+		uint64_t ts_ns = sl->ev[sl->pos].ts_ns;
+
+		heap[0].ts_ns = ts_ns;
+		/* still the earliest: nothing moves */
+		if (heap[1].ts_ns < ts_ns || heap[2].ts_ns < ts_ns)
+			sift_down(0);
+	} else {
+		heap[0] = heap[--heap_len];
+		heap[heap_len].ts_ns = HEAP_EMPTY;
+		sift_down(0);
+	}
+}
+
 struct merge_event *merge_sort_next(void)
 {
-	if (unlikely(!started))
+	if (unlikely(!started)) {
+		if (!nr_slots)
+			return NULL;
 		start();
-	else if (likely(heap_len)) {
+	} else if (likely(heap_len)) {
 		/* advance the stream whose event was handed out last time */
-		if (refill(heap[0])) {
-			sift_down(0);
-		} else {
-			heap[0] = heap[--heap_len];
-			if (heap_len)
-				sift_down(0);
-		}
+		advance_top();
 	}
 	if (!heap_len)
 		return NULL;
-	return &slots[heap[0]].ev;
+	struct slot *sl = &slots[heap[0].slot];
+
+	return &sl->ev[sl->pos];
 }
 
 void merge_sort_free(void)

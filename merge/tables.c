@@ -1,21 +1,15 @@
 /*
- * tables.c - merge's interned strings, its track table and the buffered
- * output file of the sinks.  Runs on the merge command's thread; allocates
- * only when a new name, thread or process appears (bounded by distinct names, not by
- * events).
+ * tables.c - merge's interned strings and its track table.  Runs on the
+ * merge command's thread; allocates only when a new name, thread or
+ * process appears (bounded by distinct names, not by events).
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "err.h"
 #include "merge.h"
 
 #define STRTAB_INIT_SLOTS	4096	/* hash slots at start (power of 2) */
 #define STRTAB_CHUNK		(1u << 20)	/* bytes of string storage per chunk */
-#define OUT_BUF_SIZE		(1u << 20)	/* sink output buffer */
-#define IDSET_INIT_CAP		64		/* ids of a new id set */
 
 struct str_ent {
 	const char *s;
@@ -258,85 +252,4 @@ void merge_tracks_free(void)
 	free(merge_tracks_arr);
 	merge_tracks_arr = NULL;
 	nr_tracks = cap_tracks = 0;
-}
-
-/* ---- buffered output ----------------------------------------------- */
-
-int merge_out_open(struct merge_out *o, const char *path)
-{
-	memset(o, 0, sizeof(*o));
-	o->path = path;
-	o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (o->fd < 0)
-		return vt_err_errno("%s: cannot create", path);
-	o->cap = OUT_BUF_SIZE;
-	o->buf = malloc(o->cap);
-	if (!o->buf) {
-		close(o->fd);
-		return vt_err_set("%s: out of memory", path);
-	}
-	return 0;
-}
-
-int merge_out_flush(struct merge_out *o)
-{
-	size_t off = 0;
-
-	if (o->failed)
-		return -1;
-	while (off < o->len) {
-		ssize_t n = write(o->fd, o->buf + off, o->len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			o->failed = 1;
-			return vt_err_errno("%s: write failed", o->path);
-		}
-		off += (size_t)n;
-	}
-	o->len = 0;
-	return 0;
-}
-
-int merge_out_close(struct merge_out *o)
-{
-	int ret = merge_out_flush(o);
-
-	if (o->fd >= 0 && close(o->fd) < 0 && ret == 0)
-		ret = vt_err_errno("%s: close failed", o->path);
-	free(o->buf);
-	o->buf = NULL;
-	o->fd = -1;
-	return ret;
-}
-
-/* ---- id sets ------------------------------------------------------- */
-
-int merge_idset_add(struct merge_idset *set, uint64_t id)
-{
-	uint32_t i;
-
-	for (i = 0; i < set->nr && set->ids[i] != id; i++)
-		;
-	if (i < set->nr)
-		return 0;
-	if (set->nr == set->cap) {
-		uint32_t nc = set->cap ? 2 * set->cap : IDSET_INIT_CAP;
-		uint64_t *np = realloc(set->ids, nc * sizeof(*np));
-
-		if (!np)
-			return -1;
-		set->ids = np;
-		set->cap = nc;
-	}
-	set->ids[set->nr++] = id;
-	return 1;
-}
-
-void merge_idset_free(struct merge_idset *set)
-{
-	free(set->ids);
-	set->ids = NULL;
-	set->nr = set->cap = 0;
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include "err.h"
 #include "meta.h"
+#include "cli.h"
 
 static void meta_usage(FILE *fp)
 {
@@ -95,10 +96,8 @@ int cmd_meta(int argc, char **argv)
 		meta_usage(stdout);
 		return VT_EXIT_OK;
 	}
-	if (argc < 2) {
-		meta_usage(stderr);
-		return VT_EXIT_USAGE;
-	}
+	if (argc < 2)
+		return vt_cli_usage(meta_usage, 0);
 	if (argc == 2)
 		return meta_print(argv[1], NULL);
 	if (argc == 3 && !strchr(argv[2], '='))

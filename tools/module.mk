@@ -42,3 +42,11 @@ $(OUT)/tests/tools/spin.elf: $(SRC)/$(SPIN_SRC)/boot.S $(SRC)/$(SPIN_SRC)/spin.c
 	$(CC) $(SPIN_CFLAGS) -c -o $(OUT)/tests/tools/spin.o $(SRC)/$(SPIN_SRC)/spin.c
 	$(LD) -m elf_i386 -nostdlib -static --build-id=none --no-warn-rwx-segments -T $(SRC)/$(SPIN_SRC)/link.ld \
 		-o $@ $(OUT)/tests/tools/spin-boot.o $(OUT)/tests/tools/spin.o
+
+# vt-kvm-probe: can this machine run a KVM guest (open /dev/kvm, API
+# version, KVM_CREATE_VM, KVM_CREATE_VCPU)?  Used by the examples
+# (examples/common/vm.sh) and the KVM tests' gate (tests/lib/kvm.sh).
+TARGETS += $(OUT)/bin/vt-kvm-probe
+$(OUT)/bin/vt-kvm-probe: $(SRC)/tools/kvm-probe.c $(SRC)/lib/err.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $<

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "err.h"
+#include "cli.h"
 
 #define VT_VERSION "0.1"
 
@@ -19,6 +20,8 @@ CMD(tsc) CMD(run) CMD(convert) CMD(record) CMD(attach) CMD(top) CMD(align)
 CMD(merge) CMD(report) CMD(export) CMD(marker) CMD(info)
 CMD(debugcon)
 CMD(meta)
+CMD(stream) CMD(unpack)
+CMD(finalize)
 #undef CMD
 
 static const struct {
@@ -41,6 +44,9 @@ static const struct {
 	E(info, "describe a trace directory: clock, events, span, metadata"),
 	E(debugcon, "decode a freestanding guest's isa-debugcon trace dump to uftrace data"),
 	E(meta, "print or set a directory's vmtrace.meta keys (for scripts)"),
+	E(stream, "send a trace directory over a virtio-serial port while it is written (guest)"),
+	E(unpack, "rebuild the directory a guest sent with 'vmtrace stream' (host)"),
+	E(finalize, "fold a killed Python tracer's stage files into its .dat files"),
 #undef E
 };
 
@@ -55,10 +61,8 @@ static void usage(FILE *fp)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return VT_EXIT_USAGE;
-	}
+	if (argc < 2)
+		return vt_cli_usage(usage, 0);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return VT_EXIT_OK;

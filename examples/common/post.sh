@@ -4,6 +4,9 @@
 #
 #   vt_cmd_built VT CMD           0 if `vmtrace CMD` is built in VT
 #   vt_post_unpack_guest TAR DIR  check and unpack the guest's tar stream
+#   vt_post_unpack_stream VT STREAM DIR
+#                                 rebuild DIR from a `vmtrace stream` capture
+#                                 (`vmtrace unpack`: checked frame by frame)
 #   vt_post_align_merge VT OUT    vmtrace align of OUT/host with the guest's
 #                                 markers (OUT/align.txt, align.json), merge
 #                                 of OUT/host, the OUT/guest/* traces and
@@ -33,6 +36,19 @@ vt_post_unpack_guest() {
 	tar -C "$dir" --strip-components=1 --no-same-owner --no-same-permissions \
 		-xf "$tar" || { echo "cannot unpack $tar into $dir" >&2; return 1; }
 	[ -f "$dir/END" ] || { echo "the guest trace stream $tar has no END record: cut short" >&2; return 1; }
+}
+
+vt_post_unpack_stream() {
+	local vt=$1 stream=$2 dir=$3 rc=0
+	[ -s "$stream" ] || { echo "no guest trace stream in $stream" >&2; return 1; }
+	rm -rf "$dir"
+	"$vt" unpack -q "$stream" -o "$dir" || rc=$?
+	# 3: cut short or a bad frame: what came before it is in DIR
+	case $rc in
+	0) ;;
+	3) echo "the guest trace stream $stream is incomplete: what came before the cut is in $dir" >&2; return 1 ;;
+	*) echo "vmtrace unpack $stream failed (exit $rc)" >&2; return 1 ;;
+	esac
 }
 
 # Directories of GUEST that hold traces vmtrace merge reads.

@@ -1,7 +1,10 @@
 #!/bin/bash
 # examples/common/vm.sh: QEMU launching for the examples (sourced).
 #
-#   vt_kvm_usable            0 if /dev/kvm exists and opens read-write
+#   vt_kvm_usable            0 if KVM can create a VM and a vCPU here:
+#                            $VT_KVM_PROBE (a command; default
+#                            $VT_BUILD/bin/vt-kvm-probe; tests set it, e.g.
+#                            to true); VT_KVM_WHY: its one-line reason
 #   vt_vm_start LOG PIDFILE -- CMD...
 #                            start CMD (QEMU, possibly under the recorder) in
 #                            the background; its stdout+stderr go to LOG
@@ -21,13 +24,16 @@
 #                            when RECORD is 1
 #   vt_vm_await_boot FILE PATTERN SECONDS PIDFILE
 #                            0 once the guest's handshake PATTERN is in FILE;
-#                            else end QEMU (and the recorder) and return 2
+#                            else end QEMU (and the recorder), wait for them
+#                            and return 2 (VT_VM_EXITED: why, when QEMU
+#                            ended on its own first)
 #   vt_accel_select NAME KVM_NOTE BOOT_FN
 #                            the policy below for VT_ACCEL (auto|kvm|tcg):
 #                            BOOT_FN kvm VT_BOOT_TIMEOUT when KVM is usable;
 #                            sets ACCEL_USED (kvm, or "" when the caller is
-#                            to boot TCG) and ACCEL_NOTE (why not KVM;
-#                            KVM_NOTE when KVM did not boot); exits 1 when
+#                            to boot TCG) and ACCEL_NOTE (why not KVM: the
+#                            probe's reason; KVM_NOTE when KVM did not boot,
+#                            or VT_VM_EXITED); exits 1 when
 #                            VT_ACCEL=kvm cannot be had or VT_ACCEL is bad
 #   vt_accel_save OUT        OUT/run.txt: accel=ACCEL_USED, accel_note=
 #
@@ -37,8 +43,17 @@
 # hangs a Linux kernel right after its decompressor).
 
 vt_kvm_usable() {
-	[ -c /dev/kvm ] && [ -r /dev/kvm ] && [ -w /dev/kvm ] &&
-		{ exec 9<>/dev/kvm; } 2>/dev/null && exec 9>&-
+	local probe=${VT_KVM_PROBE:-${VT_BUILD:-}/bin/vt-kvm-probe}
+	if [ -z "${VT_KVM_PROBE:-}" ] && [ ! -x "$probe" ]; then
+		VT_KVM_WHY="no usable /dev/kvm on this machine"
+		[ -c /dev/kvm ] && [ -r /dev/kvm ] && [ -w /dev/kvm ] &&
+			{ exec 9<>/dev/kvm; } 2>/dev/null && exec 9>&-
+		return
+	fi
+	local rc=0
+	VT_KVM_WHY=$($probe 2>&1) || rc=$?
+	VT_KVM_WHY=${VT_KVM_WHY##*$'\n'}
+	return $rc
 }
 
 vt_vm_start() {
@@ -47,6 +62,7 @@ vt_vm_start() {
 	rm -f "$pidfile"
 	"$@" >"$log" 2>&1 </dev/null &
 	VT_VM_PID=$!
+	VT_VM_LOG=$log
 }
 
 vt_vm_wait_line() {
@@ -106,9 +122,17 @@ vt_vm_launch() {
 
 vt_vm_await_boot() {
 	local file=$1 pat=$2 secs=$3 pidfile=$4
+	VT_VM_EXITED=""
 	vt_vm_wait_line "$file" "$pat" "$secs" "$VT_VM_PID" && return 0
+	kill -0 "$VT_VM_PID" 2>/dev/null ||
+		VT_VM_EXITED="QEMU exited before the guest's boot handshake: $(grep -v '^$' "$VT_VM_LOG" | tail -1)"
 	vt_vm_kill "$pidfile"
-	vt_vm_wait_exit "$VT_VM_PID" 10 || kill "$VT_VM_PID" 2>/dev/null
+	# gone before the caller reuses its files (a recorder still writing
+	# into HOSTDIR would clash with the next boot's)
+	vt_vm_wait_exit "$VT_VM_PID" 10 && return 2
+	kill "$VT_VM_PID" 2>/dev/null
+	vt_vm_wait_exit "$VT_VM_PID" 10 || kill -KILL "$VT_VM_PID" 2>/dev/null
+	wait "$VT_VM_PID" 2>/dev/null
 	return 2
 }
 
@@ -122,11 +146,11 @@ vt_accel_select() {
 			echo "$name: booting under KVM (handshake bound ${VT_BOOT_TIMEOUT} s)"
 			"$boot_fn" kvm "$VT_BOOT_TIMEOUT"
 			if [ -z "$ACCEL_USED" ]; then
-				ACCEL_NOTE=$kvm_note
+				ACCEL_NOTE=${VT_VM_EXITED:-$kvm_note}
 				[ "$VT_ACCEL" = kvm ] && { echo "$name: $ACCEL_NOTE" >&2; exit 1; }
 			fi
 		else
-			ACCEL_NOTE="no usable /dev/kvm on this machine"
+			ACCEL_NOTE=${VT_KVM_WHY:-no usable /dev/kvm on this machine}
 			[ "$VT_ACCEL" = kvm ] && { echo "$name: ACCEL=kvm: $ACCEL_NOTE" >&2; exit 1; }
 		fi
 		;;

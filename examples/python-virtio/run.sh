@@ -3,7 +3,9 @@
 # (run by `make run` / `make runkvm` with the image already built).
 #
 # Boots the cached guest (KVM if it boots, else TCG), recording the host
-# around QEMU, collects the guest's traces from the virtio-serial stream,
+# around QEMU, collects the guest's traces from the virtio-serial stream
+# (`vmtrace stream` in the guest sends them while it traces; QEMU writes
+# the port to OUT/guest.stream; `vmtrace unpack` rebuilds OUT/guest),
 # aligns and merges host + guest, and prints a summary.
 #
 # Environment (set by the Makefile): VT_BUILD (build dir with bin/vmtrace),
@@ -23,6 +25,7 @@ VT="$VT_BUILD/bin/vmtrace"
 : "${VT_QEMU:=qemu-system-x86_64}"
 OUT=$VT_OUT
 HANDSHAKE="vmtrace-guest: boot ok"
+WORKLOAD_DONE="vmtrace-guest: workload exit"
 # TCG: a Linux boot takes seconds, not minutes; beyond this it is stuck
 TCG_BOOT_TIMEOUT=120
 DISK_MB=256
@@ -34,10 +37,36 @@ vt_example_prepare python-virtio "$VT" "$VT_QEMU" "$OUT"
 record=0
 [ "$VT_GUEST_ONLY" = 1 ] || ! vt_cmd_built "$VT" record || record=1
 
+# While the guest's workload runs (until its "workload exit" line or
+# VT_RUN_TIMEOUT), sample how much of the stream the host has every
+# STREAM_SAMPLE_S: OUT/stream-growth.txt, "<ms since the boot handshake>
+# <bytes>" lines: the traces arrive while the guest traces, not only at its
+# end.  $1: the run's deadline (date +%s).
+STREAM_SAMPLE_S=0.5
+stream_watch() {
+	local end=$1 t0 now
+	t0=$(date +%s%N)
+	: >"$OUT/stream-growth.txt"
+	while kill -0 "$VT_VM_PID" 2>/dev/null && [ "$(date +%s)" -lt "$end" ] &&
+		! grep -qa "$WORKLOAD_DONE" "$OUT/console.log"; do
+		now=$(date +%s%N)
+		echo "$(((now - t0) / 1000000)) $(stat -c %s "$OUT/guest.stream" 2>/dev/null || echo 0)" \
+			>>"$OUT/stream-growth.txt"
+		sleep $STREAM_SAMPLE_S
+	done
+}
+
+# A guest that died or hung: unpack the part of the stream that arrived
+# (everything sent before the end is kept) and say where it is.
+salvage() {
+	vt_post_unpack_stream "$VT" "$OUT/guest.stream" "$OUT/guest" 2>/dev/null ||
+		[ ! -d "$OUT/guest" ] || echo "python-virtio: what the guest streamed before it stopped is in $OUT/guest" >&2
+}
+
 # boot ACCEL BOUND: one guest run; 0 done, 2 no handshake within BOUND s
 boot() {
-	local accel=$1 bound=$2 method cpu qemu
-	rm -rf "$OUT/host" "$OUT/guest.tar" "$OUT/console.log" "$OUT/debugcon.bin"
+	local accel=$1 bound=$2 method cpu qemu run_end
+	rm -rf "$OUT/host" "$OUT/guest.stream" "$OUT/stream-growth.txt" "$OUT/console.log" "$OUT/debugcon.bin"
 	rm -f "$OUT/disk.img"
 	truncate -s ${DISK_MB}M "$OUT/disk.img" && mke2fs -q -t ext4 -F "$OUT/disk.img" ||
 		fail "mke2fs $OUT/disk.img failed"
@@ -48,7 +77,7 @@ boot() {
 		method=chardev
 		cpu=qemu64
 	fi
-	qemu=("$VT_QEMU" -name vmtrace-python-virtio -accel "$accel" -cpu "$cpu"
+	qemu=("$VT_QEMU" -name vmtrace-python-virtio,debug-threads=on -accel "$accel" -cpu "$cpu"
 		-smp 1 -m 1024 -nodefaults -nographic -no-reboot -monitor none
 		-pidfile "$OUT/qemu.pid"
 		-serial "file:$OUT/console.log"
@@ -56,17 +85,20 @@ boot() {
 		-append "console=ttyS0 quiet panic=-1 VT_WORKLOAD_ROUNDS=$VT_ROUNDS VT_WORKLOAD_MB=$VT_MB VT_MARKER_METHOD=$method"
 		-drive "file=$OUT/disk.img,format=raw,if=virtio,cache=none"
 		-device virtio-serial-pci
-		-chardev "file,id=vtout,path=$OUT/guest.tar"
+		-chardev "file,id=vtout,path=$OUT/guest.stream"
 		-device virtserialport,chardev=vtout,name=org.vmtrace.out
 		-chardev "file,id=vtmk,path=$OUT/debugcon.bin"
 		-device isa-debugcon,iobase=0xe9,chardev=vtmk)
 	vt_vm_launch $record "$VT" "$OUT/host" "$OUT/qemu.log" "$OUT/qemu.pid" -- "${qemu[@]}"
 	vt_vm_await_boot "$OUT/console.log" "$HANDSHAKE" "$bound" "$OUT/qemu.pid" || return 2
 	echo "  guest booted ($(sed -n "s/.*$HANDSHAKE \([0-9.]*\).*/\1/p" "$OUT/console.log" | head -1) s guest uptime at init)"
-	if ! vt_vm_wait_exit "$VT_VM_PID" "$VT_RUN_TIMEOUT"; then
+	run_end=$(($(date +%s) + VT_RUN_TIMEOUT))
+	stream_watch $run_end
+	if ! vt_vm_wait_exit "$VT_VM_PID" $((run_end > $(date +%s) ? run_end - $(date +%s) : 1)); then
 		vt_vm_kill "$OUT/qemu.pid"
 		vt_vm_wait_exit "$VT_VM_PID" 10
 		tail -20 "$OUT/console.log" >&2
+		salvage
 		fail "the guest did not finish within $VT_RUN_TIMEOUT s (console: $OUT/console.log)"
 	fi
 	ACCEL_USED=$accel
@@ -85,11 +117,15 @@ if [ -z "$ACCEL_USED" ]; then
 fi
 echo "python-virtio: guest ran under $ACCEL_USED in $(($(date +%s) - start)) s"
 vt_accel_save "$OUT"
+# how often the host's copy grew before the guest's workload ended, and
+# how much of the stream was in by then
+[ -s "$OUT/stream-growth.txt" ] &&
+	echo "stream=grew $(awk '$2 > last { n++ } { last = $2 } END { print n + 0 }' "$OUT/stream-growth.txt") times while the guest ran its workload; $(tail -1 "$OUT/stream-growth.txt" | cut -d' ' -f2) of $(stat -c %s "$OUT/guest.stream") bytes were in before it reported its end" >>"$OUT/run.txt"
 
 grep -a 'vmtrace-guest: error' "$OUT/console.log" >&2 && fail "the guest reported an error (console: $OUT/console.log)"
 grep -qa 'vmtrace-guest: traces sent' "$OUT/console.log" ||
-	fail "the guest did not send its traces (console: $OUT/console.log)"
-vt_post_unpack_guest "$OUT/guest.tar" "$OUT/guest" || exit 1
+	{ salvage; fail "the guest did not finish sending its traces (console: $OUT/console.log)"; }
+vt_post_unpack_stream "$VT" "$OUT/guest.stream" "$OUT/guest" || exit 1
 grep -q '^workload_exit=0$' "$OUT/guest/guest.txt" ||
 	{ tail "$OUT/guest/workload.log" >&2; fail "the guest workload failed (log: $OUT/guest/workload.log)"; }
 sed 's/^/  guest: /' "$OUT/guest/guest.txt"

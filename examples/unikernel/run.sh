@@ -39,7 +39,7 @@ boot() {
 	rm -rf "$OUT/host" "$OUT/debugcon.bin" "$OUT/markers.bin"
 	img=$VT_CACHE/unikernel-pio.elf
 	[ "$accel" = tcg ] && img=$VT_CACHE/unikernel-chardev.elf
-	qemu=("$VT_QEMU" -name vmtrace-unikernel -accel "$accel" -m 64
+	qemu=("$VT_QEMU" -name vmtrace-unikernel,debug-threads=on -accel "$accel" -m 64
 		-nodefaults -display none -no-reboot -pidfile "$OUT/qemu.pid"
 		-kernel "$img"
 		-chardev "file,id=vtdc,path=$OUT/debugcon.bin"

@@ -260,18 +260,12 @@ int cmd_debugcon(int argc, char **argv)
 		case 'f':
 			force = 1;
 			break;
-		case 'h':
-			dc_usage(stdout);
-			return VT_EXIT_OK;
 		default:
-			dc_usage(stderr);
-			return VT_EXIT_USAGE;
+			return vt_cli_usage(dc_usage, c == 'h');
 		}
 	}
-	if (!s.dir || optind != argc - 1) {
-		dc_usage(stderr);
-		return VT_EXIT_USAGE;
-	}
+	if (!s.dir || optind != argc - 1)
+		return vt_cli_usage(dc_usage, 0);
 	buf = dc_read_file(argv[optind], &len);
 	if (!buf) {
 		vt_err_print("debugcon");

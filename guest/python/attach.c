@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "err.h"
+#include "cli.h"
 
 #define ATTACH_OUT_MAX		65536
 #define ATTACH_CODE_MAX		(2 * PATH_MAX + 512)
@@ -192,10 +193,8 @@ int cmd_attach(int argc, char **argv)
 			return VT_EXIT_USAGE;
 		}
 	}
-	if (!pid) {
-		attach_usage(stderr);
-		return VT_EXIT_USAGE;
-	}
+	if (!pid)
+		return vt_cli_usage(attach_usage, 0);
 	if (kill(pid, 0) < 0 && errno == ESRCH) {
 		fprintf(stderr, "vmtrace: attach: process %d: no such process\n", pid);
 		return VT_EXIT_FAIL;

@@ -39,6 +39,40 @@ static inline PyCodeObject *PyFrame_GetCode(PyFrameObject *f)
 	return f->f_code;
 }
 #endif
+#if !VTPY_MONITORING && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+/* 3.11: the code object sits in the frame's interpreter frame; reading it
+ * there spares PyFrame_GetCode's call and reference count per event. */
+#define Py_BUILD_CORE
+#include <internal/pycore_frame.h>
+#undef Py_BUILD_CORE
+#endif
+
+#if !VTPY_MONITORING && PY_VERSION_HEX < 0x03090000
+/* 3.8: the count of threads with a C trace function, which gates line
+ * events in 3.8's eval loop, is in _PyRuntime (ts_set_trace keeps it). */
+#define Py_BUILD_CORE
+#include <internal/pycore_pystate.h>
+#undef Py_BUILD_CORE
+#endif
+
+#if !VTPY_MONITORING
+/* The code object of @f, borrowed (the frame holds it): a public member of
+ * PyFrameObject up to 3.10 (PyFrame_GetCode would add a call and a
+ * reference count per event), the interpreter frame's on 3.11. */
+static inline PyCodeObject *frame_code(PyFrameObject *f)
+{
+#if PY_VERSION_HEX < 0x030B0000
+	return f->f_code;
+#elif PY_VERSION_HEX < 0x030C0000
+	return f->f_frame->f_code;
+#else
+	PyCodeObject *co = PyFrame_GetCode(f);
+
+	Py_DECREF(co);
+	return co;
+#endif
+}
+#endif
 
 /* sys.monitoring tool id PROFILER */
 #define VTPY_TOOL_ID	2
@@ -219,7 +253,21 @@ static const char *frame_module(void)
 	return utf8_or(name, "?");
 }
 
-/* First sight of a code object: name it, remember its index in co_extra. */
+/* What co_extra holds for a code object: its record word (vt_uft_pack
+ * with type and depth 0), never 0 (the magic is in it). */
+VT_STATIC_ASSERT(sizeof(void *) >= sizeof(uint64_t), "a record word fits in co_extra");
+
+static inline uint64_t sym_word(long idx)
+{
+	return vt_uft_pack(0, 0, sym_addr(idx));
+}
+
+static inline long word_index(uint64_t w)
+{
+	return (long)((vt_uft_addr(w) - VTPY_ADDR_BASE) / VTPY_SYM_SLOT);
+}
+
+/* First sight of a code object: name it, remember its word in co_extra. */
 static long code_register(PyCodeObject *co)
 {
 	char buf[1024];
@@ -237,7 +285,8 @@ static long code_register(PyCodeObject *co)
 	idx = sym_new(buf, module);
 	if (idx < 0)
 		return -1;
-	if (PyUnstable_Code_SetExtra((PyObject *)co, st.extra_index, (void *)(uintptr_t)(idx + 1)) < 0) {
+	if (PyUnstable_Code_SetExtra((PyObject *)co, st.extra_index,
+				     (void *)(uintptr_t)sym_word(idx)) < 0) {
 		PyErr_Clear();
 		return -1;
 	}
@@ -252,12 +301,26 @@ struct vtpy_code_extra {
 	void *ce_extras[1];
 };
 
+/* The record word cached in @code's co_extra; 0 if @code is not a code
+ * object or has none yet. */
+static inline uint64_t code_word(PyObject *code)
+{
+	const struct vtpy_code_extra *ex;
+
+	if (unlikely(!PyCode_Check(code)))
+		return 0;
+	ex = ((PyCodeObject *)code)->co_extra;
+	if (unlikely(!ex || st.extra_index >= ex->ce_size))
+		return 0;
+	return (uint64_t)(uintptr_t)ex->ce_extras[st.extra_index];
+}
+
 static inline long code_index(PyCodeObject *co)
 {
-	const struct vtpy_code_extra *ex = co->co_extra;
+	uint64_t w = code_word((PyObject *)co);
 
-	if (likely(ex && st.extra_index < ex->ce_size && ex->ce_extras[st.extra_index]))
-		return (long)(uintptr_t)ex->ce_extras[st.extra_index] - 1;
+	if (likely(w))
+		return word_index(w);
 	return code_register(co);
 }
 
@@ -393,11 +456,41 @@ static inline void ev_code_exit(PyObject *code, uint64_t flags)
 		vtpy_exit(sym_addr(idx) | flags);
 }
 
+/* The general path out of line: the fast callers stay leaf functions. */
+#define VTPY_SLOW __attribute__((noinline, cold))
+
+static VTPY_SLOW void ev_code_entry_slow(PyObject *code, uint64_t flags)
+{
+	ev_code_entry(code, flags);
+}
+
+static VTPY_SLOW void ev_code_exit_slow(PyObject *code, uint64_t flags)
+{
+	ev_code_exit(code, flags);
+}
+
+/* Per event: the word from co_extra, a TSC read, one record (vtpy.h). */
+static inline void ev_code_entry_fast(PyObject *code, uint64_t flags)
+{
+	uint64_t w = code_word(code);
+
+	if (unlikely(!w || vtpy_entry_fast(w | vt_uft_pack(0, 0, flags)) < 0))
+		ev_code_entry_slow(code, flags);
+}
+
+static inline void ev_code_exit_fast(PyObject *code, uint64_t flags)
+{
+	uint64_t w = code_word(code);
+
+	if (unlikely(!w || vtpy_exit_fast(w | vt_uft_pack(0, 0, flags)) < 0))
+		ev_code_exit_slow(code, flags);
+}
+
 static inline void ev_c_entry(PyObject *callable)
 {
 	long idx = object_index(callable, 0);
 
-	if (likely(idx >= 0))
+	if (likely(idx >= 0) && vtpy_entry_fast(sym_word(idx)) < 0)
 		vtpy_entry(sym_addr(idx));
 }
 
@@ -405,7 +498,7 @@ static inline void ev_c_exit(PyObject *callable, uint64_t flags)
 {
 	long idx = object_index(callable, 0);
 
-	if (likely(idx >= 0))
+	if (likely(idx >= 0) && vtpy_exit_fast(sym_word(idx) | vt_uft_pack(0, 0, flags)) < 0)
 		vtpy_exit(sym_addr(idx) | flags);
 }
 
@@ -448,9 +541,8 @@ static PyTypeObject Hook_Type = {
 #define RET_NONE	Py_RETURN_NONE
 #define RET_DISABLE	return Py_NewRef(st.disable)
 
-static PyObject *hk_py_start(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw)
+static VTPY_SLOW PyObject *hk_py_start_slow(PyObject *code)
 {
-	PyObject *code = args[0];
 	long idx = any_code_index(code);
 
 	if (unlikely(idx < 0))
@@ -469,27 +561,38 @@ static PyObject *hk_py_start(PyObject *self, PyObject *const *args, size_t nargs
 	RET_NONE;
 }
 
+/* --lines needs the general path here (fast_end is NULL then). */
+static PyObject *hk_py_start(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw)
+{
+	PyObject *code = args[0];
+	uint64_t w = code_word(code);
+
+	if (unlikely(!w || vtpy_entry_fast(w) < 0))
+		return hk_py_start_slow(code);
+	RET_NONE;
+}
+
 static PyObject *hk_py_resume(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw)
 {
-	ev_code_entry(args[0], VTPY_ADDR_GEN);
+	ev_code_entry_fast(args[0], VTPY_ADDR_GEN);
 	RET_NONE;
 }
 
 static PyObject *hk_py_return(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw)
 {
-	ev_code_exit(args[0], 0);
+	ev_code_exit_fast(args[0], 0);
 	RET_NONE;
 }
 
 static PyObject *hk_py_yield(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw)
 {
-	ev_code_exit(args[0], VTPY_ADDR_GEN);
+	ev_code_exit_fast(args[0], VTPY_ADDR_GEN);
 	RET_NONE;
 }
 
 static PyObject *hk_py_unwind(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw)
 {
-	ev_code_exit(args[0], VTPY_ADDR_UNWIND);
+	ev_code_exit_fast(args[0], VTPY_ADDR_UNWIND);
 	RET_NONE;
 }
 
@@ -651,36 +754,37 @@ static void backend_stop(void)
 
 #else /* ---- backend: PyEval_SetProfile / SetTrace (3.8-3.11) ---- */
 
-static int prof_func(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+/* C functions: hash lookups, kept out of prof_func's Python path. */
+static VTPY_SLOW int prof_c(int what, PyObject *arg)
 {
-	PyCodeObject *co;
-
+	if (!st.c_calls)
+		return 0;
 	switch (what) {
-	case PyTrace_CALL:
-		co = PyFrame_GetCode(frame);
-		ev_code_entry((PyObject *)co, 0);
-		Py_DECREF(co);
-		break;
-	case PyTrace_RETURN:
-		co = PyFrame_GetCode(frame);
-		/* arg is NULL when the frame is left by an exception */
-		ev_code_exit((PyObject *)co, arg ? 0 : VTPY_ADDR_UNWIND);
-		Py_DECREF(co);
-		break;
 	case PyTrace_C_CALL:
-		if (st.c_calls)
-			ev_c_entry(arg);
+		ev_c_entry(arg);
 		break;
 	case PyTrace_C_RETURN:
-		if (st.c_calls)
-			ev_c_exit(arg, 0);
+		ev_c_exit(arg, 0);
 		break;
 	case PyTrace_C_EXCEPTION:
-		if (st.c_calls)
-			ev_c_exit(arg, VTPY_ADDR_UNWIND);
+		ev_c_exit(arg, VTPY_ADDR_UNWIND);
 		break;
 	}
 	return 0;
+}
+
+static int prof_func(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+	if (what == PyTrace_CALL) {
+		ev_code_entry_fast((PyObject *)frame_code(frame), 0);
+		return 0;
+	}
+	if (what == PyTrace_RETURN) {
+		/* arg is NULL when the frame is left by an exception */
+		ev_code_exit_fast((PyObject *)frame_code(frame), arg ? 0 : VTPY_ADDR_UNWIND);
+		return 0;
+	}
+	return prof_c(what, arg);
 }
 
 /* Line events of the frames whose module matched --lines; other frames
@@ -692,9 +796,8 @@ static int trace_func(PyObject *obj, PyFrameObject *frame, int what, PyObject *a
 
 	if (what != PyTrace_CALL && what != PyTrace_LINE)
 		return 0;
-	co = PyFrame_GetCode(frame);
+	co = frame_code(frame);
 	idx = code_index(co);
-	Py_DECREF(co);
 	if (idx < 0)
 		return 0;
 	if (!sym_lines(idx)) {
@@ -711,11 +814,61 @@ static int trace_func(PyObject *obj, PyFrameObject *frame, int what, PyObject *a
 	return 0;
 }
 
-static void thread_install(PyThreadState *ts, int on)
+#if PY_VERSION_HEX >= 0x03090000
+#define ts_set_profile(ts, fn)	_PyEval_SetProfile(ts, fn, NULL)
+#define ts_set_trace(ts, fn)	_PyEval_SetTrace(ts, fn, NULL)
+#else
+/*
+ * 3.8 has PyEval_SetProfile/SetTrace only for the calling thread.  These
+ * do for any thread state @ts what 3.9's _PyEval_SetProfile/SetTrace do
+ * (GIL held): the audit event in the caller's context, the hook cleared
+ * before the old object is released (its finalizer may run code), then
+ * set; the thread sees it at its next call or line.  0, or -1 with an
+ * exception when an audit hook refuses.  (Not PyThreadState_Swap to @ts:
+ * an audit hook written in Python would then run, and could release the
+ * GIL, as the other thread; a Py_DEBUG build aborts on such a swap.)
+ */
+static int ts_set_profile(PyThreadState *ts, Py_tracefunc fn)
 {
-	_PyEval_SetProfile(ts, on ? prof_func : NULL, NULL);
-	if (st.nr_prefixes)
-		_PyEval_SetTrace(ts, on ? trace_func : NULL, NULL);
+	PyObject *old = ts->c_profileobj;
+
+	if (PySys_Audit("sys.setprofile", NULL) < 0)
+		return -1;
+	ts->c_profilefunc = NULL;
+	ts->c_profileobj = NULL;
+	ts->use_tracing = ts->c_tracefunc != NULL;
+	Py_XDECREF(old);
+	ts->c_profilefunc = fn;
+	ts->use_tracing = fn != NULL || ts->c_tracefunc != NULL;
+	return 0;
+}
+
+static int ts_set_trace(PyThreadState *ts, Py_tracefunc fn)
+{
+	PyObject *old = ts->c_traceobj;
+
+	if (PySys_Audit("sys.settrace", NULL) < 0)
+		return -1;
+	_PyRuntime.ceval.tracing_possible += (fn != NULL) - (ts->c_tracefunc != NULL);
+	ts->c_tracefunc = NULL;
+	ts->c_traceobj = NULL;
+	ts->use_tracing = ts->c_profilefunc != NULL;
+	Py_XDECREF(old);
+	ts->c_tracefunc = fn;
+	ts->use_tracing = fn != NULL || ts->c_profilefunc != NULL;
+	return 0;
+}
+#endif
+
+/* Install (@on) or remove the C functions on thread state @ts.  0, or -1
+ * with an exception (an audit hook refused). */
+static int thread_install(PyThreadState *ts, int on)
+{
+	if (ts_set_profile(ts, on ? prof_func : NULL) < 0)
+		return -1;
+	if (st.nr_prefixes && ts_set_trace(ts, on ? trace_func : NULL) < 0)
+		return -1;
+	return 0;
 }
 
 /* threading.setprofile() hook: the first event of a thread started while
@@ -729,7 +882,11 @@ static PyObject *thread_boot(PyObject *self, PyObject *args)
 		return NULL;
 	if (!st.active)
 		Py_RETURN_NONE;
-	thread_install(PyThreadState_Get(), 1);
+	if (thread_install(PyThreadState_Get(), 1) < 0) {
+		/* an audit hook refused: not traced (asked again next event) */
+		PyErr_Clear();
+		Py_RETURN_NONE;
+	}
 	if (!strcmp(event, "call") && PyFrame_Check(frame))
 		prof_func(NULL, (PyFrameObject *)frame, PyTrace_CALL, Py_None);
 	Py_RETURN_NONE;
@@ -749,6 +906,8 @@ static int threading_set(PyObject *fn)
 	return r ? 0 : -1;
 }
 
+static void backend_stop(void);
+
 static int backend_start(void)
 {
 	PyThreadState *ts;
@@ -763,11 +922,16 @@ static int backend_start(void)
 	Py_DECREF(boot);
 	/* every thread that exists now, not only the caller */
 	for (ts = PyInterpreterState_ThreadHead(PyThreadState_Get()->interp); ts;
-	     ts = PyThreadState_Next(ts))
-		thread_install(ts, 1);
+	     ts = PyThreadState_Next(ts)) {
+		if (thread_install(ts, 1) < 0) {
+			backend_stop();
+			return -1;
+		}
+	}
 	return 0;
 }
 
+/* Remove the C functions from every thread; keeps a pending exception. */
 static void backend_stop(void)
 {
 	PyThreadState *ts;
@@ -775,8 +939,10 @@ static void backend_stop(void)
 
 	PyErr_Fetch(&et, &ev, &tb);
 	for (ts = PyInterpreterState_ThreadHead(PyThreadState_Get()->interp); ts;
-	     ts = PyThreadState_Next(ts))
-		thread_install(ts, 0);
+	     ts = PyThreadState_Next(ts)) {
+		if (thread_install(ts, 0) < 0)
+			PyErr_Clear();
+	}
 	if (threading_set(Py_None) < 0)
 		PyErr_Clear();
 	PyErr_Restore(et, ev, tb);
@@ -1014,8 +1180,13 @@ static PyObject *vt_start(PyObject *self, PyObject *args, PyObject *kw)
 	st.sessno++;
 	syms_rewrite();
 	if (hooks_install() < 0 || backend_start() < 0) {
+		PyObject *et, *ev, *tb;
+
+		/* the caller gets the reason (hooks_remove clears errors) */
+		PyErr_Fetch(&et, &ev, &tb);
 		hooks_remove();
 		vtpy_session_close(-1);
+		PyErr_Restore(et, ev, tb);
 		return NULL;
 	}
 	st.active = 1;
@@ -1056,7 +1227,7 @@ static PyObject *vt_trim(PyObject *self, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "s", &path))
 		return NULL;
-	n = vt_uft_dat_trim(path);
+	n = vtpy_dat_finish(path);
 	if (n < 0)
 		return PyErr_Format(PyExc_OSError, "vmtrace: %s", vt_err_msg());
 	return PyLong_FromLong(n);
@@ -1074,7 +1245,9 @@ static PyMethodDef methods[] = {
 	{ "stop", (PyCFunction)(void (*)(void))vt_stop, METH_VARARGS | METH_KEYWORDS,
 	  "stop(exit_status=-1) -> {'lost': N, 'errno': E, 'dir': D}: end tracing." },
 	{ "active", vt_active, METH_NOARGS, "True while tracing." },
-	{ "trim", vt_trim, METH_VARARGS, "trim(path): cut a .dat file after its last record." },
+	{ "trim", vt_trim, METH_VARARGS,
+	  "trim(path): cut a finished writer's .dat file after its last record and append"
+	  " what its .stage file holds." },
 	{ "rdtsc", vt_rdtsc_py, METH_NOARGS, "The raw TSC." },
 	{ NULL, NULL, 0, NULL },
 };
@@ -1094,6 +1267,11 @@ static struct PyModuleDef moddef = {
 	methods, NULL, NULL, NULL, NULL,
 };
 
+#if PY_VERSION_HEX < 0x03090000
+/* 3.8's PyMODINIT_FUNC does not mark it visible (we build with
+ * -fvisibility=hidden); 3.9+ adds that itself. */
+__attribute__((visibility("default")))
+#endif
 PyMODINIT_FUNC PyInit__vmtrace(void)
 {
 	PyObject *m;

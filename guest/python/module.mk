@@ -8,25 +8,32 @@ PY      ?= /usr/bin/python3
 PYOUT   ?= $(OUT)/python
 PY_INC  := $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
 PY_SUFFIX := $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
-VTPY_SRCS := guest/python/ext.c guest/python/store.c
+# the extension's C sources: the one list, read here and by the pip build
+# backend (guest/python/pybuild); awk drops its comment lines ("\043" is #).
+# Its lib/ part is linked from the objects libvtcore.a is made of.
+VTPY_LIST := $(SRC)/guest/python/ext-sources.txt
+VTPY_SRCS := $(shell awk 'substr($$1, 1, 1) != "\043" { print $$1 }' $(VTPY_LIST))
+VTPY_OWN  := $(filter-out lib/%,$(VTPY_SRCS))
+VTPY_CORE := $(patsubst %.c,$(OUT)/obj/%.o,$(filter lib/%,$(VTPY_SRCS)))
 VTPY_PKG  := $(wildcard $(SRC)/guest/python/vmtrace/*.py)
 VTPY_SO   := $(PYOUT)/vmtrace/_vmtrace$(PY_SUFFIX)
 
 TARGETS += $(VTPY_SO) $(VTPY_PKG:$(SRC)/guest/python/%=$(PYOUT)/%)
 VMTRACE_SRCS += guest/python/top.c guest/python/attach.c
-DEPS += python3-dev python3-setuptools python3-yappi gdb uftrace systemtap-sdt-dev \
+DEPS += python3-dev python3-pip python3-venv python3-yappi gdb uftrace systemtap-sdt-dev \
 	dpkg-dev libssl-dev zlib1g-dev libffi-dev libbz2-dev liblzma-dev libsqlite3-dev \
 	libreadline-dev libgdbm-dev uuid-dev libncurses-dev libexpat1-dev tk-dev
 
 .PHONY: python-ext
 python-ext: $(VTPY_SO) $(VTPY_PKG:$(SRC)/guest/python/%=$(PYOUT)/%)
 
-# lib/ comes from libvtcore.a (built -fPIC): only what the extension uses
-$(VTPY_SO): $(VTPY_SRCS:%=$(SRC)/%) $(OUT)/lib/libvtcore.a $(wildcard $(SRC)/guest/python/*.h $(SRC)/lib/*.h)
+# lib/ objects are built -fPIC (CFLAGS_ALL) by the top Makefile's rule
+$(VTPY_SO): $(VTPY_OWN:%=$(SRC)/%) $(VTPY_CORE) $(VTPY_LIST) \
+		$(wildcard $(SRC)/guest/python/*.h $(SRC)/lib/*.h)
 	@mkdir -p $(dir $@)
 	@test -n "$(PY_INC)" || { echo "no Python headers for $(PY)" >&2; exit 1; }
 	$(CC) $(CPPFLAGS_ALL) -I$(PY_INC) $(CFLAGS_ALL) -fvisibility=hidden -shared \
-		-o $@ $(VTPY_SRCS:%=$(SRC)/%) $(OUT)/lib/libvtcore.a $(LDFLAGS_ALL) -lpthread
+		-o $@ $(VTPY_OWN:%=$(SRC)/%) $(VTPY_CORE) $(LDFLAGS_ALL) -lpthread
 
 $(PYOUT)/vmtrace/%.py: $(SRC)/guest/python/vmtrace/%.py
 	@mkdir -p $(dir $@)

@@ -1,8 +1,9 @@
 /*
- * store.c - the guest Python tracer's storage: one memory-mapped <TID>.dat
- * per thread in a uftrace data directory, grown in preallocated chunks
- * (fallocate, so a full disk is an error here, never a SIGBUS on a store),
- * plus the directory's info, task.txt, sid map, .sym and vmtrace.meta.
+ * store.c - the guest Python tracer's storage: per thread a <TID>.dat in a
+ * uftrace data directory, preallocated in chunks (fallocate, so a full disk
+ * is an error here, never a SIGBUS on a store), filled by pwrite() from the
+ * thread's reused memory-mapped stage (lib/pystage.h); plus the
+ * directory's info, task.txt, sid map, .sym and vmtrace.meta.
  *
  * Runs in the traced program's threads.  The per-event path is in vtpy.h;
  * everything here is slow path (a new thread, a full chunk, start/stop,
@@ -26,11 +27,11 @@
 #include "meta.h"
 #include "vtpy.h"
 
-/* Bytes mapped and preallocated at a time per thread. */
+/* Bytes of a .dat preallocated at a time; the smallest piece tried when
+ * the disk is nearly full. */
 #define CHUNK_BYTES	(4UL << 20)
-#define CHUNK_RECS	(CHUNK_BYTES / sizeof(struct vt_uft_record))
-/* While out of space, try to allocate again after this many lost records. */
-#define RETRY_MASK	4095
+#define CHUNK_MIN_BYTES	(64UL << 10)
+#define REC_BYTES	sizeof(struct vt_uft_record)
 /* Threads recorded in the info file. */
 #define MAX_TIDS	4096
 
@@ -74,22 +75,150 @@ static uint64_t wall_ns(void)
 	return vtpy_clock_ns_now();
 }
 
-/* Unmap the window and cut the file after its last record. */
+static void store_fail(struct vtpy_store *s, int err)
+{
+	s->err = err;
+	if (!g.err)
+		g.err = err;
+}
+
+/* Preallocate the .dat so that @bytes more, plus one record kept for a
+ * LOST record, fit after dat_off: 4 MiB at a time, smaller pieces (down to
+ * CHUNK_MIN_BYTES) when the disk has less left, so that what fits is kept.
+ * 0, or -1 (s->err set; alloc_end may have grown anyway). */
+static int store_reserve(struct vtpy_store *s, uint64_t bytes)
+{
+	uint64_t len = CHUNK_BYTES;
+
+	while (s->dat_off + bytes + REC_BYTES > s->alloc_end) {
+		int rc;
+
+		do
+			rc = posix_fallocate(s->fd, (off_t)s->alloc_end, (off_t)len);
+		while (rc == EINTR);
+		if (rc == ENOSPC && len > CHUNK_MIN_BYTES) {
+			len /= 2;
+			continue;
+		}
+		if (rc) {
+			s->err = rc;
+			return -1;
+		}
+		s->alloc_end += len;
+	}
+	return 0;
+}
+
+/* Copy @n records into the .dat at dat_off (preallocated); -1 on error. */
+static int store_copy(struct vtpy_store *s, const struct vt_uft_record *r, size_t n)
+{
+	const char *p = (const char *)r;
+	size_t left = n * REC_BYTES;
+
+	while (left) {
+		ssize_t w = pwrite(s->fd, p, left, (off_t)s->dat_off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			store_fail(s, w < 0 ? errno : ENOSPC);
+			return -1;
+		}
+		/* a partial copy is whole records (page-sized steps) */
+		s->dat_off += (uint64_t)w / REC_BYTES * REC_BYTES;
+		p += w;
+		left -= (size_t)w;
+	}
+	return 0;
+}
+
+/* The LOST record for the records counted since space ran out, into the
+ * slot store_reserve() kept. */
+static void store_put_lost(struct vtpy_store *s)
+{
+	struct vt_uft_record r = {
+		.time = vtpy_now(),
+		.bits = vt_uft_pack(VT_UFT_LOST, 0, s->lost),
+	};
+
+	if (s->dat_off + REC_BYTES > s->alloc_end || store_copy(s, &r, 1) < 0)
+		return;
+	s->lost_total += s->lost;
+	g.lost += s->lost;
+	s->lost = 0;
+	s->full = 0;
+}
+
+/*
+ * Copy the stage into the .dat and empty it.  What does not fit (disk
+ * full) is counted; a LOST record goes in first when space comes back.
+ * Crash order: the copy, then the stage's records are invalidated, then
+ * the header moves on, so a reader of a killed writer's files finds every
+ * record once (lib/pystage.h): stage records below the .dat's end are
+ * skipped, so the invalidation may happen in any order.
+ */
+static void store_flush(struct vtpy_store *s)
+{
+	size_t n = (size_t)(s->pos - s->base), fit;
+	uint64_t room;
+
+	if (!n)
+		return;
+	if (store_reserve(s, (n + (s->full != 0)) * REC_BYTES) < 0)
+		store_fail(s, s->err);
+	/* preallocated bytes after dat_off, less the slot kept for LOST */
+	room = s->alloc_end > s->dat_off + REC_BYTES ? s->alloc_end - s->dat_off - REC_BYTES : 0;
+	if (s->full && room >= REC_BYTES) {
+		/* space again: first say what was lost */
+		if (s->lost) {
+			store_put_lost(s);
+			/* the stage's records now belong after the LOST record */
+			s->hdr->dat_off = s->dat_off;
+		} else
+			s->full = 0;
+		room -= REC_BYTES;
+	}
+	fit = s->full ? 0 : (size_t)(room / REC_BYTES < n ? room / REC_BYTES : n);
+	if (fit < n)
+		s->full = 1;
+	if (fit && store_copy(s, s->base, fit) < 0) {
+		s->full = 1;
+		fit = 0;
+	}
+	s->lost += n - fit;
+	/* the magic words, then the header: a reader stops at the first
+	 * record without, and skips those below the .dat's end */
+	vt_pystage_clear(s->hdr, s->base, n, s->dat_off);
+	s->pos = s->base;
+}
+
+static int store_stage_path(char *buf, size_t len, int tid)
+{
+	char dat[PATH_MAX];
+
+	if (vt_uft_dat_path(dat, sizeof(dat), g.dir, tid) < 0)
+		return -1;
+	return vt_pystage_path(buf, len, dat);
+}
+
+/* Unmap the stage; with @cut (the thread's file in the current session)
+ * copy it into the .dat first, cut the .dat after its last record and
+ * remove the stage file. */
 static void store_close(struct vtpy_store *s, int cut)
 {
-	if (s->base) {
-		if (s->full && s->lost && cut) {
-			/* the reserved last slot of the chunk says what was lost */
-			struct vt_uft_record *r = s->pos;
+	char path[PATH_MAX];
 
-			r->time = vtpy_now();
-			r->bits = vt_uft_pack(VT_UFT_LOST, 0, s->lost);
-			s->pos = r + 1;
+	if (s->hdr) {
+		if (cut) {
+			store_flush(s);
+			if (s->full && s->lost)
+				store_put_lost(s);
+			if (ftruncate(s->fd, (off_t)s->dat_off) < 0 && !g.err)
+				g.err = errno;
+			if (store_stage_path(path, sizeof(path), s->tid) == 0)
+				unlink(path);
 		}
-		if (cut && ftruncate(s->fd, (off_t)(s->map_off +
-				     (uint64_t)(s->pos - s->base) * sizeof(*s->pos))) < 0 && !g.err)
-			g.err = errno;
-		munmap(s->base, CHUNK_BYTES);
+		munmap(s->hdr, VT_PYSTAGE_BYTES);
 	}
 	if (s->fd >= 0)
 		close(s->fd);
@@ -98,46 +227,50 @@ static void store_close(struct vtpy_store *s, int cut)
 	s->lost = 0;
 	s->full = 0;
 	s->fd = -1;
-	s->base = s->pos = s->end = NULL;
+	s->hdr = NULL;
+	s->base = s->pos = s->end = s->fast_end = NULL;
 	s->sess = 0;
 	free(s->line_addr);
 	s->line_addr = NULL;
 	s->depth = 0;
 }
 
-/* Map the chunk at file offset @off (already allocated). */
-static int store_map(struct vtpy_store *s, uint64_t off)
+/* Create and map the thread's stage file (preallocated: no SIGBUS). */
+static int store_stage_open(struct vtpy_store *s)
 {
-	void *p = mmap(NULL, CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, (off_t)off);
+	char path[PATH_MAX];
+	void *p;
+	int fd, rc;
 
-	if (p == MAP_FAILED) {
-		s->err = errno;
-		s->base = s->pos = s->end = NULL;
+	if (store_stage_path(path, sizeof(path), s->tid) < 0) {
+		s->err = ENAMETOOLONG;
 		return -1;
 	}
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		s->err = errno;
+		return -1;
+	}
+	do
+		rc = posix_fallocate(fd, 0, VT_PYSTAGE_BYTES);
+	while (rc == EINTR);
+	p = rc ? MAP_FAILED : mmap(NULL, VT_PYSTAGE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		s->err = rc ? rc : errno;
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	close(fd);
 #ifdef MADV_POPULATE_WRITE
 	/* one call instead of a write fault per page (costly when virtualised) */
-	madvise(p, CHUNK_BYTES, MADV_POPULATE_WRITE);
+	madvise(p, VT_PYSTAGE_BYTES, MADV_POPULATE_WRITE);
 #endif
-	s->base = p;
-	s->map_off = off;
-	s->pos = s->base;
-	/* the last slot stays free for a LOST record */
-	s->end = s->base + CHUNK_RECS - 1;
-	return 0;
-}
-
-static int store_alloc(struct vtpy_store *s, uint64_t off)
-{
-	int rc;
-
-	do
-		rc = posix_fallocate(s->fd, (off_t)off, CHUNK_BYTES);
-	while (rc == EINTR);
-	if (rc) {
-		s->err = rc;
-		return -1;
-	}
+	s->hdr = p;
+	vt_pystage_init(s->hdr, s->dat_off);
+	s->base = s->pos = (struct vt_uft_record *)(s->hdr + 1);
+	s->end = s->base + VT_PYSTAGE_RECS;
+	s->fast_end = g.lines || vtpy_clock_ns || vtpy_max_depth <= VT_UFT_MAX_DEPTH ? NULL : s->end;
 	return 0;
 }
 
@@ -171,7 +304,6 @@ static struct vtpy_store *store_open(struct vtpy_store *s)
 {
 	char path[PATH_MAX];
 	struct stat st;
-	uint64_t size, off;
 
 	if (vt_uft_dat_path(path, sizeof(path), g.dir, s->tid) < 0) {
 		s->err = ENAMETOOLONG;
@@ -181,16 +313,21 @@ static struct vtpy_store *store_open(struct vtpy_store *s)
 	if (s->fd < 0 || fstat(s->fd, &st) < 0)
 		goto fail;
 	/* a tid reused within the session appends after the earlier thread */
-	size = (uint64_t)st.st_size / sizeof(struct vt_uft_record) * sizeof(struct vt_uft_record);
-	off = size & ~(uint64_t)(CHUNK_BYTES - 1);
-	if (store_alloc(s, off) < 0 || store_map(s, off) < 0)
+	s->dat_off = (uint64_t)st.st_size / REC_BYTES * REC_BYTES;
+	s->alloc_end = s->dat_off;
+	s->full = 0;
+	if (store_stage_open(s) < 0)
 		goto fail;
-	s->pos = s->base + (size - off) / sizeof(struct vt_uft_record);
+	/* the first chunk now: a full disk shows at once */
+	if (store_reserve(s, 0) < 0) {
+		store_fail(s, s->err);
+		s->full = 1;
+	}
 	if (g.lines && !s->line_addr)
 		s->line_addr = calloc(VTPY_LINE_DEPTH, sizeof(uint64_t));
 	s->sess = g.sess;
 	s->depth = 0;
-	if (size == 0) {
+	if (st.st_size == 0) {
 		vt_uft_task_thread(g.dir, vtpy_now(), s->tid, g.pid);
 		note_tid(s->tid);
 		write_info(-1);
@@ -259,7 +396,7 @@ struct vtpy_store *vtpy_store_get(void)
 		if (!store_open(s)) {
 			/* remember the failure so every event does not retry */
 			s->sess = g.sess;
-			s->base = s->pos = s->end = NULL;
+			s->base = s->pos = s->end = s->fast_end = NULL;
 			return s;
 		}
 	}
@@ -268,50 +405,18 @@ struct vtpy_store *vtpy_store_get(void)
 
 struct vt_uft_record *vtpy_store_grow(struct vtpy_store *s)
 {
-	struct vt_uft_record *chunk_end;
-
 	if (unlikely(!s->base)) {
-		/* no file for this thread: nothing can be written */
+		/* no stage for this thread: nothing can be written */
 		s->lost++;
 		return NULL;
 	}
-	chunk_end = s->base + CHUNK_RECS;
-	if (s->pos == chunk_end) {
-		/* the next chunk was allocated when this one filled */
-		uint64_t off = s->map_off + CHUNK_BYTES;
-
-		munmap(s->base, CHUNK_BYTES);
-		s->base = NULL;
-		if (store_map(s, off) < 0) {
-			s->lost++;
-			return NULL;
-		}
-		return s->pos;
-	}
-	/* pos is the reserved last slot: allocate the next chunk first */
-	if (s->full && (s->lost & RETRY_MASK) != RETRY_MASK) {
-		s->lost++;
-		return NULL;
-	}
-	if (store_alloc(s, s->map_off + CHUNK_BYTES) < 0) {
-		if (!s->full && !g.err)
-			g.err = s->err;
-		s->full = 1;
-		s->lost++;
-		return NULL;
-	}
-	if (s->full) {
-		s->pos->time = vtpy_now();
-		s->pos->bits = vt_uft_pack(VT_UFT_LOST, 0, s->lost);
-		s->pos++;
-		s->lost_total += s->lost;
-		g.lost += s->lost;
-		s->lost = 0;
-		s->full = 0;
-		return vtpy_store_grow(s);
-	}
-	s->end = chunk_end;
+	store_flush(s);
 	return s->pos;
+}
+
+long vtpy_dat_finish(const char *path)
+{
+	return vt_pystage_fold(path);
 }
 
 void vtpy_line(uint64_t addr)

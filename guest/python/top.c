@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "meta.h"
 #include "uftrace.h"
 #include "guest/usdt/usdt.h"
+#include "cli.h"
 
 #define TOP_ROWS_DEFAULT	20
 #define TOP_STACK		(VT_UFT_MAX_DEPTH + 1)
@@ -86,7 +88,44 @@ static struct top_fn *top_fn_get(struct top *t, uint64_t addr)
 	return &t->fn[i];
 }
 
-/* Read one task's records into the table. */
+/* One record into the table; -1 when out of memory. */
+static int top_rec(struct top *t, struct vt_uft_reader *r, struct top_frame *stack,
+		   const struct vt_uft_record *rec)
+{
+	unsigned d = vt_uft_depth(rec->bits);
+	uint64_t addr = vt_uft_addr(rec->bits), start = 0;
+	struct top_frame *f = &stack[d];
+	struct top_fn *fn;
+
+	t->records++;
+	if (vt_uft_type(rec->bits) == VT_UFT_ENTRY) {
+		f->addr = addr;
+		f->start = rec->time;
+		f->child = 0;
+		return 0;
+	}
+	if (vt_uft_type(rec->bits) != VT_UFT_EXIT || !f->start)
+		return 0;
+	if (!vt_uft_sym_find(r, addr, &start))
+		start = addr;
+	fn = top_fn_get(t, start);
+	if (!fn)
+		return vt_err_set("out of memory");
+	if (rec->time >= f->start) {
+		uint64_t dur = rec->time - f->start;
+
+		fn->calls++;
+		fn->total += dur;
+		fn->self += dur > f->child ? dur - f->child : 0;
+		if (d > 0)
+			stack[d - 1].child += dur;
+	}
+	f->start = 0;
+	return 0;
+}
+
+/* Read one task's records into the table: its .dat, then the newest
+ * records still in its stage file (lib's reader takes both). */
 static int top_task(struct top *t, struct vt_uft_reader *r, int idx)
 {
 	static struct top_frame stack[TOP_STACK];
@@ -97,41 +136,12 @@ static int top_task(struct top *t, struct vt_uft_reader *r, int idx)
 	if (!s)
 		return -1;
 	memset(stack, 0, sizeof(stack));
-	while ((rc = vt_uft_stream_next(s, &rec)) == 1) {
-		unsigned d = vt_uft_depth(rec.bits);
-		uint64_t addr = vt_uft_addr(rec.bits), start = 0;
-		struct top_frame *f = &stack[d];
-		struct top_fn *fn;
-
-		t->records++;
-		if (vt_uft_type(rec.bits) == VT_UFT_ENTRY) {
-			f->addr = addr;
-			f->start = rec.time;
-			f->child = 0;
-			continue;
-		}
-		if (vt_uft_type(rec.bits) != VT_UFT_EXIT || !f->start)
-			continue;
-		if (!vt_uft_sym_find(r, addr, &start))
-			start = addr;
-		fn = top_fn_get(t, start);
-		if (!fn) {
+	while ((rc = vt_uft_stream_next(s, &rec)) == 1)
+		if (top_rec(t, r, stack, &rec) < 0) {
 			vt_uft_stream_close(s);
-			return vt_err_set("out of memory");
+			return -1;
 		}
-		if (rec.time >= f->start) {
-			uint64_t dur = rec.time - f->start;
-
-			fn->calls++;
-			fn->total += dur;
-			fn->self += dur > f->child ? dur - f->child : 0;
-			if (d > 0)
-				stack[d - 1].child += dur;
-		}
-		f->start = 0;
-	}
-	/* zeroed space after the last record: a live or killed writer */
-	if (rc < 0 && !(rec.time == 0 && rec.bits == 0))
+	if (rc < 0)
 		t->partial = 1;
 	vt_uft_stream_close(s);
 	return 0;
@@ -242,10 +252,8 @@ int cmd_top(int argc, char **argv)
 			dir = a;
 		}
 	}
-	if (!dir) {
-		top_usage(stderr);
-		return VT_EXIT_USAGE;
-	}
+	if (!dir)
+		return vt_cli_usage(top_usage, 0);
 	signal(SIGINT, top_on_signal);
 	signal(SIGTERM, top_on_signal);
 	do {

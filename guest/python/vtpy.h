@@ -1,8 +1,9 @@
 /*
  * vtpy.h - the guest Python tracer's per-thread event store (store.c) and
  * its hot path, shared by the CPython glue (ext.c).  Every event is one
- * uftrace record (lib/uftrace.h) written straight into a memory-mapped
- * <TID>.dat file: no locks, no allocation, no system call per event.
+ * uftrace record (lib/uftrace.h) written into the thread's memory-mapped
+ * stage (lib/pystage.h), copied into <TID>.dat when full: no locks, no
+ * allocation, no system call per event.
  */
 #ifndef VTPY_H
 #define VTPY_H
@@ -11,6 +12,7 @@
 #include "compiler.h"
 #include "tsc.h"
 #include "uftrace.h"
+#include "pystage.h"
 
 /* Synthetic code addresses: symbol i covers [BASE + i*SLOT, +SLOT). */
 #define VTPY_ADDR_BASE		0x100000000ULL
@@ -27,19 +29,24 @@
 #define VTPY_GC_FILE		"python-gc.txt"
 
 struct vtpy_store {
-	struct vt_uft_record *pos;	/* next slot to write */
-	struct vt_uft_record *end;	/* writing here needs vtpy_store_grow() */
+	struct vt_uft_record *pos;	/* next slot to write (in the stage) */
+	/* vtpy_*_fast() write below this: end, or NULL when every record
+	 * must take the general path (--lines, --max-depth, clock ns) */
+	struct vt_uft_record *fast_end;
 	unsigned depth;			/* current call depth of the thread */
+	struct vt_uft_record *end;	/* stage full: vtpy_store_grow() */
 	uint64_t *line_addr;		/* open line "call" per depth, or NULL */
 	/* below: slow path only */
-	struct vt_uft_record *base;	/* mapped window of the file */
-	uint64_t map_off;		/* file offset of the window */
+	struct vt_uft_record *base;	/* first record of the stage, NULL: none */
+	struct vt_pystage_hdr *hdr;	/* the stage mapping (lib/pystage.h) */
+	uint64_t dat_off;		/* .dat offset the stage is copied to */
+	uint64_t alloc_end;		/* .dat bytes preallocated */
 	uint64_t lost;			/* records not written since space ran out */
 	uint64_t lost_total;
 	unsigned sess;			/* session the file belongs to (0: none) */
-	int fd;
+	int fd;				/* the .dat */
 	int tid;
-	int full;			/* no space for the next chunk */
+	int full;			/* no space for the stage's next copy */
 	int err;			/* errno of the last failure */
 	struct vtpy_store *next;
 };
@@ -58,8 +65,9 @@ uint64_t vtpy_clock_ns_now(void);
 /* Make the calling thread's store ready for the current session: NULL if
  * tracing is off or its file cannot be created. */
 struct vtpy_store *vtpy_store_get(void);
-/* A slot for one more record when pos == end, or NULL (then the record is
- * counted as lost and a VT_UFT_LOST record says so later). */
+/* A slot for one more record when pos == end (the stage is copied into
+ * the .dat and reused), or NULL when the thread has no stage (then the
+ * record is counted as lost). */
 struct vt_uft_record *vtpy_store_grow(struct vtpy_store *s);
 
 static inline uint64_t vtpy_now(void)
@@ -78,11 +86,7 @@ static inline void vtpy_put(struct vtpy_store *s, unsigned type, unsigned depth,
 		if (!r)
 			return;
 	}
-	r->time = vtpy_now();
-	/* The magic lives in the second word: a concurrent reader that sees
-	 * it also sees the time (x86 keeps stores in order). */
-	__asm__ __volatile__("" ::: "memory");
-	r->bits = vt_uft_pack(type, depth, addr);
+	vt_pystage_put(r, vtpy_now(), vt_uft_pack(type, depth, addr));
 	s->pos = r + 1;
 }
 
@@ -106,6 +110,50 @@ static inline void vtpy_entry(uint64_t addr)
 	d = s->depth++;
 	if (likely(d < vtpy_max_depth))
 		vtpy_put(s, VT_UFT_ENTRY, d, addr);
+}
+
+/*
+ * The fast path of the callbacks: one record for a function whose record
+ * word @w = vt_uft_pack(0, 0, addr) was computed once (cached in its code
+ * object).  0 when written; -1 (nothing done) when the general path
+ * (vtpy_entry/vtpy_exit) must handle it: no store yet, stage full, a slow
+ * option on, or a depth at uftrace's limit.
+ */
+static inline int vtpy_entry_fast(uint64_t w)
+{
+	struct vtpy_store *s = vtpy_tls;
+	struct vt_uft_record *r;
+	unsigned d;
+
+	if (unlikely(!s))
+		return -1;
+	r = s->pos;
+	d = s->depth;
+	if (unlikely(r >= s->fast_end || d >= VT_UFT_MAX_DEPTH))
+		return -1;
+	s->depth = d + 1;
+	vt_pystage_put(r, vt_rdtsc(), w | vt_uft_pack(VT_UFT_ENTRY, d, 0));
+	s->pos = r + 1;
+	return 0;
+}
+
+static inline int vtpy_exit_fast(uint64_t w)
+{
+	struct vtpy_store *s = vtpy_tls;
+	struct vt_uft_record *r;
+	unsigned d;
+
+	if (unlikely(!s))
+		return -1;
+	r = s->pos;
+	/* depth 0 wraps: an exit with no entry seen goes the general way */
+	d = s->depth - 1;
+	if (unlikely(r >= s->fast_end || d >= VT_UFT_MAX_DEPTH))
+		return -1;
+	s->depth = d;
+	vt_pystage_put(r, vt_rdtsc(), w | vt_uft_pack(VT_UFT_EXIT, d, 0));
+	s->pos = r + 1;
+	return 0;
 }
 
 /* Levels below this may hold an open line (line_addr has this many). */
@@ -158,5 +206,10 @@ void vtpy_session_gc(int gen, long collected, long uncollectable);
 int vtpy_session_fork_child(void);
 /* The errno that stopped recording (0 if none). */
 int vtpy_session_errno(void);
+/* Finish the .dat file @path of a writer that is gone: lib's
+ * vt_pystage_fold() (cut after its last record, the stage's newer records
+ * appended, the stage removed).  Returns the number of records, or -1
+ * with vt_err. */
+long vtpy_dat_finish(const char *path);
 
 #endif

@@ -22,6 +22,7 @@
 #include <tracefs.h>
 #include "err.h"
 #include "usdt.h"
+#include "cli.h"
 
 #define TOP_INSTANCE_PREFIX	"vmtrace_top_"
 #define TOP_BUFFER_KB		2048
@@ -384,10 +385,8 @@ int usdt_top_main(int argc, char **argv)
 			return VT_EXIT_USAGE;
 		}
 	}
-	if (pid <= 0) {
-		top_usage(stderr);
-		return VT_EXIT_USAGE;
-	}
+	if (pid <= 0)
+		return vt_cli_usage(top_usage, 0);
 	if (kill(pid, 0) && errno == ESRCH)
 		vt_die(VT_EXIT_USAGE, "top: -p %d: no such process", (int)pid);
 	if (file_opt ? usdt_python_file_of_binary(file_opt, file, sizeof(file))

@@ -20,6 +20,16 @@
  *   -M           no host vmtrace.meta
  *   -C CLOCKS    the trace_clock text stored in trace.dat (default
  *                "local global counter [x86-tsc]")
+ *   -F           another VM in the same recording (kvm:* events are
+ *                system-wide): its vCPU 0 thread (FOREIGN_TID, not in the
+ *                meta) writes a far-off tsc offset mid-run and PIO marker
+ *                values to the marker port
+ *   -R           QEMU's reset after vCPU creation, as `vmtrace record --
+ *                qemu` sees it on PVM: a second kvm_write_tsc_offset
+ *                RESET_GAP later whose next offset differs by RESET_DRIFT
+ *                (KVM recomputes it; the guest sees neither), the debugfs
+ *                start reading between the two and an end reading after
+ *                the last marker (the last poll before QEMU exits)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +58,10 @@
 #define MMIO_GPA	0xfebff000ull
 #define MMIO_WRITE	2
 #define BASE_LAT	300
+#define RESET_GAP	20000000ull	/* before the first marker's noise event */
+#define RESET_DRIFT	7
+#define FOREIGN_TID	5151
+#define FOREIGN_OFF	(-123456789012345ll)
 
 static const char header_page[] =
 	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
@@ -130,29 +144,39 @@ static void common(uint8_t *b, uint16_t id, int32_t pid)
 	memcpy(b + 4, &pid, 4);
 }
 
-static void ev_tsc(uint64_t ts, uint32_t vcpu, int64_t prev, int64_t next)
+static void ev_tsc_tid(uint64_t ts, int32_t tid, uint32_t vcpu, int64_t prev, int64_t next)
 {
 	uint8_t b[32] = { 0 };
 
-	common(b, ID_TSC, VCPU_TID);
+	common(b, ID_TSC, tid);
 	memcpy(b + 8, &vcpu, 4);
 	memcpy(b + 16, &prev, 8);
 	memcpy(b + 24, &next, 8);
 	emit(0, ts, b, sizeof(b));
 }
 
-static void ev_pio(int cpu, uint64_t ts, uint32_t port, uint32_t val)
+static void ev_tsc(uint64_t ts, uint32_t vcpu, int64_t prev, int64_t next)
+{
+	ev_tsc_tid(ts, VCPU_TID, vcpu, prev, next);
+}
+
+static void ev_pio_tid(int cpu, uint64_t ts, int32_t tid, uint32_t port, uint32_t val)
 {
 	uint8_t b[28] = { 0 };
 	uint32_t rw = 1, size = 4, count = 1;
 
-	common(b, ID_PIO, VCPU_TID);
+	common(b, ID_PIO, tid);
 	memcpy(b + 8, &rw, 4);
 	memcpy(b + 12, &port, 4);
 	memcpy(b + 16, &size, 4);
 	memcpy(b + 20, &count, 4);
 	memcpy(b + 24, &val, 4);
 	emit(cpu, ts, b, sizeof(b));
+}
+
+static void ev_pio(int cpu, uint64_t ts, uint32_t port, uint32_t val)
+{
+	ev_pio_tid(cpu, ts, VCPU_TID, port, val);
 }
 
 static void ev_mmio(int cpu, uint64_t ts, uint64_t gpa, uint64_t val)
@@ -196,7 +220,7 @@ int main(int argc, char **argv)
 {
 	uint64_t n = 40, jitter = 4000, hz = 2096001000ull, step;
 	int64_t off = 0, tp_off = -(int64_t)CREATE_TSC, dbg_off = 0, delta = 0;
-	int has_tp = 1, has_dbg = 1, dbg_set = 0, chardev = 0, mmio = 0, has_meta = 1, c;
+	int has_tp = 1, has_dbg = 1, dbg_set = 0, chardev = 0, mmio = 0, has_meta = 1, reset = 0, foreign = 0, c;
 	const char *clock = "local global counter [x86-tsc]";
 	long change_at = -1, host_miss = -1, guest_miss = -1;
 	char path[4096], tmpl[64];
@@ -206,7 +230,7 @@ int main(int argc, char **argv)
 	struct vt_meta *m;
 	int fds[NR_CPUS];
 
-	while ((c = getopt(argc, argv, "n:o:t:Td:Dj:cmx:H:G:z:MC:")) != -1) {
+	while ((c = getopt(argc, argv, "n:o:t:Td:Dj:cmx:H:G:z:MC:RF")) != -1) {
 		switch (c) {
 		case 'n': n = strtoull(optarg, NULL, 0); break;
 		case 'o': off = strtoll(optarg, NULL, 0); break;
@@ -226,10 +250,12 @@ int main(int argc, char **argv)
 		case 'z': hz = strtoull(optarg, NULL, 0); break;
 		case 'M': has_meta = 0; break;
 		case 'C': clock = optarg; break;
+		case 'R': reset = 1; break;
+		case 'F': foreign = 1; break;
 		default:
 			fprintf(stderr, "usage: mkfixture HOSTDIR GUESTDIR [-n N] [-o OFF] [-t TPOFF|-T] "
 				"[-d DBGOFF|-D] [-j JITTER] [-c|-m] [-x AT:DELTA] [-H K] [-G K] [-z HZ] "
-				"[-M] [-C CLOCKS]\n");
+				"[-M] [-C CLOCKS] [-R] [-F]\n");
 			return 2;
 		}
 	}
@@ -255,6 +281,10 @@ int main(int argc, char **argv)
 
 	if (has_tp)
 		ev_tsc(CREATE_TSC, 0, 0, tp_off);
+	if (has_tp && reset) {
+		ev_tsc(CREATE_TSC + RESET_GAP, 0, tp_off, tp_off + RESET_DRIFT);
+		tp_off += RESET_DRIFT;
+	}
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t h = CREATE_TSC + FIRST_GAP + i * step + rnd(step / 10);
 		uint64_t lb = BASE_LAT + rnd(jitter), la = BASE_LAT + rnd(jitter);
@@ -272,6 +302,11 @@ int main(int argc, char **argv)
 		}
 		/* noise the aligner must ignore: another port, another fd */
 		ev_pio(cpu, h - step / 3, NOISE_PORT, 0x56000000 | (uint32_t)i);
+		if (foreign && i == n / 2)
+			ev_tsc_tid(h - step / 4, FOREIGN_TID, 0, 0, FOREIGN_OFF);
+		if (foreign)	/* another guest's marker with the same seq */
+			ev_pio_tid(cpu, h - step / 5, FOREIGN_TID, VT_MARKER_PORT,
+				   VT_MARKER_VALUE(i));
 		if (chardev)
 			ev_writev(cpu, h - step / 4, IO_TID, MARKER_FD + 1);
 		memset(&r, 0, sizeof(r));
@@ -316,7 +351,8 @@ int main(int argc, char **argv)
 		size_t sysl[] = { sizeof(fmt_writev) - 1 };
 		char cl[128];
 
-		snprintf(cl, sizeof(cl), "%d qemu-system-x86\n%d CPU 0/KVM\n", IO_TID, VCPU_TID);
+		snprintf(cl, sizeof(cl), "%d qemu-system-x86\n%d CPU 0/KVM\n%d CPU 0/KVM\n", IO_TID,
+			 VCPU_TID, FOREIGN_TID);
 		if (vt_td_write_headers(w, header_page, sizeof(header_page) - 1, header_event,
 					sizeof(header_event) - 1) ||
 		    vt_td_write_ftrace_formats(w, 0, NULL, NULL) || vt_td_systems_begin(w, 2) ||
@@ -353,9 +389,13 @@ int main(int argc, char **argv)
 				vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.1", "%lld %llu change",
 					    (long long)dbg_off, (unsigned long long)(change_tsc + 1));
 			} else {
-				vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.nr", "1");
+				vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.nr", "%d", reset ? 2 : 1);
 				vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.0", "%lld %llu start",
 					    (long long)dbg_off, (unsigned long long)(CREATE_TSC + 1));
+				if (reset)
+					vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.1", "%lld %llu end",
+						    (long long)dbg_off,
+						    (unsigned long long)(last_ts + step / 2));
 			}
 		}
 		if (vt_meta_write_dir(m, argv[optind]))

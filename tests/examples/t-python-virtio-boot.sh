@@ -3,9 +3,9 @@
 # The python-virtio guest image path on its own: builds the image (cached
 # under $VT_BUILD/examples/python-virtio), boots it (KVM if it boots, else
 # TCG), and checks what the guest reports over the serial console and the
-# virtio-serial stream: init ran, Debian's python3.11 ran the workload on
-# the virtio-blk disk, the vmtrace extension imports, and the trace tar
-# came out whole.
+# virtio-serial trace stream: init ran, Debian's python3.11 ran the workload on
+# the virtio-blk disk, the vmtrace extension imports, and the trace stream
+# (vmtrace stream -> vmtrace unpack) came out whole.
 set -eu
 out=$VT_TMP/out
 make -s --no-print-directory -C "$VT_SRC/examples/python-virtio" O="$VT_BUILD" \
@@ -22,7 +22,11 @@ s = json.load(open(sys.argv[1]))
 assert s["rounds"] == 1 and s["mb_per_round"] == 1, s
 assert s["compressed_bytes"] > 0, s
 PY
-tar -tf "$out/guest.tar" | grep -q '^vt/END$'
+# the trace stream came out whole: HELLO first, END last (vmtrace unpack
+# exits 0 only then), and the unpacked files match a second unpack
+"$VT_BIN" unpack --list "$out/guest.stream" >frames.txt
+head -1 frames.txt | grep -q ' HELLO '
+tail -1 frames.txt | grep -q ' END '
 if ! grep -qx 'python_tracer=yes' "$g/guest.txt"; then
 	cat "$g/errors.txt" 2>/dev/null || true
 	[ -d "$VT_BUILD/python" ] && { echo "build/python exists but does not import in the guest"; exit 1; }

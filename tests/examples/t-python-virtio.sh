@@ -2,7 +2,7 @@
 # timeout: 900
 # The whole python-virtio workflow (what `make runkvm` runs): guest image
 # (cached), boot (KVM if it boots, else TCG), host recording around QEMU,
-# guest traces out over virtio-serial, align, merge.  Checks the merged
+# guest traces streamed out over virtio-serial while it traces, align, merge.  Checks the merged
 # outputs with consumers we did not write (python3 json, trace-cmd report,
 # protoc --decode_raw): guest Python slices and host events are in the
 # merged timeline, the alignment error bound is reported and below the
@@ -32,6 +32,37 @@ trace-cmd report "$out/host/trace.dat" 2>/dev/null | grep -m1 -q 'qemu-system-x8
 trace-cmd report "$out/guest/kernel/trace.dat" 2>/dev/null | grep -m1 -q 'block_'
 # the Perfetto file decodes as protobuf
 protoc --decode_raw <"$out/merged.pftrace" | head -c 4096 | grep -q .
+
+# Streamed while tracing, seen from both sides:
+# - host: the QEMU-written copy of the stream grew while the guest's
+#   workload ran (run.sh samples its size until the guest says it ended);
+# - guest TSC: DATA frames of the Python tracer's store were made between
+#   the first and the last sync marker (read from markers.dat with python3's
+#   struct) and before the tracer's last record was written (its
+#   per-thread .dat, or the .stage holding its newest records).
+"$VT_BIN" unpack --list "$out/guest.stream" >frames.txt
+/usr/bin/python3 - "$out" frames.txt <<'PY'
+import re, struct, sys
+out, frames_txt = sys.argv[1:3]
+sizes = [int(l.split()[1]) for l in open(out + "/stream-growth.txt")]
+grew = sorted(set(s for s in sizes if s > 0))
+assert len(grew) >= 2, "the host's stream file did not grow while the workload ran: %s" % sizes
+m = open(out + "/guest/markers/markers.dat", "rb").read()
+before = [struct.unpack_from("<IHBBQIIQQQ", m, o)[8] for o in range(0, len(m) - 47, 48)]
+frames = [l.split() for l in open(frames_txt)]
+stores = {f[3] for f in frames if f[2] == "DATA" and re.fullmatch(r"python/\d+\.(dat|stage)", f[3])}
+assert stores, "no Python store in the stream"
+# the Python tracer's last record (its .dat is complete after a clean stop)
+dats = [n for n in stores if n.endswith(".dat")]
+last_rec_tsc = max(struct.unpack_from("<Q", d, len(d) - 16)[0]
+                   for d in (open(out + "/guest/" + n, "rb").read() for n in dats))
+early = sorted(int(f[1]) for f in frames if f[3] in stores and int(f[5]) > 0 and
+               before[0] < int(f[1]) < min(before[-1], last_rec_tsc))
+assert early, "no Python store data sent while the workload ran"
+marks = sum(1 for t in before if early[0] < t < early[-1])
+print("ok: stream grew %d times on the host during the run; %d Python store frames "
+      "sent mid-run, %d markers interleaved with them" % (len(grew), len(early), marks))
+PY
 
 host_ev=sys_enter_
 [ "$accel" = kvm ] && host_ev=kvm_

@@ -6,8 +6,9 @@
  * (tests/fuzz/pack-uftrace packs a real one).  Up to FUZZ_MAX_FILES files
  * with safe names ([A-Za-z0-9._-], no leading dot) are written to a fresh
  * directory, which is opened; every task's stream is read to its end, every
- * record's address looked up and every later `vt_uft_dat_trim` run on the
- * .dat files as the Python tracer's trim does.
+ * record's address looked up (a task's stream also reads the Python
+ * tracer's <TID>.stage, lib/pystage.c), then every .dat folded with its
+ * stage as `vmtrace finalize` does (`vt_pystage_fold`: the trim too).
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "pystage.h"
 #include "uftrace.h"
 
 #define FUZZ_TAG	"#VTFUZZ# "
@@ -97,7 +99,7 @@ static int unpack(const char *dir, const uint8_t *data, size_t size)
 	return nr;
 }
 
-static void trim_dats(const char *dir)
+static void fold_dats(const char *dir)
 {
 	char path[512];
 	struct dirent *de;
@@ -109,7 +111,7 @@ static void trim_dats(const char *dir)
 		if (n < 4 || strcmp(de->d_name + n - 4, ".dat"))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		(void)vt_uft_dat_trim(path);
+		(void)vt_pystage_fold(path);
 	}
 	if (d)
 		closedir(d);
@@ -145,6 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				(void)vt_uft_stream_offset(s);
 			}
 			(void)vt_uft_stream_truncated(s);
+			(void)vt_uft_stream_staged(s);
 			(void)vt_uft_stream_path(s);
 			vt_uft_stream_close(s);
 		}
@@ -154,7 +157,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)vt_uft_nr_syms(r);
 		vt_uft_close(r);
 	}
-	trim_dats(dir);
+	fold_dats(dir);
 	clean(dir);
 	return 0;
 }

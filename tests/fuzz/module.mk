@@ -28,3 +28,6 @@ fuzz: deps fuzz-build
 	@VT_SRC=$(SRC) VT_BUILD=$(OUT) FUZZ_SECONDS=$(FUZZ_SECONDS) $(SRC)/tests/fuzz/run $(F)
 # the targets share fuzz-util.h
 $(FUZZ_BINS): $(SRC)/tests/fuzz/fuzz-util.h
+# keep the instrumented objects: as make intermediates they were deleted
+# after each link, racing with a parallel `make test` / `make fuzz`
+.SECONDARY: $(FUZZ_CORE)

@@ -1,24 +1,32 @@
 #!/bin/bash
 # The multiboot test unikernel (build/guest/unikernel.elf) under QEMU TCG
-# (and KVM where /dev/kvm exists): it traces its -pg functions into the
+# (and KVM past tests/lib/kvm.sh's gate): it traces its -pg functions into the
 # freestanding buffer, writes 4 PIO markers to port 0x5f0, dumps
 # everything through isa-debugcon and exits through isa-debug-exit (33 =
 # success).  `vmtrace debugcon` decodes it; uftrace replays the exact tree.
-# timeout: 120
+# timeout: 150
 set -eu
 . "$VT_SRC/tests/guest/mcount-lib.sh"
+. "$VT_SRC/tests/lib/kvm.sh"
 need_uftrace
-command -v qemu-system-x86_64 >/dev/null || { echo "no qemu-system-x86_64 (make deps)"; exit 77; }
+command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: no qemu-system-x86_64 (make deps)"; exit 77; }
 
 img="$VT_BUILD/guest/unikernel.elf"
 accels=tcg
-if [ -w /dev/kvm ]; then accels="tcg kvm"; else echo "note: no /dev/kvm: KVM run skipped"; fi
+rc=0
+kvm_check || rc=$?
+case $rc in
+0)	echo "$KVM_WHY"
+	if kvm_longmode_check; then accels="tcg kvm"; else echo "note: KVM run skipped: $KVM_WHY"; fi;;
+2) echo "FAIL: $KVM_WHY"; exit 1;;
+*) echo "note: KVM run skipped: $KVM_WHY";;
+esac
 for a in $accels; do
 	rc=0
-	timeout 60 qemu-system-x86_64 -accel $a -kernel "$img" -m 64 -display none \
+	kvm_timeout qemu-system-x86_64 -accel $a -kernel "$img" -m 64 -display none \
 		-nodefaults -no-reboot -debugcon file:"$VT_TMP/$a.bin" \
 		-device isa-debug-exit,iobase=0xf4,iosize=4 || rc=$?
-	[ "$rc" = 33 ] || { echo "FAIL: $a: qemu exit $rc, want 33"; exit 1; }
+	[ "$rc" = 33 ] || { echo "FAIL: $a: qemu exit $rc, want 33 (124: not done in $KVM_RUN_SECS s)"; exit 1; }
 	d="$VT_TMP/$a"
 	"$VT_BIN" debugcon -o "$d" --elf "$VT_BUILD/guest/unikernel64.elf" "$VT_TMP/$a.bin" |
 		tee "$VT_TMP/$a.out"

@@ -108,9 +108,58 @@ int main(void)
 	CHECK_STR(vt_meta_get(m, "kvm.vm0.vcpu0.tsc_scaling_ratio.nr"), "2");
 	CHECK_STR(vt_meta_get(m, "kvm.tsc_scaling_frac_bits"), "48");
 
+	/* QEMU exits before the recorder stops (record -- qemu): the final
+	 * poll finds neither the process nor its VM directory.  The series
+	 * end with what the last poll saw (at that poll's TSC); a VM of
+	 * another process that appears meanwhile is not collected. */
+	vt_meta_free(m);
+	host_kvm_free(k);
+	k = host_kvm_new(dir);
+	CHECK(k != NULL);
+	host_kvm_poll(k, &me, 1, 0);		/* start: "0" */
+	host_kvm_poll(k, &me, 1, 0);		/* unchanged: seen again */
+	{
+		char other_vm[300], other_vcpu[320], other_off[340];
+
+		snprintf(other_vm, sizeof(other_vm), "%s/1-12", dir);
+		snprintf(other_vcpu, sizeof(other_vcpu), "%s/vcpu0", other_vm);
+		snprintf(other_off, sizeof(other_off), "%s/tsc-offset", other_vcpu);
+		mkdir(other_vm, 0755);
+		mkdir(other_vcpu, 0755);
+		put(other_off, "-5\n");
+		unlink(off);
+		unlink(ratio);
+		unlink(frac);
+		rmdir(vcpu);
+		rmdir(vm);
+		host_kvm_poll(k, NULL, 0, 0);	/* no live pid: known VMs only */
+		host_kvm_poll(k, NULL, 0, 1);	/* end */
+		unlink(other_off);
+		rmdir(other_vcpu);
+		rmdir(other_vm);
+	}
+	m = vt_meta_new();
+	CHECK(host_kvm_to_meta(k, m) == 0);
+	CHECK_STR(vt_meta_get(m, "kvm.vms"), "1");
+	CHECK_STR(vt_meta_get(m, "kvm.vcpu_threads"), "1");
+	CHECK_STR(vt_meta_get(m, "kvm.vm0.vcpu0.tsc_offset.nr"), "2");
+	v = vt_meta_get(m, "kvm.vm0.vcpu0.tsc_offset.0");
+	CHECK(v && sscanf(v, "0 %" SCNu64 " start", &tsc0) == 1);
+	v = vt_meta_get(m, "kvm.vm0.vcpu0.tsc_offset.1");
+	CHECK(v && sscanf(v, "0 %" SCNu64 " end", &tsc2) == 1 && tsc2 > tsc0);
+	CHECK_STR(vt_meta_get(m, "kvm.vm0.vcpu0.tsc_scaling_ratio.nr"), "2");
+	v = vt_meta_get(m, "kvm.vm0.vcpu0.tsc_scaling_ratio.1");
+	CHECK(v && strstr(v, "281474976710656 ") == v && strstr(v, " end"));
+	CHECK(vt_meta_get(m, "kvm.vm1.pid") == NULL);
+
 	/* a VM of another process is ignored when pids are given */
 	vt_meta_free(m);
 	host_kvm_free(k);
+	mkdir(vm, 0755);
+	mkdir(vcpu, 0755);
+	put(off, "0\n");
+	put(ratio, "281474976710656\n");
+	put(frac, "48\n");
 	k = host_kvm_new(dir);
 	{
 		pid_t other = 1;

@@ -35,6 +35,9 @@ if nm -D "$PYDIR"/vmtrace/_vmtrace*.so 2>/dev/null | grep -q __asan_init; then
 fi
 
 vt_py() { LD_PRELOAD=$VT_PRELOAD PYTHONPATH=$PYDIR${PYTHONPATH:+:$PYTHONPATH} "$PY" "$@"; }
+# The same for `vt_py_bg ... &`: python replaces the background subshell,
+# so $! is the python process itself (kill -9 $! kills the writer).
+vt_py_bg() { LD_PRELOAD=$VT_PRELOAD PYTHONPATH=$PYDIR${PYTHONPATH:+:$PYTHONPATH} exec "$PY" "$@"; }
 
 # uftrace's view of a trace dir with only the function column.
 vt_replay() { uftrace replay -d "$1" -f none "${@:2}" 2>"$VT_TMP/replay.err"; }
@@ -46,3 +49,21 @@ vt_calls()
 		awk -v want="$2" '{ c = $1; $1 = ""; sub(/^ /, ""); if (index($0, want) == 1) n += c }
 				  END { print n + 0 }'
 }
+
+# For the pip tests: pip without this machine's config (find-links ...), no
+# index, no cache in $HOME, build files in $VT_TMP, no .pyc of the backend
+# in the source tree; $src = a copy of the checkout as a fresh clone has it
+# (no build outputs), `snap` lists it so a test can prove pip left it as it was.
+vt_pip_offline_src()
+{
+	unset $(env | sed -n 's/^\(PIP_[A-Z_]*\)=.*/\1/p') PYTHONPATH
+	export PIP_CONFIG_FILE=/dev/null PIP_NO_INDEX=1 PIP_NO_CACHE_DIR=1 \
+		PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore \
+		TMPDIR=$VT_TMP PYTHONDONTWRITEBYTECODE=1
+	src=$VT_TMP/src
+	mkdir "$src"
+	tar -C "$VT_SRC" --exclude-vcs --exclude-vcs-ignores --exclude=./build \
+		--exclude="./${VT_BUILD#"$VT_SRC"/}" -cf - . | tar -C "$src" -xf -
+	snap > "$VT_TMP/before"
+}
+snap() { (cd "$src" && find . -printf '%p %s %m %T@\n' | LC_ALL=C sort); }

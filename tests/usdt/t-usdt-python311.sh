@@ -23,8 +23,11 @@ trace-cmd report out/trace.dat >report.txt 2>/dev/null
 n_gc=$(grep -c 'gc__start:' report.txt || true)
 n_gcd=$(grep -c 'gc__done:' report.txt || true)
 echo "gc__start: $n_gc gc__done: $n_gcd"
-# three explicit collections, maybe more automatic ones
-[ "$n_gc" -ge 3 ] && [ "$n_gc" -eq "$n_gcd" ]
+# three explicit collections, maybe more automatic ones. The markers are
+# semaphore-gated: a collection running while the uprobes go live (at start)
+# or go away (at exit) shows only one of its two markers (seen: 41 starts
+# with 42 dones, 50 with 49)
+[ "$n_gc" -ge 3 ] && [ "$n_gcd" -ge $((n_gc - 1)) ] && [ "$n_gcd" -le $((n_gc + 1)) ]
 for g in 0 1 2; do grep 'gc__start:' report.txt | grep -q "generation=$g"; done
 for m in json fractions decimal; do
 	grep 'import__find__load__start:' report.txt | grep -q "module=\"$m\"" ||

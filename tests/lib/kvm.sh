@@ -1,0 +1,93 @@
+# tests/lib/kvm.sh: the one KVM gate of every test that runs a guest under
+# KVM (sourced; needs $VT_BUILD and $VT_TMP).
+#
+# KVM counts as working when (1) $VT_BUILD/bin/vt-kvm-probe succeeds
+# (/dev/kvm opens, KVM_GET_API_VERSION, KVM_CREATE_VM, KVM_CREATE_VCPU) and
+# (2) qemu-system-x86_64 -accel kvm runs the freestanding multiboot guest
+# tests/host/pio-guest.elf to its isa-debug-exit within KVM_GATE_SECS (on
+# the project's PVM machines SeaBIOS and the guest are emulated, slowly).
+# Past the gate a KVM failure is a real failure, never a skip.
+# VT_KVM_PROBE (a command) replaces the probe, as in examples/common/vm.sh.
+#
+#   kvm_check        0 when KVM works (KVM_WHY says how fast the gate
+#                    guest ran); 1 when it does not (KVM_WHY: the reason);
+#                    2 when the probe or the gate guest is not built
+#   need_kvm         exit 77 with the reason as the last line unless
+#                    kvm_check passes (exit 1 when something is not built)
+#   kvm_longmode_check
+#                    0 when, past kvm_check, the project's 64-bit
+#                    unikernel (build/guest/unikernel.elf: multiboot entry,
+#                    then long mode) also runs to its end under -accel kvm;
+#                    1 otherwise (KVM_WHY: why).  ENVIRONMENT.md vouches
+#                    only for real-mode/32-bit code under the PVM KVM, so a
+#                    long-mode guest that hangs there is the platform, not
+#                    a vmtrace failure (the same guest is checked under TCG)
+#   kvm_timeout CMD  CMD under a KVM_RUN_SECS bound (SIGTERM, then SIGKILL
+#                    10 s later): one guest run of a test, so a hung guest
+#                    fails the test instead of eating CI's time
+KVM_GATE_SECS=30
+KVM_RUN_SECS=45
+
+kvm_check() {
+	local probe=${VT_KVM_PROBE:-$VT_BUILD/bin/vt-kvm-probe} guest=$VT_BUILD/tests/host/pio-guest.elf
+	local log=$VT_TMP/kvm-gate.log rc=0 t0 secs
+	KVM_WHY=""
+	[ -n "${VT_KVM_PROBE:-}" ] || [ -x "$probe" ] || { KVM_WHY="$probe not built (make)"; return 2; }
+	[ -f "$guest" ] || { KVM_WHY="$guest not built (make test builds it)"; return 2; }
+	KVM_WHY=$($probe 2>&1) || { KVM_WHY=${KVM_WHY##*$'\n'}; return 1; }
+	command -v qemu-system-x86_64 >/dev/null ||
+		{ KVM_WHY="qemu-system-x86_64 not installed (make deps)"; return 1; }
+	t0=$(date +%s.%N)
+	timeout -k 5 "$KVM_GATE_SECS" qemu-system-x86_64 -accel kvm -kernel "$guest" \
+		-device isa-debug-exit,iobase=0xf4,iosize=4 -display none -serial none \
+		-monitor none -nodefaults -no-reboot -m 16 >"$log" 2>&1 </dev/null || rc=$?
+	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	case $rc in
+	1)	# isa-debug-exit with 0: the guest ran to its end
+		KVM_WHY="KVM works: the freestanding test guest ran under -accel kvm in $secs s"
+		return 0;;
+	124 | 137)
+		KVM_WHY="vt-kvm-probe passes but qemu-system-x86_64 -accel kvm did not run the freestanding test guest to its end within $KVM_GATE_SECS s"
+		return 1;;
+	*)
+		KVM_WHY="vt-kvm-probe passes but qemu-system-x86_64 -accel kvm failed (exit $rc): $(grep -v '^$' "$log" | tail -1)"
+		return 1;;
+	esac
+}
+
+kvm_longmode_check() {
+	local uk=$VT_BUILD/guest/unikernel.elf rc=0 cache
+	[ -f "$uk" ] || { KVM_WHY="$uk not built"; return 1; }
+	# one answer per boot and build: the failing case costs KVM_RUN_SECS
+	cache=$VT_BUILD/tests/kvm-longmode.$(cat /proc/sys/kernel/random/boot_id)
+	if [ -f "$cache" ] && [ "$cache" -nt "$uk" ]; then
+		KVM_WHY=$(cat "$cache")
+		[ -z "$KVM_WHY" ]
+		return
+	fi
+	kvm_timeout qemu-system-x86_64 -accel kvm -kernel "$uk" -m 64 -display none \
+		-nodefaults -no-reboot -debugcon file:/dev/null \
+		-device isa-debug-exit,iobase=0xf4,iosize=4 >"$VT_TMP/kvm-longmode.log" 2>&1 \
+		</dev/null || rc=$?
+	if [ $rc = 33 ]; then
+		: >"$cache"
+		return 0
+	fi
+	KVM_WHY="the 64-bit unikernel ($uk) does not run to its end under -accel kvm here (qemu exit $rc; 124: not done in $KVM_RUN_SECS s) although the 32-bit test guest does: this KVM runs only 32-bit guest code (ENVIRONMENT.md)"
+	echo "$KVM_WHY" >"$cache"
+	return 1
+}
+
+need_kvm() {
+	local rc=0
+	kvm_check || rc=$?
+	case $rc in
+	0) echo "$KVM_WHY";;
+	2) echo "FAIL: $KVM_WHY"; exit 1;;
+	*) echo "SKIP: $KVM_WHY"; exit 77;;
+	esac
+}
+
+kvm_timeout() {
+	timeout -k 10 "$KVM_RUN_SECS" "$@"
+}
