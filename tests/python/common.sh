@@ -67,3 +67,26 @@ vt_pip_offline_src()
 	snap > "$VT_TMP/before"
 }
 snap() { (cd "$src" && find . -printf '%p %s %m %T@\n' | LC_ALL=C sort); }
+
+# For the pip tests: trace calls.py (no C calls) with the interpreter $1
+# into directory $2 and compare its `uftrace replay` call tree with the one
+# it must give (boom() left by its exception); 0 when equal, else the diff
+# or the tracer's failure is printed and non-zero returned.
+vt_pip_calls_tree()
+{
+	"$1" -m vmtrace -o "$2" --clock ns --no-c-calls "$SCRIPTS/calls.py" ||
+		{ echo "calls.py under the installed vmtrace: exit $?"; return 1; }
+	vt_replay "$2" -F '^__main__\.top ' | sed -e 's/ ([^)]*)//' -e 's/()//' -e 's/ *$//' |
+		awk '/^#/ || /^ *$/ { next } { print } /^} \/\* __main__.top \*\/$/ { exit }' > "$2.got"
+	diff -u - "$2.got" <<'W' || { cat "$VT_TMP/replay.err"; return 1; }
+__main__.top {
+  __main__.middle {
+    __main__.leaf;
+    __main__.leaf;
+  } /* __main__.middle */
+  __main__.catcher {
+    __main__.boom;
+  } /* __main__.catcher */
+} /* __main__.top */
+W
+}

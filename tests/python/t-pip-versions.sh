@@ -30,17 +30,6 @@ done
 
 vt_pip_offline_src
 
-cat > want <<'W'
-__main__.top {
-  __main__.middle {
-    __main__.leaf;
-    __main__.leaf;
-  } /* __main__.middle */
-  __main__.catcher {
-    __main__.boom;
-  } /* __main__.catcher */
-} /* __main__.top */
-W
 # a thread started before tracing runs linemod.work(3) with --lines linemod
 cat > early_lines.py <<'P'
 import sys, threading
@@ -87,10 +76,7 @@ for py in "${pys[@]}"; do
 	cd "$w"
 
 	# calls and an exception: the call tree, and boom() left by exception
-	"$vpy" -m vmtrace -o calls --clock ns --no-c-calls "$SCRIPTS/calls.py" || fail "calls.py: exit $?"
-	vt_replay calls -F '^__main__\.top ' | sed -e 's/ ([^)]*)//' -e 's/()//' -e 's/ *$//' |
-		awk '/^#/ || /^ *$/ { next } { print } /^} \/\* __main__.top \*\/$/ { exit }' > got
-	diff -u "$VT_TMP/want" got || fail "call tree differs ($(cat "$VT_TMP/replay.err"))"
+	vt_pip_calls_tree "$vpy" calls || fail "call tree differs"
 	"$vpy" "$VT_TMP/unwind.py" calls || fail "no exit-by-exception record of boom"
 
 	# generators and coroutines: each resume an entry

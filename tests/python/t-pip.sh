@@ -27,21 +27,7 @@ unchanged "pip install ."
 
 where=$("$VPY" -c 'import vmtrace; print(vmtrace.__file__)')
 case "$where" in "$VT_TMP/venv/"*) ;; *) vt_fail "imported vmtrace from $where, not the venv";; esac
-"$VPY" -m vmtrace -o d --clock ns --no-c-calls "$SCRIPTS/calls.py" || vt_fail "installed vmtrace exited $?"
-vt_replay d -F '^__main__\.top ' | sed -e 's/ ([^)]*)//' -e 's/()//' -e 's/ *$//' |
-	awk '/^#/ || /^ *$/ { next } { print } /^} \/\* __main__.top \*\/$/ { exit }' > got
-cat > want <<'W'
-__main__.top {
-  __main__.middle {
-    __main__.leaf;
-    __main__.leaf;
-  } /* __main__.middle */
-  __main__.catcher {
-    __main__.boom;
-  } /* __main__.catcher */
-} /* __main__.top */
-W
-diff -u want got || vt_fail "call tree of the pip-installed vmtrace differs ($(cat "$VT_TMP/replay.err"))"
+vt_pip_calls_tree "$VPY" d || vt_fail "call tree of the pip-installed vmtrace differs"
 
 "$VPY" -m pip uninstall -y vmtrace > uninstall.log 2>&1 || vt_fail "pip uninstall: $(tail -n 3 uninstall.log)"
 left=$(find venv -path '*-packages/vmtrace*')
