@@ -25,8 +25,21 @@ PKG     := pkg-config
 WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Werror=implicit-function-declaration
 OPT     ?= -O2
 CSTD    := -std=gnu11
-CPPFLAGS_ALL := -D_GNU_SOURCE -I$(SRC)/lib -I$(SRC) \
-		$(shell $(PKG) --cflags libtracefs libtraceevent libtracecmd 2>/dev/null)
+# Flags of installed packages come from $(OUT)/config.mk (tools/configure),
+# made only after `make deps`: nothing here asks pkg-config at parse time,
+# so the first `make` on a fresh machine installs, then configures, then
+# builds.  `make clean` and `make deps` alone need no configuration.
+MODULE_MKS := $(sort $(wildcard $(SRC)/*/module.mk $(SRC)/*/*/module.mk))
+NOCONFIG_GOALS := clean deps
+ifneq ($(MAKECMDGOALS),)
+ifeq ($(filter-out $(NOCONFIG_GOALS),$(MAKECMDGOALS)),)
+VT_NOCONFIG := 1
+endif
+endif
+ifneq ($(VT_NOCONFIG),1)
+include $(OUT)/config.mk
+endif
+CPPFLAGS_ALL := -D_GNU_SOURCE -I$(SRC)/lib -I$(SRC) $(TRACE_CFLAGS)
 CFLAGS_ALL   := $(CSTD) $(OPT) -g $(WARN) -fno-omit-frame-pointer -fPIC $(CFLAGS)
 LDFLAGS_ALL  := $(LDFLAGS)
 ifeq ($(SAN),1)
@@ -48,7 +61,7 @@ BENCH_TARGETS :=
 .PHONY: all deps test bench runkvm fuzz clean
 all:
 
-include $(sort $(wildcard $(SRC)/*/module.mk $(SRC)/*/*/module.mk))
+include $(MODULE_MKS)
 
 CORE_OBJS    := $(CORE_SRCS:%.c=$(OUT)/obj/%.o)
 VMTRACE_OBJS := $(VMTRACE_SRCS:%.c=$(OUT)/obj/%.o)
@@ -80,6 +93,12 @@ $(OUT)/tests/%: $(SRC)/tests/unit/%.c $(OUT)/lib/libvtcore.a
 
 deps:
 	@$(SRC)/tools/deps $(sort $(DEPS))
+
+# deps first, then the flags of what deps installed (see tools/configure)
+$(OUT)/config.mk: $(SRC)/Makefile $(MODULE_MKS) $(SRC)/tools/deps $(SRC)/tools/configure
+	@$(SRC)/tools/deps $(sort $(DEPS))
+	@mkdir -p $(dir $@)
+	@$(SRC)/tools/configure $(PY) >$@.tmp && mv $@.tmp $@
 
 test: deps
 	@$(MAKE) --no-print-directory -s all $(TEST_BINS) $(TEST_TARGETS) >$(OUT).buildlog 2>&1 || \

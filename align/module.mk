@@ -2,7 +2,7 @@
 # gathering layer, `vmtrace align` and the guest's `vmtrace marker`.
 ALIGN_MODEL_SRCS := align/model.c align/match.c
 VMTRACE_SRCS += $(ALIGN_MODEL_SRCS) align/sources.c align/cmd_align.c align/cmd_marker.c
-VMTRACE_LIBS += $(shell pkg-config --libs libtracecmd libtraceevent 2>/dev/null || echo -ltracecmd -ltraceevent)
+VMTRACE_LIBS += $(TRACECMD_LIBS)
 
 # tests/unit/t-align links the pure model objects (no I/O, no libtracecmd use)
 ALIGN_MODEL_OBJS := $(ALIGN_MODEL_SRCS:%.c=$(OUT)/obj/%.o)

@@ -1,9 +1,7 @@
 # host/: the tracefs recorder (`vmtrace record`, also `--guest` inside a
 # VM) and the KVM facts collector.  Needs libtracefs/libtraceevent.
 VMTRACE_SRCS += host/record.c host/kvmfacts.c host/proc.c host/cmd_record.c
-VMTRACE_LIBS += $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || echo -ltracefs -ltraceevent) -lpthread
-HOST_TRACE_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent libtracecmd 2>/dev/null)
-$(OUT)/obj/host/%.o: CPPFLAGS_ALL += $(HOST_TRACE_CFLAGS)
+VMTRACE_LIBS += $(TRACEFS_LIBS) -lpthread
 DEPS += libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd qemu-system-x86
 
 # tests/host: a libtracecmd read-back checker, a syscall generator (bench),
@@ -12,8 +10,7 @@ TEST_TARGETS += $(OUT)/tests/host/tdcount $(OUT)/tests/host/pio-guest.elf $(OUT)
 BENCH_TARGETS += $(OUT)/tests/host/sysloop $(OUT)/tests/host/tdcount
 $(OUT)/tests/host/tdcount: $(SRC)/tests/host/tdcount.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(HOST_TRACE_CFLAGS) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< \
-		$(shell pkg-config --libs libtracecmd libtraceevent 2>/dev/null || echo -ltracecmd -ltraceevent)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(TRACECMD_LIBS)
 $(OUT)/tests/host/sysloop: $(SRC)/tests/host/sysloop.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $<

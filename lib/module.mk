@@ -10,8 +10,6 @@ VMTRACE_SRCS += lib/cmd_tsc.c lib/cmd_info.c lib/cmd_convert.c
 CORE_SRCS += lib/tracedat_write.c
 # trace.dat reader half (merge/align): libtracecmd + libtraceevent
 CORE_SRCS += lib/tracedat_read.c
-$(OUT)/obj/lib/tracedat_read.o: CPPFLAGS_ALL += $(shell pkg-config --cflags libtracecmd libtraceevent 2>/dev/null)
-$(OUT)/fuzz/obj/lib/tracedat_read.o: CPPFLAGS_ALL += $(shell pkg-config --cflags libtracecmd libtraceevent 2>/dev/null)
 DEPS += libtracecmd-dev libtraceevent-dev
 # guest<->host sync markers (markers.dat, emitters): align/ owns the design
 CORE_SRCS += lib/marker.c

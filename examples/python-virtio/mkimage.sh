@@ -21,73 +21,18 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 : "${VT_DEB_CACHE:=/var/cache/vmtrace/debs}"
 PY=python3.11
 # virtio transport, disk, serial port, ext4 for the data disk (crc32c for
-# its checksums), in dependency order (checked again by dep_order below)
-MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
-virtio_blk virtio_console crc16 mbcache jbd2 crc32c_generic ext4"
+# its checksums); their dependencies are added by tools/debian-kernel
+MODULES="virtio_pci virtio_blk virtio_console crc32c_generic ext4"
 # stdlib parts a traced workload does not need (tests, GUIs, build files)
 PY_SKIP="test idlelib tkinter turtledemo ensurepip lib2to3 distutils pydoc_data
 config-3.11-x86_64-linux-gnu site-packages dist-packages"
 
 die() { echo "mkimage: $*" >&2; exit 1; }
 
-# The newest cached linux-image .deb, downloading it if none is cached.
-kernel_deb() {
-	local deb pkg
-	deb=$(ls -t "$VT_DEB_CACHE"/linux-image-*-amd64_*.deb 2>/dev/null | head -1 || true)
-	if [ -n "$deb" ]; then
-		echo "$deb"
-		return
-	fi
-	mkdir -p "$VT_DEB_CACHE"
-	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/ { print $2; exit }')
-	if [ -z "$pkg" ]; then
-		apt-get update -qq >&2 || die "apt-get update failed"
-		pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ { print $2; exit }')
-	fi
-	[ -n "$pkg" ] || die "apt-cache knows no linux-image-amd64 package"
-	echo "mkimage: downloading $pkg into $VT_DEB_CACHE" >&2
-	# _apt cannot write a root-owned cache: download as root; a stale
-	# package list (the version is gone from the mirror) gets one update
-	if ! (cd "$VT_DEB_CACHE" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2); then
-		apt-get update -qq >&2 || die "apt-get update failed"
-		pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ { print $2; exit }')
-		(cd "$VT_DEB_CACHE" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2) ||
-			die "apt-get download $pkg failed"
-	fi
-	ls -t "$VT_DEB_CACHE"/"$pkg"_*.deb | head -1
-}
-
-# The "depends=" list of a module (from its .modinfo section).
-mod_deps() {
-	objcopy -O binary --only-section=.modinfo "$1" /dev/stdout 2>/dev/null |
-		tr '\0' '\n' | sed -n 's/^depends=//p' | tr ',' ' '
-}
-
+# The kernel and MODULES (with their dependencies, in load order): the one
+# Debian kernel fetcher of the project, tools/debian-kernel.
 build_kernel() {
-	local dir=$1 deb tmp kver m f
-	deb=$(kernel_deb)
-	tmp="$dir/.unpack"
-	rm -rf "$tmp" && mkdir -p "$tmp"
-	dpkg-deb -x "$deb" "$tmp"
-	kver=$(ls "$tmp/lib/modules" | head -1)
-	[ -n "$kver" ] || die "$deb has no /lib/modules"
-	rm -rf "$dir/modules" && mkdir -p "$dir/modules"
-	: >"$dir/modules.order.tmp"
-	for m in $MODULES; do
-		f=$(find "$tmp/lib/modules/$kver" -name "$m.ko" | head -1)
-		[ -n "$f" ] || die "$deb has no module $m.ko"
-		for d in $(mod_deps "$f"); do
-			grep -qx "$d" "$dir/modules.order.tmp" ||
-				die "module $m needs $d, listed after it in MODULES"
-		done
-		cp "$f" "$dir/modules/"
-		echo "$m" >>"$dir/modules.order.tmp"
-	done
-	mv "$dir/modules.order.tmp" "$dir/modules.order"
-	cp "$tmp/boot/vmlinuz-$kver" "$dir/vmlinuz.tmp"
-	echo "$kver" >"$dir/kernel.version"
-	rm -rf "$tmp"
-	mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"
+	"$HERE/../../tools/debian-kernel" "$1" $MODULES
 }
 
 build_base() {

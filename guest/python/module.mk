@@ -6,8 +6,15 @@
 #   make python-ext PY=/var/cache/vmtrace/cpython-3.13/bin/python3.13 PYOUT=build/python313
 PY      ?= /usr/bin/python3
 PYOUT   ?= $(OUT)/python
+# config.mk has Debian's interpreter's values (known only after make deps);
+# another PY given on the command line is asked here (it is installed)
+ifeq ($(PY),$(CONFIG_PY))
+PY_INC  := $(CONFIG_PY_INC)
+PY_SUFFIX := $(CONFIG_PY_SUFFIX)
+else
 PY_INC  := $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
 PY_SUFFIX := $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+endif
 # the extension's C sources: the one list, read here and by the pip build
 # backend (guest/python/pybuild); awk drops its comment lines ("\043" is #).
 # Its lib/ part is linked from the objects libvtcore.a is made of.
