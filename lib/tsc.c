@@ -28,7 +28,6 @@
 
 #define HZ_PER_MHZ		1000000ULL
 #define HZ_PER_KHZ		1000ULL
-#define NS_PER_SEC		1000000000ULL
 #define PPM			1000000.0
 
 #define CPUID_LEAF_TSC		0x15
@@ -211,7 +210,7 @@ static void method_perf(struct vt_tsc_freq *f)
 		return;
 	}
 	/* ns = tsc * mult >> shift, so hz = 1e9 * 2^shift / mult */
-	m->hz = (uint64_t)(((unsigned __int128)NS_PER_SEC << shift) / mult);
+	m->hz = (uint64_t)(((unsigned __int128)VT_NS_PER_SEC << shift) / mult);
 	note(m, VT_TSC_OK, "time_mult %u, time_shift %u", mult, shift);
 }
 
@@ -382,7 +381,7 @@ static int sample_pair(struct tsc_ns *out)
 		if (t1 - t0 < out->width) {
 			out->width = t1 - t0;
 			out->tsc = t0 + (t1 - t0) / 2;
-			out->ns = (uint64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+			out->ns = (uint64_t)ts.tv_sec * VT_NS_PER_SEC + ts.tv_nsec;
 		}
 	}
 	return 0;
@@ -413,7 +412,7 @@ static void method_calibrate(struct vt_tsc_freq *f, unsigned flags)
 			note(m, VT_TSC_FAILED, "clock or TSC did not advance");
 			return;
 		}
-		hz[r] = (double)(b.tsc - a.tsc) * NS_PER_SEC / (double)(b.ns - a.ns);
+		hz[r] = (double)(b.tsc - a.tsc) * VT_NS_PER_SEC / (double)(b.ns - a.ns);
 		sum += hz[r];
 		if (a.width > worst_width)
 			worst_width = a.width;

@@ -1,12 +1,16 @@
 /*
- * tsc.h - the time-stamp counter: reading it (hot path, freestanding-safe)
- * and deciding its frequency (tools only: the one place it is decided).
+ * tsc.h - the time-stamp counter: reading it (hot path, freestanding-safe),
+ * turning ticks into nanoseconds without a division (vt_tsc_ns: the one
+ * arithmetic every converter uses), and deciding its frequency (tools only:
+ * the one place it is decided).
  */
 #ifndef VT_TSC_H
 #define VT_TSC_H
 
 #include <stdint.h>
 #include "compiler.h"
+
+#define VT_NS_PER_SEC		((uint64_t)1000000000)	/* the one definition */
 
 /* Read the TSC.  Not serialising: cheap, for per-event timestamps. */
 static inline VT_NOTRACE uint64_t vt_rdtsc(void)
@@ -26,6 +30,71 @@ static inline VT_NOTRACE uint64_t vt_rdtsc_ordered(void)
 	__asm__ __volatile__("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi) :: "memory");
 	return ((uint64_t)hi << 32) | lo;
 }
+
+/*
+ * Ticks -> ns, exact and division-free: ns = floor(tsc * 1e9 / hz) for every
+ * 64-bit tsc and hz >= 1 (saturated at UINT64_MAX when hz < 1e9 makes it
+ * overflow).  With b = bits(hz) and s = 64 + b, mult = ceil(2^s * 1e9 / hz)
+ * (< 2^96: mult_hi < 2^32); then tsc * mult / 2^s differs from the true
+ * quotient by less than tsc / 2^s < 1 / hz, which never crosses an integer:
+ * the floor is exact (Granlund-Montgomery).  Two multiplies, an add and a
+ * shift per stamp; tests/unit/t-tscns.c checks it against the 128-bit
+ * division over edge and random values.  (64-bit builds only: the 32-bit
+ * freestanding guests that include this file for vt_rdtsc do not convert.)
+ */
+#ifdef __SIZEOF_INT128__
+struct vt_tsc_ns {
+	uint64_t mult_hi, mult_lo;	/* mult = mult_hi * 2^64 + mult_lo */
+	uint32_t shift;			/* b: the result is (tsc * mult) >> (64 + b) */
+};
+
+/* Precompute @c for @hz ticks per second; -1 (no message) when @hz is 0.
+ * Inline (two 128-bit divisions, once per clock), like the rest of this
+ * block, so that every module converting ticks links nothing more. */
+static inline int vt_tsc_ns_init(struct vt_tsc_ns *c, uint64_t hz)
+{
+	unsigned __int128 top, rem;
+	uint64_t lo;
+	uint32_t b = 0;
+
+	if (!hz)
+		return -1;
+	while (b < 64 && (hz >> b))
+		b++;
+	/* mult = ceil(1e9 * 2^b * 2^64 / hz), in two digits of 64 bits */
+	top = (unsigned __int128)VT_NS_PER_SEC << b;	/* < 2^94 */
+	c->mult_hi = (uint64_t)(top / hz);		/* < 2^32 */
+	rem = top % hz;
+	lo = (uint64_t)((rem << 64) / hz);
+	rem = (rem << 64) % hz;
+	c->mult_lo = lo + (rem != 0);
+	c->mult_hi += rem && !c->mult_lo;		/* carry of the ceiling */
+	c->shift = b;
+	return 0;
+}
+
+/* @tsc ticks -> ns through @c (hot path). */
+static inline uint64_t vt_tsc_ns(const struct vt_tsc_ns *c, uint64_t tsc)
+{
+	unsigned __int128 lo = (unsigned __int128)tsc * c->mult_lo;
+	unsigned __int128 q = ((unsigned __int128)tsc * c->mult_hi + (uint64_t)(lo >> 64)) >>
+			      c->shift;
+
+	return likely(!(uint64_t)(q >> 64)) ? (uint64_t)q : UINT64_MAX;
+}
+
+/* The reference: the same value by a 128-bit division (0 when @hz is 0);
+ * for tests and for one-off conversions off the per-event path. */
+static inline uint64_t vt_tsc_to_ns(uint64_t tsc, uint64_t hz)
+{
+	unsigned __int128 q;
+
+	if (!hz)
+		return 0;
+	q = (unsigned __int128)tsc * VT_NS_PER_SEC / hz;
+	return (uint64_t)(q >> 64) ? UINT64_MAX : (uint64_t)q;
+}
+#endif
 
 /*
  * Deciding the TSC frequency (lib/tsc.c; tools only, hosted: reads

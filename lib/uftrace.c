@@ -28,12 +28,12 @@
 #include "fileio.h"
 #include "meta.h"
 #include "pystage.h"
+#include "tsc.h"
 #include "uftrace.h"
 
 #define VT_UFT_ENDIAN_LITTLE	1
 #define VT_UFT_ELFCLASS64	2
 #define VT_UFT_FILE_VERSION_MIN	3
-#define NSEC_PER_SEC		((uint64_t)1000000000)
 
 /* Bounds of what the reader accepts (untrusted input). */
 #define INFO_MAX_BYTES		(64ULL << 20)
@@ -534,7 +534,7 @@ int vt_uft_write_info(const char *dir, const struct vt_uft_info *info)
 		snprintf(date, sizeof(date), "unknown\n");
 	sb_printf(&sb, "record_date:%s", date);
 	sb_printf(&sb, "elapsed_time:%" PRIu64 ".%09" PRIu64 " sec\n",
-		  info->elapsed_ns / NSEC_PER_SEC, info->elapsed_ns % NSEC_PER_SEC);
+		  info->elapsed_ns / VT_NS_PER_SEC, info->elapsed_ns % VT_NS_PER_SEC);
 	sb_printf(&sb, "uftrace_version:vmtrace (uftrace data v%d)\n", VT_UFT_FILE_VERSION);
 	return sb_write(&sb, path);
 }
@@ -579,7 +579,7 @@ int vt_uft_task_session(const char *dir, uint64_t ts, int pid, const char *sid,
 		return vt_err_set("%s: bad executable name for task.txt", dir);
 	n = snprintf(line, sizeof(line),
 		     "SESS timestamp=%" PRIu64 ".%09" PRIu64 " pid=%d sid=%s exename=\"%s\"\n",
-		     ts / NSEC_PER_SEC, ts % NSEC_PER_SEC, pid, sid, exename);
+		     ts / VT_NS_PER_SEC, ts % VT_NS_PER_SEC, pid, sid, exename);
 	if (n >= (int)sizeof(line))
 		return vt_err_set("%s: executable name too long", dir);
 	return task_append(dir, line, n);
@@ -589,7 +589,7 @@ int vt_uft_task_thread(const char *dir, uint64_t ts, int tid, int pid)
 {
 	char line[128];
 	int n = snprintf(line, sizeof(line), "TASK timestamp=%" PRIu64 ".%09" PRIu64
-			 " tid=%d pid=%d\n", ts / NSEC_PER_SEC, ts % NSEC_PER_SEC, tid, pid);
+			 " tid=%d pid=%d\n", ts / VT_NS_PER_SEC, ts % VT_NS_PER_SEC, tid, pid);
 
 	return task_append(dir, line, n);
 }
@@ -598,7 +598,7 @@ int vt_uft_task_fork(const char *dir, uint64_t ts, int pid, int ppid)
 {
 	char line[128];
 	int n = snprintf(line, sizeof(line), "FORK timestamp=%" PRIu64 ".%09" PRIu64
-			 " pid=%d ppid=%d\n", ts / NSEC_PER_SEC, ts % NSEC_PER_SEC, pid, ppid);
+			 " pid=%d ppid=%d\n", ts / VT_NS_PER_SEC, ts % VT_NS_PER_SEC, pid, ppid);
 
 	return task_append(dir, line, n);
 }
@@ -891,16 +891,6 @@ int vt_uft_dat_path(char *buf, size_t len, const char *dir, int tid)
 	return 0;
 }
 
-uint64_t vt_uft_tsc_to_ns(uint64_t tsc, uint64_t hz)
-{
-	unsigned __int128 v = (unsigned __int128)tsc * NSEC_PER_SEC;
-
-	if (!hz)
-		return 0;
-	v = (v + hz / 2) / hz;	/* to the nearest ns */
-	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
-}
-
 /* ---------------------------------------------------------------- */
 /* reading                                                            */
 
@@ -1125,8 +1115,8 @@ static int read_info(struct vt_uft_reader *r)
 		if (!info_line(&l, "record_date:", path) ||
 		    !(v = info_line(&l, "elapsed_time:", path)))
 			goto out;
-		if (sscanf(v, "%llu.%9llu", &s, &ns) >= 1 && s < UINT64_MAX / NSEC_PER_SEC)
-			r->info.elapsed_ns = s * NSEC_PER_SEC + ns;
+		if (sscanf(v, "%llu.%9llu", &s, &ns) >= 1 && s < UINT64_MAX / VT_NS_PER_SEC)
+			r->info.elapsed_ns = s * VT_NS_PER_SEC + ns;
 	}
 	/* pattern_type and version are not needed: stop here */
 	ret = 0;
@@ -1205,9 +1195,9 @@ static int parse_ts(const char *s, uint64_t *ts, char **end)
 	if (errno || *e != '.' || !isdigit((unsigned char)e[1]))
 		return -1;
 	nsec = strtoull(e + 1, &e, 10);
-	if (errno || nsec >= NSEC_PER_SEC || sec > (UINT64_MAX - nsec) / NSEC_PER_SEC)
+	if (errno || nsec >= VT_NS_PER_SEC || sec > (UINT64_MAX - nsec) / VT_NS_PER_SEC)
 		return -1;
-	*ts = sec * NSEC_PER_SEC + nsec;
+	*ts = sec * VT_NS_PER_SEC + nsec;
 	*end = e;
 	return 0;
 }
@@ -1944,9 +1934,9 @@ static int convert_task_txt(const char *src, const char *dst, uint64_t hz)
 			free(sb.buf);
 			return vt_err_set("%s:%d: malformed line", src, l.lineno);
 		}
-		ts = vt_uft_tsc_to_ns(ts, hz);
+		ts = vt_tsc_to_ns(ts, hz);	/* a few lines: no need for vt_tsc_ns */
 		sb_printf(&sb, "%.5stimestamp=%" PRIu64 ".%09" PRIu64 "%s\n", line,
-			  ts / NSEC_PER_SEC, ts % NSEC_PER_SEC, rest);
+			  ts / VT_NS_PER_SEC, ts % VT_NS_PER_SEC, rest);
 	}
 	free(buf);
 	return sb_write(&sb, dst);
@@ -1961,9 +1951,11 @@ static int convert_dat(struct vt_uft_reader *r, int idx, const char *dst, uint64
 	uint8_t out[COPY_BUF_BYTES];
 	size_t used = 0;
 	int fd, ret, partial = 0;
+	struct vt_tsc_ns conv = { 0 };
 
 	if (!s)
 		return -1;
+	vt_tsc_ns_init(&conv, hz);	/* hz != 0: checked by the caller */
 	fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, FILE_MODE);
 	if (fd < 0) {
 		vt_uft_stream_close(s);
@@ -1973,7 +1965,7 @@ static int convert_dat(struct vt_uft_reader *r, int idx, const char *dst, uint64
 		const void *pl;
 		size_t plen, total = sizeof(rec);
 
-		rec.time = vt_uft_tsc_to_ns(rec.time, hz);
+		rec.time = vt_tsc_ns(&conv, rec.time);
 		pl = vt_uft_stream_payload(s, &plen);
 		if (pl)
 			total += (2 + plen + 7) & ~(size_t)7;

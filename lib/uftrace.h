@@ -190,15 +190,13 @@ int vt_uft_dat_path(char *buf, size_t len, const char *dir, int tid);
 
 /* Copy the clock=tsc data directory @in to @out (created as with
  * vt_uft_dir_create(@out, @force)) with every timestamp converted to
- * nanoseconds at @tsc_hz (0: take tsc.hz from @in's vmtrace.meta).
- * 0 on success, VT_UFT_PARTIAL if an input was truncated or corrupt (the
+ * nanoseconds at @tsc_hz (0: take tsc.hz from @in's vmtrace.meta), as
+ * `vmtrace merge` converts them: floor(ticks * 1e9 / hz), lib/tsc.h's
+ * vt_tsc_ns.  0 on success, VT_UFT_PARTIAL if an input was truncated or corrupt (the
  * copy holds every complete record; message in vt_err_msg()), -1 on
  * failure. */
 #define VT_UFT_PARTIAL	1
 int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int force);
-/* @tsc converted to nanoseconds at @hz, rounded to the nearest (128-bit
- * intermediate; saturates at UINT64_MAX). */
-uint64_t vt_uft_tsc_to_ns(uint64_t tsc, uint64_t hz);
 
 /* Reading (untrusted input: every size and record is checked). */
 struct vt_uft_reader;

@@ -12,6 +12,7 @@
 #include "check.h"
 #include "err.h"
 #include "meta.h"
+#include "tsc.h"
 #include "uftrace.h"
 
 #define EXE	"/opt/t-uftrace/prog"
@@ -194,8 +195,8 @@ static void test_convert(const char *dir)
 	r = vt_uft_open(out);
 	CHECK(r && count(r, task_idx(r, 101), &n, &trunc, NULL) == 0 && n == 5);
 	vt_uft_close(r);
-	CHECK(vt_uft_tsc_to_ns(UINT64_MAX, 1000000000ULL) == UINT64_MAX);
-	CHECK(vt_uft_tsc_to_ns(3 * HZ, HZ) == 3000000000ULL);
+	CHECK(vt_tsc_to_ns(UINT64_MAX, 1000000000ULL) == UINT64_MAX);
+	CHECK(vt_tsc_to_ns(3 * HZ, HZ) == 3000000000ULL);
 }
 
 static void test_hostile(const char *dir)
