@@ -20,13 +20,26 @@ $(OUT)/tests/align/mkfixture: $(SRC)/tests/align/mkfixture.c $(OUT)/lib/libvtcor
 # tests under TCG and KVM); chardev markers, and a PIO-marker variant
 MARKER_GUEST_FLAGS := -m32 -ffreestanding -nostdlib -static -no-pie -fno-pic -O2 \
 	-fno-stack-protector -I$(SRC)/lib -Wl,--build-id=none -Wl,-Ttext=0x100000
-TEST_TARGETS += $(OUT)/tests/align/marker-guest.elf $(OUT)/tests/align/marker-guest-pio.elf
+TEST_TARGETS += $(OUT)/tests/align/marker-guest.elf $(OUT)/tests/align/marker-guest-pio.elf \
+	$(OUT)/tests/align/marker-guest-tscw.elf $(OUT)/tests/align/marker-guest-hc.elf \
+	$(OUT)/tests/align/marker-guest-hctscw.elf
 $(OUT)/tests/align/marker-guest.elf: $(SRC)/tests/align/marker-guest.c $(SRC)/lib/marker.h
 	@mkdir -p $(dir $@)
 	$(CC) $(MARKER_GUEST_FLAGS) -o $@ $<
 $(OUT)/tests/align/marker-guest-pio.elf: $(SRC)/tests/align/marker-guest.c $(SRC)/lib/marker.h
 	@mkdir -p $(dir $@)
 	$(CC) $(MARKER_GUEST_FLAGS) -DMARKER_PIO -o $@ $<
+# PIO markers, and a write of IA32_TSC halfway (two offset segments)
+$(OUT)/tests/align/marker-guest-tscw.elf: $(SRC)/tests/align/marker-guest.c $(SRC)/lib/marker.h
+	@mkdir -p $(dir $@)
+	$(CC) $(MARKER_GUEST_FLAGS) -DMARKER_PIO -DMARKER_TSC_WRITE -o $@ $<
+# in-band hypercall markers (issue 15), and with the IA32_TSC write too
+$(OUT)/tests/align/marker-guest-hc.elf: $(SRC)/tests/align/marker-guest.c $(SRC)/lib/marker.h
+	@mkdir -p $(dir $@)
+	$(CC) $(MARKER_GUEST_FLAGS) -DMARKER_HYPERCALL -o $@ $<
+$(OUT)/tests/align/marker-guest-hctscw.elf: $(SRC)/tests/align/marker-guest.c $(SRC)/lib/marker.h
+	@mkdir -p $(dir $@)
+	$(CC) $(MARKER_GUEST_FLAGS) -DMARKER_HYPERCALL -DMARKER_TSC_WRITE -o $@ $<
 
 # tests/fuzz/fuzz-markers: the markers.dat reader + the model on its output
 ALIGN_FUZZ_OBJS := $(ALIGN_MODEL_SRCS:%.c=$(OUT)/fuzz/obj/%.o)

@@ -4,3 +4,11 @@
 # (the guest's userland, and its cpio writes the initramfs), e2fsprogs (the
 # data disk), binutils (objcopy reads kernel module dependencies).
 DEPS += qemu-system-x86 busybox-static e2fsprogs binutils
+
+# The examples' guest images are built before the tests run: the KVM tests
+# run them inside the KVM lab, where the build directory is read-only.
+TEST_TARGETS += examples-images
+.PHONY: examples-images
+examples-images: $(OUT)/bin/vmtrace $(TARGETS)
+	@$(MAKE) -s --no-print-directory -C $(SRC)/examples/unikernel O=$(OUT) images
+	@$(MAKE) -s --no-print-directory -C $(SRC)/examples/python-virtio O=$(OUT) image

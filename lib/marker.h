@@ -139,6 +139,136 @@ static inline VT_NOTRACE void vt_marker_emit_chardev(struct vt_marker *rec, uint
 	rec->tsc_guest_after = vt_rdtsc_ordered();
 }
 
+/*
+ * In-band hypercall markers (docs/format/markers.md, "Hypercall markers"):
+ * the host's kvm:kvm_hypercall event carries the guest's TSC readings in
+ * the hypercall's registers, so the host trace alone proves the alignment.
+ * KVM traces a hypercall before it checks the caller's privilege: from
+ * guest user space the call returns -KVM_EPERM (-1000) and does nothing.
+ * Marker i carries its own "before" reading and marker i-1's "after"
+ * reading; a closing call (vt_marker_hc_close) carries the last "after".
+ *
+ * 64-bit ABI (long mode):  rax = VT_MARKER_HC_NR, rbx = TSC before,
+ *   rcx = the previous marker's TSC after (0: none), rdx = seq,
+ *   rsi = guest CPU (VT_MARKER_CPU_NONE when unknown).
+ * 32-bit ABI (KVM truncates every register to 32 bits):
+ *   eax = VT_MARKER_HC_NR32 | (seq & 0x7fff), ebx/ecx = TSC before low/high,
+ *   edx/esi = the previous marker's TSC after low/high.
+ * The numbers are vmtrace's: KVM's own hypercalls are small (1..12 today).
+ */
+#define VT_MARKER_HC_NR		0x56540001u	/* "VT", 64-bit ABI */
+#define VT_MARKER_HC_NR32	0x56548000u	/* "VT", 32-bit ABI; low 15 bits: seq */
+#define VT_MARKER_HC_SEQ32_MASK	0x7fffu
+#define VT_MARKER_HC_CLOSE_SEQ	(~0ull)		/* seq of the closing call (64-bit) */
+
+/* The emitter's state: the instruction to use and the chain of readings. */
+struct vt_marker_hc {
+	int amd;		/* vmmcall (AMD, Hygon) rather than vmcall (Intel) */
+	uint64_t seq;		/* the next marker's sequence number */
+	uint64_t prev_after;	/* the last marker's "after" reading, 0: none */
+};
+
+static inline VT_NOTRACE void vt_marker_cpuid(uint32_t leaf, uint32_t r[4])
+{
+	__asm__ __volatile__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3])
+			     : "a"(leaf), "c"(0));
+}
+
+/*
+ * vt_marker_hc_init - prepare @st for hypercall markers starting at seq 0.
+ * Returns 1 when the guest runs under KVM (CPUID leaf 0x40000000 says
+ * "KVMKVMKVM"), 0 otherwise: then a hypercall would fault (#UD), so the
+ * caller must not emit.  Chooses vmmcall or vmcall from the CPU vendor.
+ */
+static inline VT_NOTRACE int vt_marker_hc_init(struct vt_marker_hc *st)
+{
+	uint32_t r[4];
+
+	st->seq = 0;
+	st->prev_after = 0;
+	vt_marker_cpuid(0, r);
+	/* "AuthenticAMD" / "HygonGenuine": ebx starts "Auth" / "Hygo" */
+	st->amd = r[1] == 0x68747541u || r[1] == 0x6f677948u;
+	vt_marker_cpuid(1, r);
+	if (!(r[2] & (1u << 31)))	/* no hypervisor bit */
+		return 0;
+	vt_marker_cpuid(0x40000000u, r);
+	return r[1] == 0x4b4d564bu && r[2] == 0x564b4d56u && r[3] == 0x0000004du;
+}
+
+#if defined(__x86_64__)
+static inline VT_NOTRACE void vt_marker_hc_call(int amd, uint64_t nr, uint64_t a0, uint64_t a1,
+						uint64_t a2, uint64_t a3)
+{
+	uint64_t ret;
+
+	if (amd)
+		__asm__ __volatile__("vmmcall" : "=a"(ret)
+				     : "a"(nr), "b"(a0), "c"(a1), "d"(a2), "S"(a3) : "memory");
+	else
+		__asm__ __volatile__("vmcall" : "=a"(ret)
+				     : "a"(nr), "b"(a0), "c"(a1), "d"(a2), "S"(a3) : "memory");
+	(void)ret;
+}
+#define VT_MARKER_HC_ARGS(st, before, cpu) \
+	VT_MARKER_HC_NR, (before), (st)->prev_after, (st)->seq, (cpu)
+#else
+static inline VT_NOTRACE void vt_marker_hc_call(int amd, uint32_t nr, uint32_t a0, uint32_t a1,
+						uint32_t a2, uint32_t a3)
+{
+	uint32_t ret;
+
+	if (amd)
+		__asm__ __volatile__("vmmcall" : "=a"(ret)
+				     : "a"(nr), "b"(a0), "c"(a1), "d"(a2), "S"(a3) : "memory");
+	else
+		__asm__ __volatile__("vmcall" : "=a"(ret)
+				     : "a"(nr), "b"(a0), "c"(a1), "d"(a2), "S"(a3) : "memory");
+	(void)ret;
+}
+#define VT_MARKER_HC_ARGS(st, before, cpu) \
+	VT_MARKER_HC_NR32 | ((uint32_t)(st)->seq & VT_MARKER_HC_SEQ32_MASK), \
+	(uint32_t)(before), (uint32_t)((before) >> 32), \
+	(uint32_t)(st)->prev_after, (uint32_t)((st)->prev_after >> 32)
+#endif
+
+/*
+ * vt_marker_emit_hypercall - emit the next hypercall marker of @st from
+ * guest CPU @cpu (VT_MARKER_CPU_NONE if unknown) and fill @rec (seq from
+ * @st, both readings), for a markers.dat too.  Only after
+ * vt_marker_hc_init() returned 1.
+ */
+static inline VT_NOTRACE void vt_marker_emit_hypercall(struct vt_marker *rec,
+						       struct vt_marker_hc *st, uint32_t cpu)
+{
+	uint64_t before;
+
+	vt_marker_fill(rec, VT_MARKER_HYPERCALL, sizeof(uint64_t), VT_MARKER_HC_NR, 0, st->seq);
+	rec->cpu = cpu;
+	before = vt_rdtsc_ordered();
+	vt_marker_hc_call(st->amd, VT_MARKER_HC_ARGS(st, before, cpu));
+	st->prev_after = vt_rdtsc_ordered();
+	rec->tsc_guest_before = before;
+	rec->tsc_guest_after = st->prev_after;
+	st->seq++;
+}
+
+/* Close the chain: one more call carrying the last marker's "after"
+ * reading (64-bit: seq VT_MARKER_HC_CLOSE_SEQ; 32-bit: the next seq). */
+static inline VT_NOTRACE void vt_marker_hc_close(struct vt_marker_hc *st, uint32_t cpu)
+{
+	uint64_t before = vt_rdtsc_ordered();
+	uint64_t seq = st->seq;
+
+#if defined(__x86_64__)
+	st->seq = VT_MARKER_HC_CLOSE_SEQ;
+#endif
+	vt_marker_hc_call(st->amd, VT_MARKER_HC_ARGS(st, before, cpu));
+	(void)cpu;	/* not carried by the 32-bit ABI */
+	st->seq = seq;
+	st->prev_after = 0;
+}
+
 static inline VT_NOTRACE void vt_marker_put_le(uint8_t *p, uint64_t v, int n)
 {
 	for (int i = 0; i < n; i++)

@@ -5,16 +5,20 @@
  * device given), checks KVM_GET_API_VERSION, creates a VM and one vCPU and
  * closes them again: an existing /dev/kvm is not enough (a module without
  * hardware support, a device node left in a container, a VM limit).
+ * A PVM /dev/kvm (the kvm_pvm module, neither kvm_amd nor kvm_intel) is
+ * not a full KVM for vmtrace: its kvm_write_tsc_offset is not the guest's
+ * offset and Linux guests hang there; it is refused unless VT_KVM=direct.
  * Single-threaded command; no allocation.
  *
  * usage: vt-kvm-probe [DEVICE]
- * exit:  0 usable; 4 no permission; 5 no KVM here; 2 usage.  The one line
+ * exit:  0 usable; 4 no permission; 5 no (full) KVM here; 2 usage.  The one line
  *        printed (stdout on success, stderr otherwise) gives the reason.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -35,6 +39,13 @@ static int probe_ioctl(int fd, unsigned long req, unsigned long arg)
 	return r;
 }
 
+/* 1 when the KVM here is PVM's (kvm_pvm loaded, no hardware KVM module) */
+static int probe_is_pvm(void)
+{
+	return !access("/sys/module/kvm_pvm", F_OK) && access("/sys/module/kvm_amd", F_OK) &&
+	       access("/sys/module/kvm_intel", F_OK);
+}
+
 /* exit code for a failed open/ioctl */
 static int probe_code(int err)
 {
@@ -52,6 +63,10 @@ int main(int argc, char **argv)
 	}
 	if (argc == 2)
 		dev = argv[1];
+	if (probe_is_pvm() && !(getenv("VT_KVM") && !strcmp(getenv("VT_KVM"), "direct"))) {
+		fprintf(stderr, "no full KVM: %s is PVM's (kvm_pvm): its TSC offsets are not the guest's and Linux guests hang (VT_KVM=direct uses it anyway)\n", dev);
+		return VT_EXIT_UNSUPPORTED;
+	}
 	kvm = open(dev, O_RDWR | O_CLOEXEC);
 	if (kvm < 0) {
 		err = errno;

@@ -1,5 +1,13 @@
 # tools/: the vmtrace command dispatcher and setup helpers.
 VMTRACE_SRCS += tools/vmtrace.c
+
+# `vmtrace lab` (tools/lab.c) runs the lab program installed beside the
+# binary: tools/kvm-lab, told where the tree's tools are (debian-kernel)
+VMTRACE_SRCS += tools/lab.c
+TARGETS += $(OUT)/bin/vmtrace-lab
+$(OUT)/bin/vmtrace-lab: $(SRC)/tools/kvm-lab
+	@mkdir -p $(dir $@)
+	sed 's|^VT_LAB_TOOLS=.*|VT_LAB_TOOLS=$(SRC)/tools|' $< >$@.tmp && chmod 755 $@.tmp && mv $@.tmp $@
 DEPS += build-essential pkg-config
 
 # `vmtrace meta`: scripts mark their output directories (tools/uftrace-tsc).

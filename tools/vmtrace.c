@@ -22,6 +22,7 @@ CMD(debugcon)
 CMD(meta)
 CMD(stream) CMD(unpack)
 CMD(finalize)
+CMD(lab)
 #undef CMD
 
 static const struct {
@@ -47,6 +48,7 @@ static const struct {
 	E(stream, "send a trace directory over a virtio-serial port while it is written (guest)"),
 	E(unpack, "rebuild the directory a guest sent with 'vmtrace stream' (host)"),
 	E(finalize, "fold a killed Python tracer's stage files into its .dat files"),
+	E(lab, "run a command in the KVM lab: a Linux host with /dev/kvm nested under TCG"),
 #undef E
 };
 

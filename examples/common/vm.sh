@@ -17,7 +17,7 @@
 #                            around it stops and saves what it has
 #   vt_example_prepare NAME VT QEMU OUT
 #                            check the vmtrace binary VT and the QEMU binary,
-#                            make OUT afresh; says why (prefixed NAME) and
+#                            make OUT afresh (empty); says why (prefixed NAME) and
 #                            exits 1 when something is missing
 #   vt_vm_launch RECORD VT HOSTDIR LOG PIDFILE -- CMD...
 #                            vt_vm_start CMD, inside `VT record -o HOSTDIR`
@@ -28,19 +28,29 @@
 #                            and return 2 (VT_VM_EXITED: why, when QEMU
 #                            ended on its own first)
 #   vt_accel_select NAME KVM_NOTE BOOT_FN
-#                            the policy below for VT_ACCEL (auto|kvm|tcg):
+#                            the policy below for VT_ACCEL (auto|kvm|lab|tcg):
 #                            BOOT_FN kvm VT_BOOT_TIMEOUT when KVM is usable;
 #                            sets ACCEL_USED (kvm, or "" when the caller is
 #                            to boot TCG) and ACCEL_NOTE (why not KVM: the
 #                            probe's reason; KVM_NOTE when KVM did not boot,
 #                            or VT_VM_EXITED); exits 1 when
 #                            VT_ACCEL=kvm cannot be had or VT_ACCEL is bad
-#   vt_accel_save OUT        OUT/run.txt: accel=ACCEL_USED, accel_note=
+#   vt_accel_save OUT        OUT/run.txt: accel=ACCEL_USED, accel_note=,
+#                            and accel_host=lab inside the KVM lab
+#   vt_accel_lab NAME OUT SCRIPT
+#                            the lab step of the policy: when there is no
+#                            full KVM here and VT_ACCEL is auto or lab, run
+#                            SCRIPT (the example's run.sh) again inside the
+#                            KVM lab with VT_ACCEL=kvm and exit with its
+#                            status; returns (TCG next) when the lab cannot
+#                            run, with LAB_NOTE saying why
 #
-# The accelerator policy of every example: KVM when /dev/kvm is usable and
-# the guest answers its boot handshake within a bound, else TCG, said
-# plainly (on PVM hosts KVM runs real-mode and freestanding guests but
-# hangs a Linux kernel right after its decompressor).
+# The accelerator policy of every example, most real first: a full KVM here
+# (vt-kvm-probe: a PVM /dev/kvm is not one) when the guest answers its boot
+# handshake within a bound; else the KVM lab (tools/kvm-lab: a Linux host
+# with kvm-amd nested under TCG, timings inflated); else TCG.  ACCEL=kvm,
+# lab or tcg forces one.  The summary says which ran and why the better
+# ones did not.
 
 vt_kvm_usable() {
 	local probe=${VT_KVM_PROBE:-${VT_BUILD:-}/bin/vt-kvm-probe}
@@ -106,7 +116,9 @@ vt_example_prepare() {
 	[ -x "$vt" ] || { echo "$name: $vt missing: run 'make' first" >&2; exit 1; }
 	command -v "$qemu" >/dev/null ||
 		{ echo "$name: $qemu missing (Debian package qemu-system-x86)" >&2; exit 1; }
-	rm -rf "$out" && mkdir -p "$out" || { echo "$name: cannot create $out" >&2; exit 1; }
+	# emptied, not removed: inside the KVM lab OUT is a mount point
+	mkdir -p "$out" && find "$out" -mindepth 1 -delete ||
+		{ echo "$name: cannot create or empty $out" >&2; exit 1; }
 }
 
 vt_vm_launch() {
@@ -141,7 +153,12 @@ vt_accel_select() {
 	ACCEL_USED=""
 	ACCEL_NOTE=""
 	case $VT_ACCEL in
-	auto | kvm)
+	auto | kvm | lab)
+		if [ "$VT_ACCEL" = lab ] && [ -z "${VT_IN_LAB:-}" ]; then
+			ACCEL_NOTE=${LAB_NOTE:-the KVM lab did not run}
+			echo "$name: ACCEL=lab: $ACCEL_NOTE" >&2
+			exit 1
+		fi
 		if vt_kvm_usable; then
 			echo "$name: booting under KVM (handshake bound ${VT_BOOT_TIMEOUT} s)"
 			"$boot_fn" kvm "$VT_BOOT_TIMEOUT"
@@ -151,12 +168,13 @@ vt_accel_select() {
 			fi
 		else
 			ACCEL_NOTE=${VT_KVM_WHY:-no usable /dev/kvm on this machine}
+			[ -n "${LAB_NOTE:-}" ] && ACCEL_NOTE="$ACCEL_NOTE; $LAB_NOTE"
 			[ "$VT_ACCEL" = kvm ] && { echo "$name: ACCEL=kvm: $ACCEL_NOTE" >&2; exit 1; }
 		fi
 		;;
 	tcg) ACCEL_NOTE="TCG requested (ACCEL=tcg)" ;;
 	*)
-		echo "$name: ACCEL must be auto, kvm or tcg (not '$VT_ACCEL')" >&2
+		echo "$name: ACCEL must be auto, kvm, lab or tcg (not '$VT_ACCEL')" >&2
 		exit 1
 		;;
 	esac
@@ -166,4 +184,32 @@ vt_accel_select() {
 vt_accel_save() {
 	echo "accel=$ACCEL_USED" >"$1/run.txt"
 	[ -z "$ACCEL_NOTE" ] || echo "accel_note=$ACCEL_NOTE" >>"$1/run.txt"
+	if [ -n "${VT_IN_LAB:-}" ]; then
+		echo "accel_host=lab" >>"$1/run.txt"
+		echo "accel_host_note=KVM nested under TCG in the KVM lab (${VT_LAB_WHY:-asked for}): real kvm:* events and TSC offsets, timings inflated (a PIO exit ~50-90 us, not ~1-2 us)" >>"$1/run.txt"
+	fi
+}
+
+vt_accel_lab() {
+	local name=$1 out=$2 script=$3 lab=${VT_BUILD:?}/bin/vmtrace-lab rc=0
+	LAB_NOTE=""
+	[ -z "${VT_IN_LAB:-}" ] || return 0
+	case $VT_ACCEL in auto | lab) ;; *) return 0 ;; esac
+	if [ "$VT_ACCEL" = auto ] && vt_kvm_usable; then
+		return 0
+	fi
+	local why=${VT_KVM_WHY:-no full KVM here}
+	[ "$VT_ACCEL" = lab ] && why="ACCEL=lab"
+	if [ ! -x "$lab" ]; then
+		LAB_NOTE="the KVM lab is not built ($lab)"
+		return 0
+	fi
+	echo "$name: $why -> running in the KVM lab (kvm-amd nested under TCG: real KVM events, inflated timings)"
+	mkdir -p "$out" || { echo "$name: cannot create $out" >&2; exit 1; }
+	VT_ACCEL=kvm VT_LAB_WHY=$why "$lab" -q -o "$out" --keep-console "$out.lab-console.log" -- "$script" || rc=$?
+	[ $rc = 125 ] || exit $rc
+	LAB_NOTE="the KVM lab could not run (console: $out.lab-console.log)"
+	echo "$name: $LAB_NOTE" >&2
+	[ "$VT_ACCEL" = lab ] && exit 1
+	return 0
 }

@@ -10,7 +10,7 @@
 #
 # Environment (set by the Makefile): VT_BUILD (build dir with bin/vmtrace),
 # VT_CACHE (image dir), VT_OUT (output dir, replaced), VT_ACCEL
-# (auto|kvm|tcg), VT_ROUNDS, VT_MB, VT_GUEST_ONLY=1 (no host recording,
+# (auto|kvm|lab|tcg), VT_ROUNDS, VT_MB, VT_GUEST_ONLY=1 (no host recording,
 # align or merge: the boot test), VT_BOOT_TIMEOUT (s, KVM handshake bound),
 # VT_RUN_TIMEOUT (s, whole guest run), VT_QEMU (the QEMU binary).
 set -u
@@ -32,6 +32,8 @@ DISK_MB=256
 
 fail() { echo "python-virtio: $*" >&2; exit 1; }
 
+# no full KVM here: the whole run again inside the KVM lab (exits there)
+vt_accel_lab python-virtio "$OUT" "$HERE/run.sh"
 vt_example_prepare python-virtio "$VT" "$VT_QEMU" "$OUT"
 
 record=0

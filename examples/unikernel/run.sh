@@ -5,7 +5,7 @@
 # the guest's debugcon stream; aligns, merges and summarises.
 #
 # Environment (set by the Makefile): VT_BUILD, VT_CACHE (images), VT_OUT
-# (output dir, replaced), VT_ACCEL (auto|kvm|tcg), VT_BOOT_TIMEOUT (s, KVM
+# (output dir, replaced), VT_ACCEL (auto|kvm|lab|tcg), VT_BOOT_TIMEOUT (s, KVM
 # handshake bound), VT_RUN_TIMEOUT (s), VT_QEMU (the QEMU binary),
 # VT_QEMU_WRAP (a command QEMU runs under, e.g. a user-space tracer:
 # examples/multi).
@@ -29,6 +29,8 @@ TCG_BOOT_TIMEOUT=60
 
 fail() { echo "unikernel: $*" >&2; exit 1; }
 
+# no full KVM here: the whole run again inside the KVM lab (exits there)
+vt_accel_lab unikernel "$OUT" "$HERE/run.sh"
 vt_example_prepare unikernel "$VT" "$VT_QEMU" "$OUT"
 record=0
 vt_cmd_built "$VT" record && record=1

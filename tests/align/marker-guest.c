@@ -5,6 +5,11 @@
  * marker on VT_MARKER_PORT when built with -DMARKER_PIO), then hands its
  * markers.dat out byte by byte through a second debugcon port and exits
  * QEMU through isa-debug-exit (QEMU's exit status 1).  No libc.
+ * With -DMARKER_HYPERCALL the markers are in-band hypercalls (32-bit ABI
+ * of lib/marker.h: the host's kvm_hypercall events carry the readings),
+ * closed by one more call.  Built with -DMARKER_TSC_WRITE as well, it writes IA32_TSC (MSR 0x10)
+ * halfway through, moving its TSC TSC_JUMP ticks ahead: KVM then writes a
+ * new TSC offset, and the markers on both sides prove the two segments.
  */
 #include <stdint.h>
 #include "marker.h"
@@ -16,6 +21,8 @@
 #define DUMP_PORT	0x4e9		/* debugcon carrying markers.dat (0x402 is SeaBIOS log) */
 #define EXIT_PORT	0xf4		/* isa-debug-exit */
 #define STACK_SIZE	16384
+#define MSR_IA32_TSC	0x10
+#define TSC_JUMP	1000000000000ull	/* ~7 min at 2.4 GHz */
 #define VT_STR2(x)	#x
 #define VT_STR(x)	VT_STR2(x)
 
@@ -26,6 +33,13 @@ static uint8_t stack[STACK_SIZE] __attribute__((aligned(16), used));
 static struct vt_marker recs[N_MARKERS];
 
 void guest_main(void);
+
+#ifdef MARKER_TSC_WRITE
+static void wrmsr(uint32_t msr, uint64_t v)
+{
+	__asm__ volatile("wrmsr" : : "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)));
+}
+#endif
 
 __asm__(".globl _start\n"
 	"_start:\n"
@@ -38,11 +52,23 @@ __asm__(".globl _start\n"
 void guest_main(void)
 {
 	uint8_t buf[VT_MARKER_REC_SIZE];
+#ifdef MARKER_HYPERCALL
+	struct vt_marker_hc hc;
+
+	if (!vt_marker_hc_init(&hc))
+		vt_marker_outb(EXIT_PORT, 1);	/* not KVM: QEMU exits 3 */
+#endif
 
 	for (int i = 0; i < N_MARKERS; i++) {
 		uint64_t t;
 
-#ifdef MARKER_PIO
+#ifdef MARKER_TSC_WRITE
+		if (i == N_MARKERS / 2)
+			wrmsr(MSR_IA32_TSC, vt_rdtsc() + TSC_JUMP);
+#endif
+#if defined(MARKER_HYPERCALL)
+		vt_marker_emit_hypercall(&recs[i], &hc, 0);
+#elif defined(MARKER_PIO)
 		vt_marker_emit_pio(&recs[i], VT_MARKER_PORT, (uint64_t)i);
 #else
 		vt_marker_emit_chardev(&recs[i], VT_MARKER_DEBUGCON_PORT, (uint64_t)i);
@@ -51,6 +77,9 @@ void guest_main(void)
 		while (vt_rdtsc() - t < GAP_TSC)
 			;
 	}
+#ifdef MARKER_HYPERCALL
+	vt_marker_hc_close(&hc, 0);
+#endif
 	for (int i = 0; i < N_MARKERS; i++) {
 		vt_marker_encode(&recs[i], buf);
 		for (int k = 0; k < VT_MARKER_REC_SIZE; k++)

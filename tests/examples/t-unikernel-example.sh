@@ -1,5 +1,6 @@
 #!/bin/bash
-# timeout: 170
+# timeout: 300
+# needs: kvm
 # examples/unikernel end to end: the freestanding -pg guest (KVM where it
 # runs, else TCG), host recording, debugcon hand-off, align, merge.  The
 # guest trace replays with uftrace; the merged outputs are checked by
@@ -11,6 +12,7 @@
 # example's own bounds (boot handshake, run) keep the test bounded.
 set -eu
 . "$VT_SRC/tests/lib/kvm.sh"
+kvm_or_lab "$@"
 out=$VT_TMP/out
 for c in record debugcon align merge; do
 	"$VT_BIN" $c --help >/dev/null 2>&1 || [ $? -ne 5 ] ||

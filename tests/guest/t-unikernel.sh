@@ -4,10 +4,12 @@
 # freestanding buffer, writes 4 PIO markers to port 0x5f0, dumps
 # everything through isa-debugcon and exits through isa-debug-exit (33 =
 # success).  `vmtrace debugcon` decodes it; uftrace replays the exact tree.
-# timeout: 150
+# timeout: 300
+# needs: kvm
 set -eu
 . "$VT_SRC/tests/guest/mcount-lib.sh"
 . "$VT_SRC/tests/lib/kvm.sh"
+kvm_or_lab "$@"
 need_uftrace
 command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: no qemu-system-x86_64 (make deps)"; exit 77; }
 

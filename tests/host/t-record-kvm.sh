@@ -8,10 +8,12 @@
 # recording (its syscalls, sched events, vCPU thread, exit status).  The
 # KVM part runs only past tests/lib/kvm.sh's gate (vt-kvm-probe, and QEMU
 # -accel kvm running pio-guest.elf); each KVM run is bounded (KVM_RUN_SECS).
-# timeout: 150
+# timeout: 300
+# needs: kvm
 set -eu
 . "$VT_SRC/tests/host/lib.sh"
 . "$VT_SRC/tests/lib/kvm.sh"
+kvm_or_lab "$@"
 need_tracefs
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (make deps)"
 guest=$VT_BUILD/tests/host/pio-guest.elf
@@ -58,6 +60,17 @@ vtid=$(meta kvm.thread0.tid kvm)
 cat tsc.txt
 grep -q "^common_pid=$vtid vcpu_id=0 " tsc.txt ||
 	fail "no kvm_write_tsc_offset for vCPU 0 from its thread $vtid"
+# a full KVM (kvm-amd/kvm-intel; the lab): debugfs's vcpu0/tsc-offset, read
+# by the recorder at start and end, is the tracepoint's offset to the tick
+if [ -d /sys/module/kvm_amd ] || [ -d /sys/module/kvm_intel ]; then
+	tp=$("$TDCOUNT" -f kvm:kvm_write_tsc_offset:common_pid,next_tsc_offset kvm/trace.dat |
+		sed -n "s/^common_pid=$vtid next_tsc_offset=\([0-9]*\) .*/\1/p" | tail -1)
+	tp=$(python3 -c "import sys; v = int(sys.argv[1]); print(v - (1 << 64) if v >= 1 << 63 else v)" "$tp")
+	dfs=$(meta kvm.vm0.vcpu0.tsc_offset.0 kvm | cut -d' ' -f1)
+	echo "tsc offset: tracepoint $tp, debugfs $dfs"
+	[ -n "$dfs" ] && [ "$tp" = "$dfs" ] || fail "debugfs tsc-offset '$dfs' differs from kvm_write_tsc_offset's $tp"
+	[ "$tp" != 0 ] || fail "a zero TSC offset from a real KVM"
+fi
 "$TDCOUNT" -f kvm:kvm_pio:port,val,rw kvm/trace.dat | grep "^port=$PORT " | awk '{print $2}' >pio.txt
 want=$(for i in $(seq 0 $((COUNT - 1))); do echo "val=$((FIRST + i))"; done)
 [ "$(cat pio.txt)" = "$want" ] || { cat pio.txt; fail "kvm_pio sequence differs"; }

@@ -9,6 +9,13 @@
 # Past the gate a KVM failure is a real failure, never a skip.
 # VT_KVM_PROBE (a command) replaces the probe, as in examples/common/vm.sh.
 #
+# Where this machine has no full KVM, every KVM test runs inside the KVM
+# lab (tools/kvm-lab: a Linux host with kvm-amd nested under TCG), never
+# skipped: tests/run runs all tests marked "# needs: kvm" in one lab boot,
+# and a KVM test started on its own re-runs itself there (kvm_or_lab).  A
+# PVM /dev/kvm does not count as full (vt-kvm-probe says why).
+# VT_KVM=direct uses /dev/kvm anyway, VT_KVM=lab always the lab.
+#
 #   kvm_check        0 when KVM works (KVM_WHY says how fast the gate
 #                    guest ran); 1 when it does not (KVM_WHY: the reason);
 #                    2 when the probe or the gate guest is not built
@@ -22,6 +29,10 @@
 #                    only for real-mode/32-bit code under the PVM KVM, so a
 #                    long-mode guest that hangs there is the platform, not
 #                    a vmtrace failure (the same guest is checked under TCG)
+#   kvm_or_lab ARGS  when KVM does not work here but the lab does: re-run
+#                    the calling test ($0 ARGS) inside the lab (exec; its
+#                    exit status is the test's); else return
+#   kvm_lab_usable   0 when the lab program is built and QEMU installed
 #   kvm_timeout CMD  CMD under a KVM_RUN_SECS bound (SIGTERM, then SIGKILL
 #                    10 s later): one guest run of a test, so a hung guest
 #                    fails the test instead of eating CI's time
@@ -32,6 +43,9 @@ kvm_check() {
 	local probe=${VT_KVM_PROBE:-$VT_BUILD/bin/vt-kvm-probe} guest=$VT_BUILD/tests/host/pio-guest.elf
 	local log=$VT_TMP/kvm-gate.log rc=0 t0 secs
 	KVM_WHY=""
+	if [ -z "${VT_IN_LAB:-}" ]; then
+		[ "${VT_KVM:-}" = lab ] && { KVM_WHY="VT_KVM=lab: the KVM lab is asked for"; return 1; }
+	fi
 	[ -n "${VT_KVM_PROBE:-}" ] || [ -x "$probe" ] || { KVM_WHY="$probe not built (make)"; return 2; }
 	[ -f "$guest" ] || { KVM_WHY="$guest not built (make test builds it)"; return 2; }
 	KVM_WHY=$($probe 2>&1) || { KVM_WHY=${KVM_WHY##*$'\n'}; return 1; }
@@ -59,7 +73,9 @@ kvm_longmode_check() {
 	local uk=$VT_BUILD/guest/unikernel.elf rc=0 cache
 	[ -f "$uk" ] || { KVM_WHY="$uk not built"; return 1; }
 	# one answer per boot and build: the failing case costs KVM_RUN_SECS
+	# (inside the lab the build is read-only and every boot is new: no cache)
 	cache=$VT_BUILD/tests/kvm-longmode.$(cat /proc/sys/kernel/random/boot_id)
+	[ -w "$VT_BUILD/tests" ] || cache=$VT_TMP/kvm-longmode
 	if [ -f "$cache" ] && [ "$cache" -nt "$uk" ]; then
 		KVM_WHY=$(cat "$cache")
 		[ -z "$KVM_WHY" ]
@@ -76,6 +92,20 @@ kvm_longmode_check() {
 	KVM_WHY="the 64-bit unikernel ($uk) does not run to its end under -accel kvm here (qemu exit $rc; 124: not done in $KVM_RUN_SECS s) although the 32-bit test guest does: this KVM runs only 32-bit guest code (ENVIRONMENT.md)"
 	echo "$KVM_WHY" >"$cache"
 	return 1
+}
+
+kvm_lab_usable() {
+	[ -x "$VT_BUILD/bin/vmtrace-lab" ] && command -v qemu-system-x86_64 >/dev/null
+}
+
+kvm_or_lab() {
+	local rc=0
+	[ -n "${VT_IN_LAB:-}" ] && return 0
+	kvm_check || rc=$?
+	[ $rc = 1 ] || return 0
+	kvm_lab_usable || return 0
+	echo "$KVM_WHY: running this test inside the KVM lab"
+	exec "$VT_BUILD/bin/vmtrace-lab" -q -o "$VT_TMP" --timeout 1200 -- "$0" "$@"
 }
 
 need_kvm() {
