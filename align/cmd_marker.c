@@ -1,8 +1,10 @@
 /*
  * cmd_marker.c - `vmtrace marker`, run inside a Linux guest: emits sync
- * markers (a PIO write of the marker value to a port, or one byte to an
- * isa-debugcon port under TCG) between two ordered TSC reads, and appends
- * their records to DIR/markers.dat.  Main thread of the command; blocks.
+ * markers (a PIO write of the marker value to a port, one byte to an
+ * isa-debugcon port under TCG, or an in-band hypercall whose registers
+ * carry the TSC readings to the host's trace) between two ordered TSC
+ * reads, and appends their records to DIR/markers.dat.  Main thread of the
+ * command; blocks.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -38,12 +40,17 @@ static void on_signal(int sig)
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: vmtrace marker [-n N] [--interval MS] [--port P] [--chardev] -o DIR\n"
+		"usage: vmtrace marker [-n N] [--interval MS] [--port P] [--chardev|--hypercall] -o DIR\n"
 		"  Emit N guest<->host sync markers (default 1), MS milliseconds apart\n"
-		"  (default %d), and append them to DIR/markers.dat.  Needs root (ioperm).\n"
+		"  (default %d), and append them to DIR/markers.dat.  PIO and chardev\n"
+		"  markers need root (ioperm).\n"
 		"  --port P     PIO marker port (default 0x%x; with --chardev 0x%x)\n"
 		"  --chardev    one-byte writes to an isa-debugcon port (TCG: the host sees\n"
-		"               QEMU write them to the chardev)\n", MARKER_DEF_INTERVAL_MS,
+		"               QEMU write them to the chardev)\n"
+		"  --hypercall  in-band markers under KVM (vmcall/vmmcall): the host's\n"
+		"               kvm_hypercall events carry the readings, so the host trace\n"
+		"               alone proves the alignment; any user, no ioperm\n",
+		MARKER_DEF_INTERVAL_MS,
 		VT_MARKER_PORT, VT_MARKER_DEBUGCON_PORT);
 }
 
@@ -78,13 +85,15 @@ int cmd_marker(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "chardev", no_argument, NULL, 'c' },
+		{ "hypercall", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t count = 1, interval = MARKER_DEF_INTERVAL_MS, port = 0;
 	struct vt_marker_writer *w;
 	const char *dir = NULL;
-	int chardev = 0, c, ret = VT_EXIT_OK;
+	int chardev = 0, hypercall = 0, c, ret = VT_EXIT_OK;
+	struct vt_marker_hc hc = { 0 };
 	struct sigaction sa;
 	uint64_t seq;
 
@@ -107,6 +116,9 @@ int cmd_marker(int argc, char **argv)
 		case 'c':
 			chardev = 1;
 			break;
+		case 'H':
+			hypercall = 1;
+			break;
 		case 'o':
 			dir = optarg;
 			break;
@@ -114,13 +126,18 @@ int cmd_marker(int argc, char **argv)
 			return vt_cli_usage(usage, c == 'h');
 		}
 	}
-	if (!dir || optind != argc)
+	if (!dir || optind != argc || (chardev && hypercall))
 		return vt_cli_usage(usage, 0);
 	if (!port)
 		port = chardev ? VT_MARKER_DEBUGCON_PORT : VT_MARKER_PORT;
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		vt_die(VT_EXIT_FAIL, "marker: %s: cannot create: %s", dir, strerror(errno));
-	if (ioperm(port, 1, 1) < 0)
+	/* a PIO marker is an outl: four ports */
+	if (hypercall) {
+		if (!vt_marker_hc_init(&hc))
+			vt_die(VT_EXIT_UNSUPPORTED,
+			       "marker: --hypercall: not running under KVM (CPUID has no KVM signature): a hypercall would fault");
+	} else if (ioperm(port, chardev ? 1 : sizeof(uint32_t), 1) < 0)
 		vt_die(errno == EPERM ? VT_EXIT_PERM : VT_EXIT_UNSUPPORTED,
 		       "marker: ioperm(0x%" PRIx64 "): %s (needs root / CAP_SYS_RAWIO, x86)", port,
 		       strerror(errno));
@@ -133,6 +150,7 @@ int cmd_marker(int argc, char **argv)
 		vt_err_print("marker");
 		return VT_EXIT_FAIL;
 	}
+	hc.seq = seq;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -141,7 +159,9 @@ int cmd_marker(int argc, char **argv)
 		struct vt_marker rec;
 		int cpu0 = sched_getcpu(), cpu1;
 
-		if (chardev)
+		if (hypercall)
+			vt_marker_emit_hypercall(&rec, &hc, cpu0 >= 0 ? (uint32_t)cpu0 : VT_MARKER_CPU_NONE);
+		else if (chardev)
 			vt_marker_emit_chardev(&rec, (uint16_t)port, seq);
 		else
 			vt_marker_emit_pio(&rec, (uint16_t)port, seq);
@@ -160,6 +180,9 @@ int cmd_marker(int argc, char **argv)
 				;
 		}
 	}
+	/* the last marker's "after" reading travels in one more call */
+	if (hypercall)
+		vt_marker_hc_close(&hc, VT_MARKER_CPU_NONE);
 	if (vt_marker_writer_close(w) < 0) {
 		vt_err_print("marker");
 		ret = VT_EXIT_FAIL;

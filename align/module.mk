@@ -22,7 +22,7 @@ MARKER_GUEST_FLAGS := -m32 -ffreestanding -nostdlib -static -no-pie -fno-pic -O2
 	-fno-stack-protector -I$(SRC)/lib -Wl,--build-id=none -Wl,-Ttext=0x100000
 TEST_TARGETS += $(OUT)/tests/align/marker-guest.elf $(OUT)/tests/align/marker-guest-pio.elf \
 	$(OUT)/tests/align/marker-guest-tscw.elf $(OUT)/tests/align/marker-guest-hc.elf \
-	$(OUT)/tests/align/marker-guest-hctscw.elf
+	$(OUT)/tests/align/marker-guest-hctscw.elf $(OUT)/tests/align/marker-guest-hcadj.elf
 $(OUT)/tests/align/marker-guest.elf: $(SRC)/tests/align/marker-guest.c $(SRC)/lib/marker.h
 	@mkdir -p $(dir $@)
 	$(CC) $(MARKER_GUEST_FLAGS) -o $@ $<
@@ -40,6 +40,9 @@ $(OUT)/tests/align/marker-guest-hc.elf: $(SRC)/tests/align/marker-guest.c $(SRC)
 $(OUT)/tests/align/marker-guest-hctscw.elf: $(SRC)/tests/align/marker-guest.c $(SRC)/lib/marker.h
 	@mkdir -p $(dir $@)
 	$(CC) $(MARKER_GUEST_FLAGS) -DMARKER_HYPERCALL -DMARKER_TSC_WRITE -o $@ $<
+$(OUT)/tests/align/marker-guest-hcadj.elf: $(SRC)/tests/align/marker-guest.c $(SRC)/lib/marker.h
+	@mkdir -p $(dir $@)
+	$(CC) $(MARKER_GUEST_FLAGS) -DMARKER_HYPERCALL -DMARKER_TSC_WRITE=0x3b -o $@ $<
 
 # tests/fuzz/fuzz-markers: the markers.dat reader + the model on its output
 ALIGN_FUZZ_OBJS := $(ALIGN_MODEL_SRCS:%.c=$(OUT)/fuzz/obj/%.o)

@@ -398,6 +398,128 @@ static int pick_chardev(struct align_samples *s, struct cwrite *w, size_t nw, in
 	return 0;
 }
 
+/*
+ * In-band hypercall markers (lib/marker.h, docs/format/markers.md): the
+ * guest's readings travel in the registers of its kvm_hypercall events, so
+ * the host trace alone holds both sides of each bracket.  Marker k's
+ * "before" is in its own call, its "after" in the next call of the same
+ * vCPU thread (the next marker, or the closing call).  The registers are
+ * the guest's: untrusted, checked (after >= before, seq in order).
+ */
+struct hc_reading {
+	uint64_t ts;		/* host TSC of the kvm_hypercall event */
+	uint64_t before;	/* the guest's TSC before this call */
+	uint64_t prev_after;	/* the guest's TSC after the previous marker (0: none) */
+	uint64_t seq;		/* marker seq; HC_SEQ_CLOSE for a closing call */
+	uint32_t cpu;
+	int32_t vcpu;
+};
+#define HC_SEQ_CLOSE	(~0ull)
+struct hc_inband {
+	struct hc_reading *a;
+	size_t n, cap;
+};
+
+static int hc_is_marker(uint64_t nr)
+{
+	return nr == VT_MARKER_HC_NR || nr == VT_MARKER_HC_CLOSE32 ||
+	       (nr & ~(uint64_t)VT_MARKER_HC_SEQ32_MASK) == VT_MARKER_HC_NR32;
+}
+
+/* 64-bit ABI: a2 = seq (HC_SEQ_CLOSE closes); 32-bit: seq in nr's low bits */
+static uint64_t hc_seq(const struct vt_td_event *ev, uint64_t nr)
+{
+	uint64_t a2 = 0;
+
+	if (nr == VT_MARKER_HC_CLOSE32)
+		return HC_SEQ_CLOSE;
+	if (nr != VT_MARKER_HC_NR)
+		return nr & VT_MARKER_HC_SEQ32_MASK;
+	vt_td_field_u64(ev, "a2", &a2);
+	return a2;
+}
+
+static int hc_is_close(const struct vt_td_event *ev, uint64_t nr)
+{
+	return hc_seq(ev, nr) == HC_SEQ_CLOSE;
+}
+
+static int hc_inband_add(struct hc_inband *ib, const struct vt_td_event *ev, uint64_t nr,
+			 int32_t vcpu)
+{
+	struct hc_reading h = { .ts = ev->ts, .vcpu = vcpu, .cpu = VT_MARKER_CPU_NONE };
+	uint64_t a1 = 0, a2 = 0, a3 = 0;
+
+	vt_td_field_u64(ev, "a0", &h.before);
+	vt_td_field_u64(ev, "a1", &a1);
+	vt_td_field_u64(ev, "a2", &a2);
+	vt_td_field_u64(ev, "a3", &a3);
+	if (nr == VT_MARKER_HC_NR) {
+		h.prev_after = a1;
+		h.seq = a2;
+		h.cpu = (uint32_t)a3;
+	} else {	/* 32-bit: values split over a0..a3, seq in nr */
+		h.before = (h.before & 0xffffffffu) | (a1 << 32);
+		h.prev_after = (a2 & 0xffffffffu) | (a3 << 32);
+		h.seq = hc_seq(ev, nr);
+	}
+	return grow_push((void **)&ib->a, &ib->n, &ib->cap, sizeof(h), &h);
+}
+
+/*
+ * Turn the in-band readings into guest marker records, unless the guest's
+ * own markers.dat already holds hypercall markers (the same readings).
+ * Per vCPU thread in trace order: call i's "before" and call i+1's
+ * "prev_after" bracket marker i.  A marker with no next call, a reading
+ * out of order or a seq that does not follow is dropped (counted).
+ */
+static int hc_inband_markers(struct align_samples *s, struct hc_inband *ib, const char *path)
+{
+	size_t made = 0, dropped = 0, cap = s->in.n_guest_markers;
+
+	if (!ib->n)
+		return 0;
+	for (size_t i = 0; i < s->in.n_guest_markers; i++)
+		if (s->guest_markers[i].kind == VT_MARKER_HYPERCALL) {
+			note(s, "host: %s: %zu in-band hypercall readings; the guest's markers.dat "
+			     "has the same markers", path, ib->n);
+			return 0;
+		}
+	for (size_t i = 0; i < ib->n; i++) {
+		const struct hc_reading *h = &ib->a[i], *nx = NULL;
+		struct vt_marker m;
+
+		if (h->seq == HC_SEQ_CLOSE)
+			continue;
+		for (size_t j = i + 1; j < ib->n; j++)
+			if (ib->a[j].vcpu == h->vcpu) {
+				nx = &ib->a[j];
+				break;
+			}
+		if (!nx || !nx->prev_after || nx->prev_after < h->before ||
+		    (nx->seq != HC_SEQ_CLOSE && (nx->seq & VT_MARKER_HC_SEQ32_MASK) !=
+		     ((h->seq + 1) & VT_MARKER_HC_SEQ32_MASK))) {
+			dropped++;
+			continue;
+		}
+		vt_marker_fill(&m, VT_MARKER_HYPERCALL, sizeof(uint64_t), VT_MARKER_HC_NR,
+			       VT_MARKER_VALUE(h->seq), h->seq);
+		m.cpu = h->cpu;
+		m.tsc_guest_before = h->before;
+		m.tsc_guest_after = nx->prev_after;
+		if (grow_push((void **)&s->guest_markers, &s->in.n_guest_markers, &cap,
+			      sizeof(m), &m))
+			return -1;
+		made++;
+	}
+	note(s, "host: %s: %zu in-band hypercall markers (the guest's readings carried in "
+	     "kvm_hypercall)", path, made);
+	if (dropped)
+		vt_warn("%s: %zu in-band hypercall markers without a valid closing reading dropped",
+			path, dropped);
+	return 0;
+}
+
 static int load_tracedat(struct align_samples *s, const char *path, const struct vt_meta *m,
 			 const struct align_load_opts *o, size_t *cap_off, size_t *cap_hm)
 {
@@ -412,6 +534,7 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 	struct vt_td_event ev;
 	const char *clock;
 	int want_fd = o->marker_fd;
+	struct hc_inband ib = { 0 };
 	int64_t mfd;
 	int ret = -1, rc;
 
@@ -503,9 +626,17 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 					continue;
 				nmmio++;
 			} else {
-				if (vt_td_field_u64(&ev, "nr", &b) || !addr_has(&hcs, b) ||
-				    vt_td_field_u64(&ev, "a0", &c))
+				if (vt_td_field_u64(&ev, "nr", &b) || vt_td_field_u64(&ev, "a0", &c))
 					continue;
+				if (hc_is_marker(b)) {
+					if (hc_inband_add(&ib, &ev, b, tid_vcpu(r, tm, &ntm, ev.pid)))
+						goto out;
+					if (hc_is_close(&ev, b))
+						continue;	/* carries a reading, no marker */
+					c = VT_MARKER_VALUE(hc_seq(&ev, b));
+				} else if (!addr_has(&hcs, b)) {
+					continue;
+				}
 				nhc++;
 			}
 			h = (struct align_host_marker){ ev.ts, tid_vcpu(r, tm, &ntm, ev.pid),
@@ -540,6 +671,8 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 		     nvcpu_thr);
 	if (pick_chardev(s, cw, ncw, want_fd, cap_hm))
 		goto out;
+	if (hc_inband_markers(s, &ib, path))
+		goto out;
 	ret = 0;
 out:
 	if (r)
@@ -547,6 +680,7 @@ out:
 	free(tm);
 	free(kinds);
 	free(cw);
+	free(ib.a);
 	return ret;
 }
 

@@ -153,12 +153,14 @@ static inline VT_NOTRACE void vt_marker_emit_chardev(struct vt_marker *rec, uint
  *   rsi = guest CPU (VT_MARKER_CPU_NONE when unknown).
  * 32-bit ABI (KVM truncates every register to 32 bits):
  *   eax = VT_MARKER_HC_NR32 | (seq & 0x7fff), ebx/ecx = TSC before low/high,
- *   edx/esi = the previous marker's TSC after low/high.
+ *   edx/esi = the previous marker's TSC after low/high; the closing call
+ *   has eax = VT_MARKER_HC_CLOSE32.
  * The numbers are vmtrace's: KVM's own hypercalls are small (1..12 today).
  */
 #define VT_MARKER_HC_NR		0x56540001u	/* "VT", 64-bit ABI */
 #define VT_MARKER_HC_NR32	0x56548000u	/* "VT", 32-bit ABI; low 15 bits: seq */
 #define VT_MARKER_HC_SEQ32_MASK	0x7fffu
+#define VT_MARKER_HC_CLOSE32	0x56540002u	/* "VT", 32-bit closing call */
 #define VT_MARKER_HC_CLOSE_SEQ	(~0ull)		/* seq of the closing call (64-bit) */
 
 /* The emitter's state: the instruction to use and the chain of readings. */
@@ -196,6 +198,13 @@ static inline VT_NOTRACE int vt_marker_hc_init(struct vt_marker_hc *st)
 	return r[1] == 0x4b4d564bu && r[2] == 0x564b4d56u && r[3] == 0x0000004du;
 }
 
+/* the seq bits the host sees: all of them (64-bit), 15 (32-bit) */
+#if defined(__x86_64__)
+#define VT_MARKER_HC_SEQ_MASK	(~0ull)
+#else
+#define VT_MARKER_HC_SEQ_MASK	((uint64_t)VT_MARKER_HC_SEQ32_MASK)
+#endif
+
 #if defined(__x86_64__)
 static inline VT_NOTRACE void vt_marker_hc_call(int amd, uint64_t nr, uint64_t a0, uint64_t a1,
 						uint64_t a2, uint64_t a3)
@@ -227,6 +236,7 @@ static inline VT_NOTRACE void vt_marker_hc_call(int amd, uint32_t nr, uint32_t a
 	(void)ret;
 }
 #define VT_MARKER_HC_ARGS(st, before, cpu) \
+	(st)->seq == VT_MARKER_HC_CLOSE_SEQ ? VT_MARKER_HC_CLOSE32 : \
 	VT_MARKER_HC_NR32 | ((uint32_t)(st)->seq & VT_MARKER_HC_SEQ32_MASK), \
 	(uint32_t)(before), (uint32_t)((before) >> 32), \
 	(uint32_t)(st)->prev_after, (uint32_t)((st)->prev_after >> 32)
@@ -243,7 +253,8 @@ static inline VT_NOTRACE void vt_marker_emit_hypercall(struct vt_marker *rec,
 {
 	uint64_t before;
 
-	vt_marker_fill(rec, VT_MARKER_HYPERCALL, sizeof(uint64_t), VT_MARKER_HC_NR, 0, st->seq);
+	vt_marker_fill(rec, VT_MARKER_HYPERCALL, sizeof(uint32_t), VT_MARKER_HC_NR,
+		       VT_MARKER_VALUE(st->seq & VT_MARKER_HC_SEQ_MASK), st->seq);
 	rec->cpu = cpu;
 	before = vt_rdtsc_ordered();
 	vt_marker_hc_call(st->amd, VT_MARKER_HC_ARGS(st, before, cpu));
@@ -254,15 +265,13 @@ static inline VT_NOTRACE void vt_marker_emit_hypercall(struct vt_marker *rec,
 }
 
 /* Close the chain: one more call carrying the last marker's "after"
- * reading (64-bit: seq VT_MARKER_HC_CLOSE_SEQ; 32-bit: the next seq). */
+ * reading (64-bit: seq VT_MARKER_HC_CLOSE_SEQ; 32-bit: VT_MARKER_HC_CLOSE32). */
 static inline VT_NOTRACE void vt_marker_hc_close(struct vt_marker_hc *st, uint32_t cpu)
 {
 	uint64_t before = vt_rdtsc_ordered();
 	uint64_t seq = st->seq;
 
-#if defined(__x86_64__)
 	st->seq = VT_MARKER_HC_CLOSE_SEQ;
-#endif
 	vt_marker_hc_call(st->amd, VT_MARKER_HC_ARGS(st, before, cpu));
 	(void)cpu;	/* not carried by the 32-bit ABI */
 	st->seq = seq;

@@ -77,9 +77,17 @@ def print_alignment(out):
     with open(aj) as f:
         a = json.load(f)
     m = a.get("markers", {})
-    print("  %-15s %s: error bound +-%.2f us (%d of %d guest markers matched)"
-          % ("alignment", a.get("method"), a.get("bound_ns", -1) / 1e3,
-             m.get("pairs", 0), m.get("guest", 0)))
+    b = a.get("bound_ns")
+    bound = "error bound +-%.2f us" % (b / 1e3) if b is not None else "error bound UNPROVEN"
+    print("  %-15s %s: %s (%d of %d guest markers matched)"
+          % ("alignment", a.get("method"), bound, m.get("pairs", 0), m.get("guest", 0)))
+    # every source with its distance from the chosen one (ns)
+    for s in a.get("sources", []):
+        d = s.get("diff_ns")
+        print("  %-15s vCPU %d %-10s offset %d ticks%s"
+              % ("  source", s.get("vcpu", 0), s.get("source"), s.get("offset_tsc", 0),
+                 "" if d is None else ", %+.3f us from the chosen, %s"
+                 % (d / 1e3, "agrees" if s.get("agrees") else "DISAGREES")))
     print("  %-15s %s" % ("align report", os.path.join(out, "align.txt")))
 
 

@@ -43,7 +43,11 @@
 #                            SCRIPT (the example's run.sh) again inside the
 #                            KVM lab with VT_ACCEL=kvm and exit with its
 #                            status; returns (TCG next) when the lab cannot
-#                            run, with LAB_NOTE saying why
+#                            run, with LAB_NOTE saying why.  With
+#                            VT_LAB_SPLIT=1 the script's lab run stops
+#                            after its guest part (VT_LAB_INNER=1 there)
+#                            and this returns with LAB_DONE=1: the caller
+#                            does its host-side post-processing outside
 #
 # The accelerator policy of every example, most real first: a full KVM here
 # (vt-kvm-probe: a PVM /dev/kvm is not one) when the guest answers its boot
@@ -206,7 +210,12 @@ vt_accel_lab() {
 	fi
 	echo "$name: $why -> running in the KVM lab (kvm-amd nested under TCG: real KVM events, inflated timings)"
 	mkdir -p "$out" || { echo "$name: cannot create $out" >&2; exit 1; }
-	VT_ACCEL=kvm VT_LAB_WHY=$why "$lab" -q -o "$out" --keep-console "$out.lab-console.log" -- "$script" || rc=$?
+	VT_ACCEL=kvm VT_LAB_WHY=$why VT_LAB_INNER=${VT_LAB_SPLIT:-} "$lab" -q -o "$out" \
+		--keep-console "$out.lab-console.log" -- "$script" || rc=$?
+	if [ $rc = 0 ] && [ -n "${VT_LAB_SPLIT:-}" ]; then
+		LAB_DONE=1
+		return 0
+	fi
 	[ $rc = 125 ] || exit $rc
 	LAB_NOTE="the KVM lab could not run (console: $out.lab-console.log)"
 	echo "$name: $LAB_NOTE" >&2

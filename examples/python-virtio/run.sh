@@ -21,6 +21,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 : "${VT_BUILD:?}" "${VT_CACHE:?}" "${VT_OUT:?}"
 : "${VT_ACCEL:=auto}" "${VT_ROUNDS:=8}" "${VT_MB:=4}" "${VT_GUEST_ONLY:=0}"
 : "${VT_BOOT_TIMEOUT:=30}" "${VT_RUN_TIMEOUT:=600}"
+# the KVM lab is an emulated host: a boot there takes several times longer
+[ -n "${VT_IN_LAB:-}" ] && VT_BOOT_TIMEOUT=${VT_LAB_BOOT_TIMEOUT:-180} &&
+	VT_RUN_TIMEOUT=$((VT_RUN_TIMEOUT * 3))
 VT="$VT_BUILD/bin/vmtrace"
 : "${VT_QEMU:=qemu-system-x86_64}"
 OUT=$VT_OUT
@@ -33,105 +36,113 @@ DISK_MB=256
 fail() { echo "python-virtio: $*" >&2; exit 1; }
 
 # no full KVM here: the whole run again inside the KVM lab (exits there)
-vt_accel_lab python-virtio "$OUT" "$HERE/run.sh"
-vt_example_prepare python-virtio "$VT" "$VT_QEMU" "$OUT"
+VT_LAB_SPLIT=1 vt_accel_lab python-virtio "$OUT" "$HERE/run.sh"
+# The guest part: boot (with the host recording around QEMU), stream, unpack.
+# Under the KVM lab it runs inside, and the host-side post-processing
+# (align, merge, summary) runs here, outside the emulated host.
+guest_part() {
+	vt_example_prepare python-virtio "$VT" "$VT_QEMU" "$OUT"
 
-record=0
-[ "$VT_GUEST_ONLY" = 1 ] || ! vt_cmd_built "$VT" record || record=1
+	record=0
+	[ "$VT_GUEST_ONLY" = 1 ] || ! vt_cmd_built "$VT" record || record=1
 
-# While the guest's workload runs (until its "workload exit" line or
-# VT_RUN_TIMEOUT), sample how much of the stream the host has every
-# STREAM_SAMPLE_S: OUT/stream-growth.txt, "<ms since the boot handshake>
-# <bytes>" lines: the traces arrive while the guest traces, not only at its
-# end.  $1: the run's deadline (date +%s).
-STREAM_SAMPLE_S=0.5
-stream_watch() {
-	local end=$1 t0 now
-	t0=$(date +%s%N)
-	: >"$OUT/stream-growth.txt"
-	while kill -0 "$VT_VM_PID" 2>/dev/null && [ "$(date +%s)" -lt "$end" ] &&
-		! grep -qa "$WORKLOAD_DONE" "$OUT/console.log"; do
-		now=$(date +%s%N)
-		echo "$(((now - t0) / 1000000)) $(stat -c %s "$OUT/guest.stream" 2>/dev/null || echo 0)" \
-			>>"$OUT/stream-growth.txt"
-		sleep $STREAM_SAMPLE_S
-	done
-}
+	# While the guest's workload runs (until its "workload exit" line or
+	# VT_RUN_TIMEOUT), sample how much of the stream the host has every
+	# STREAM_SAMPLE_S: OUT/stream-growth.txt, "<ms since the boot handshake>
+	# <bytes>" lines: the traces arrive while the guest traces, not only at its
+	# end.  $1: the run's deadline (date +%s).
+	STREAM_SAMPLE_S=0.5
+	stream_watch() {
+		local end=$1 t0 now
+		t0=$(date +%s%N)
+		: >"$OUT/stream-growth.txt"
+		while kill -0 "$VT_VM_PID" 2>/dev/null && [ "$(date +%s)" -lt "$end" ] &&
+			! grep -qa "$WORKLOAD_DONE" "$OUT/console.log"; do
+			now=$(date +%s%N)
+			echo "$(((now - t0) / 1000000)) $(stat -c %s "$OUT/guest.stream" 2>/dev/null || echo 0)" \
+				>>"$OUT/stream-growth.txt"
+			sleep $STREAM_SAMPLE_S
+		done
+	}
 
-# A guest that died or hung: unpack the part of the stream that arrived
-# (everything sent before the end is kept) and say where it is.
-salvage() {
-	vt_post_unpack_stream "$VT" "$OUT/guest.stream" "$OUT/guest" 2>/dev/null ||
-		[ ! -d "$OUT/guest" ] || echo "python-virtio: what the guest streamed before it stopped is in $OUT/guest" >&2
-}
+	# A guest that died or hung: unpack the part of the stream that arrived
+	# (everything sent before the end is kept) and say where it is.
+	salvage() {
+		vt_post_unpack_stream "$VT" "$OUT/guest.stream" "$OUT/guest" 2>/dev/null ||
+			[ ! -d "$OUT/guest" ] || echo "python-virtio: what the guest streamed before it stopped is in $OUT/guest" >&2
+	}
 
-# boot ACCEL BOUND: one guest run; 0 done, 2 no handshake within BOUND s
-boot() {
-	local accel=$1 bound=$2 method cpu qemu run_end
-	rm -rf "$OUT/host" "$OUT/guest.stream" "$OUT/stream-growth.txt" "$OUT/console.log" "$OUT/debugcon.bin"
-	rm -f "$OUT/disk.img"
-	truncate -s ${DISK_MB}M "$OUT/disk.img" && mke2fs -q -t ext4 -F "$OUT/disk.img" ||
-		fail "mke2fs $OUT/disk.img failed"
-	if [ "$accel" = kvm ]; then
-		method=pio
-		cpu=host
-	else
-		method=chardev
-		cpu=qemu64
+	# boot ACCEL BOUND: one guest run; 0 done, 2 no handshake within BOUND s
+	boot() {
+		local accel=$1 bound=$2 method cpu qemu run_end
+		rm -rf "$OUT/host" "$OUT/guest.stream" "$OUT/stream-growth.txt" "$OUT/console.log" "$OUT/debugcon.bin"
+		rm -f "$OUT/disk.img"
+		truncate -s ${DISK_MB}M "$OUT/disk.img" && mke2fs -q -t ext4 -F "$OUT/disk.img" ||
+			fail "mke2fs $OUT/disk.img failed"
+		if [ "$accel" = kvm ]; then
+			# in-band: the host's kvm_hypercall events carry the readings
+			method=${VT_MARKER_METHOD:-hypercall}
+			cpu=host
+		else
+			method=chardev
+			cpu=qemu64
+		fi
+		qemu=("$VT_QEMU" -name vmtrace-python-virtio,debug-threads=on -accel "$accel" -cpu "$cpu"
+			-smp 1 -m 1024 -nodefaults -nographic -no-reboot -monitor none
+			-pidfile "$OUT/qemu.pid"
+			-serial "file:$OUT/console.log"
+			-kernel "$VT_CACHE/vmlinuz" -initrd "$VT_CACHE/initrd.img"
+			-append "console=ttyS0 quiet panic=-1 VT_WORKLOAD_ROUNDS=$VT_ROUNDS VT_WORKLOAD_MB=$VT_MB VT_MARKER_METHOD=$method"
+			-drive "file=$OUT/disk.img,format=raw,if=virtio,cache=none"
+			-device virtio-serial-pci
+			-chardev "file,id=vtout,path=$OUT/guest.stream"
+			-device virtserialport,chardev=vtout,name=org.vmtrace.out
+			-chardev "file,id=vtmk,path=$OUT/debugcon.bin"
+			-device isa-debugcon,iobase=0xe9,chardev=vtmk)
+		vt_vm_launch $record "$VT" "$OUT/host" "$OUT/qemu.log" "$OUT/qemu.pid" -- "${qemu[@]}"
+		vt_vm_await_boot "$OUT/console.log" "$HANDSHAKE" "$bound" "$OUT/qemu.pid" || return 2
+		echo "  guest booted ($(sed -n "s/.*$HANDSHAKE \([0-9.]*\).*/\1/p" "$OUT/console.log" | head -1) s guest uptime at init)"
+		run_end=$(($(date +%s) + VT_RUN_TIMEOUT))
+		stream_watch $run_end
+		if ! vt_vm_wait_exit "$VT_VM_PID" $((run_end > $(date +%s) ? run_end - $(date +%s) : 1)); then
+			vt_vm_kill "$OUT/qemu.pid"
+			vt_vm_wait_exit "$VT_VM_PID" 10
+			tail -20 "$OUT/console.log" >&2
+			salvage
+			fail "the guest did not finish within $VT_RUN_TIMEOUT s (console: $OUT/console.log)"
+		fi
+		ACCEL_USED=$accel
+		return 0
+	}
+
+	echo "python-virtio: guest image $VT_CACHE (kernel $(cat "$VT_CACHE/kernel.version"))"
+	[ $record = 1 ] || [ "$VT_GUEST_ONLY" = 1 ] ||
+		echo "python-virtio: 'vmtrace record' is not built yet: the host side is not recorded"
+	start=$(date +%s)
+	vt_accel_select python-virtio "KVM could not boot the Linux guest: no boot handshake on the serial console within ${VT_BOOT_TIMEOUT} s (PVM-based KVM, as on the project's machines, hangs Linux kernels right after decompression)" boot
+	if [ -z "$ACCEL_USED" ]; then
+		echo "python-virtio: $ACCEL_NOTE -> using TCG (software emulation; markers go through isa-debugcon)"
+		boot tcg "$TCG_BOOT_TIMEOUT" ||
+			{ tail -20 "$OUT/console.log" >&2; fail "the guest did not boot under TCG within $TCG_BOOT_TIMEOUT s (console: $OUT/console.log)"; }
 	fi
-	qemu=("$VT_QEMU" -name vmtrace-python-virtio,debug-threads=on -accel "$accel" -cpu "$cpu"
-		-smp 1 -m 1024 -nodefaults -nographic -no-reboot -monitor none
-		-pidfile "$OUT/qemu.pid"
-		-serial "file:$OUT/console.log"
-		-kernel "$VT_CACHE/vmlinuz" -initrd "$VT_CACHE/initrd.img"
-		-append "console=ttyS0 quiet panic=-1 VT_WORKLOAD_ROUNDS=$VT_ROUNDS VT_WORKLOAD_MB=$VT_MB VT_MARKER_METHOD=$method"
-		-drive "file=$OUT/disk.img,format=raw,if=virtio,cache=none"
-		-device virtio-serial-pci
-		-chardev "file,id=vtout,path=$OUT/guest.stream"
-		-device virtserialport,chardev=vtout,name=org.vmtrace.out
-		-chardev "file,id=vtmk,path=$OUT/debugcon.bin"
-		-device isa-debugcon,iobase=0xe9,chardev=vtmk)
-	vt_vm_launch $record "$VT" "$OUT/host" "$OUT/qemu.log" "$OUT/qemu.pid" -- "${qemu[@]}"
-	vt_vm_await_boot "$OUT/console.log" "$HANDSHAKE" "$bound" "$OUT/qemu.pid" || return 2
-	echo "  guest booted ($(sed -n "s/.*$HANDSHAKE \([0-9.]*\).*/\1/p" "$OUT/console.log" | head -1) s guest uptime at init)"
-	run_end=$(($(date +%s) + VT_RUN_TIMEOUT))
-	stream_watch $run_end
-	if ! vt_vm_wait_exit "$VT_VM_PID" $((run_end > $(date +%s) ? run_end - $(date +%s) : 1)); then
-		vt_vm_kill "$OUT/qemu.pid"
-		vt_vm_wait_exit "$VT_VM_PID" 10
-		tail -20 "$OUT/console.log" >&2
-		salvage
-		fail "the guest did not finish within $VT_RUN_TIMEOUT s (console: $OUT/console.log)"
-	fi
-	ACCEL_USED=$accel
-	return 0
+	echo "python-virtio: guest ran under $ACCEL_USED in $(($(date +%s) - start)) s"
+	vt_accel_save "$OUT"
+	# how often the host's copy grew before the guest's workload ended, and
+	# how much of the stream was in by then
+	[ -s "$OUT/stream-growth.txt" ] &&
+		echo "stream=grew $(awk '$2 > last { n++ } { last = $2 } END { print n + 0 }' "$OUT/stream-growth.txt") times while the guest ran its workload; $(tail -1 "$OUT/stream-growth.txt" | cut -d' ' -f2) of $(stat -c %s "$OUT/guest.stream") bytes were in before it reported its end" >>"$OUT/run.txt"
+
+	grep -a 'vmtrace-guest: error' "$OUT/console.log" >&2 && fail "the guest reported an error (console: $OUT/console.log)"
+	grep -qa 'vmtrace-guest: traces sent' "$OUT/console.log" ||
+		{ salvage; fail "the guest did not finish sending its traces (console: $OUT/console.log)"; }
+	vt_post_unpack_stream "$VT" "$OUT/guest.stream" "$OUT/guest" || exit 1
+	grep -q '^workload_exit=0$' "$OUT/guest/guest.txt" ||
+		{ tail "$OUT/guest/workload.log" >&2; fail "the guest workload failed (log: $OUT/guest/workload.log)"; }
+	sed 's/^/  guest: /' "$OUT/guest/guest.txt"
 }
 
-echo "python-virtio: guest image $VT_CACHE (kernel $(cat "$VT_CACHE/kernel.version"))"
-[ $record = 1 ] || [ "$VT_GUEST_ONLY" = 1 ] ||
-	echo "python-virtio: 'vmtrace record' is not built yet: the host side is not recorded"
-start=$(date +%s)
-vt_accel_select python-virtio "KVM could not boot the Linux guest: no boot handshake on the serial console within ${VT_BOOT_TIMEOUT} s (PVM-based KVM, as on the project's machines, hangs Linux kernels right after decompression)" boot
-if [ -z "$ACCEL_USED" ]; then
-	echo "python-virtio: $ACCEL_NOTE -> using TCG (software emulation; markers go through isa-debugcon)"
-	boot tcg "$TCG_BOOT_TIMEOUT" ||
-		{ tail -20 "$OUT/console.log" >&2; fail "the guest did not boot under TCG within $TCG_BOOT_TIMEOUT s (console: $OUT/console.log)"; }
-fi
-echo "python-virtio: guest ran under $ACCEL_USED in $(($(date +%s) - start)) s"
-vt_accel_save "$OUT"
-# how often the host's copy grew before the guest's workload ended, and
-# how much of the stream was in by then
-[ -s "$OUT/stream-growth.txt" ] &&
-	echo "stream=grew $(awk '$2 > last { n++ } { last = $2 } END { print n + 0 }' "$OUT/stream-growth.txt") times while the guest ran its workload; $(tail -1 "$OUT/stream-growth.txt" | cut -d' ' -f2) of $(stat -c %s "$OUT/guest.stream") bytes were in before it reported its end" >>"$OUT/run.txt"
-
-grep -a 'vmtrace-guest: error' "$OUT/console.log" >&2 && fail "the guest reported an error (console: $OUT/console.log)"
-grep -qa 'vmtrace-guest: traces sent' "$OUT/console.log" ||
-	{ salvage; fail "the guest did not finish sending its traces (console: $OUT/console.log)"; }
-vt_post_unpack_stream "$VT" "$OUT/guest.stream" "$OUT/guest" || exit 1
-grep -q '^workload_exit=0$' "$OUT/guest/guest.txt" ||
-	{ tail "$OUT/guest/workload.log" >&2; fail "the guest workload failed (log: $OUT/guest/workload.log)"; }
-sed 's/^/  guest: /' "$OUT/guest/guest.txt"
-
+[ "${LAB_DONE:-0}" = 1 ] || guest_part
+[ -n "${VT_LAB_INNER:-}" ] && exit 0
 [ "$VT_GUEST_ONLY" = 1 ] && { echo "python-virtio: guest-only run done: $OUT"; exit 0; }
 vt_post_align_merge "$VT" "$OUT" || exit 1
 vt_post_summary "$OUT"

@@ -8,8 +8,10 @@
  * With -DMARKER_HYPERCALL the markers are in-band hypercalls (32-bit ABI
  * of lib/marker.h: the host's kvm_hypercall events carry the readings),
  * closed by one more call.  Built with -DMARKER_TSC_WRITE as well, it writes IA32_TSC (MSR 0x10)
- * halfway through, moving its TSC TSC_JUMP ticks ahead: KVM then writes a
- * new TSC offset, and the markers on both sides prove the two segments.
+ * halfway through, moving its TSC TSC_JUMP ticks ahead (with
+ * -DMARKER_TSC_WRITE=0x3b IA32_TSC_ADJUST, by the same amount): KVM then
+ * writes a new TSC offset, and the markers on both sides prove the two
+ * segments.
  */
 #include <stdint.h>
 #include "marker.h"
@@ -22,6 +24,7 @@
 #define EXIT_PORT	0xf4		/* isa-debug-exit */
 #define STACK_SIZE	16384
 #define MSR_IA32_TSC	0x10
+#define MSR_IA32_TSC_ADJUST	0x3b
 #define TSC_JUMP	1000000000000ull	/* ~7 min at 2.4 GHz */
 #define VT_STR2(x)	#x
 #define VT_STR(x)	VT_STR2(x)
@@ -63,8 +66,12 @@ void guest_main(void)
 		uint64_t t;
 
 #ifdef MARKER_TSC_WRITE
-		if (i == N_MARKERS / 2)
-			wrmsr(MSR_IA32_TSC, vt_rdtsc() + TSC_JUMP);
+		if (i == N_MARKERS / 2) {
+			if (MARKER_TSC_WRITE == MSR_IA32_TSC_ADJUST)
+				wrmsr(MSR_IA32_TSC_ADJUST, TSC_JUMP);
+			else
+				wrmsr(MSR_IA32_TSC, vt_rdtsc() + TSC_JUMP);
+		}
 #endif
 #if defined(MARKER_HYPERCALL)
 		vt_marker_emit_hypercall(&recs[i], &hc, 0);

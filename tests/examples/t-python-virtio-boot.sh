@@ -9,7 +9,7 @@
 set -eu
 out=$VT_TMP/out
 make -s --no-print-directory -C "$VT_SRC/examples/python-virtio" O="$VT_BUILD" \
-	OUTDIR="$out" VT_BOOT_TIMEOUT=20 boot-test
+	OUTDIR="$out" VT_BOOT_TIMEOUT=20 ACCEL=tcg boot-test
 g=$out/guest
 grep -q 'vmtrace-guest: boot ok' "$out/console.log"
 grep -q 'vmtrace-guest: disk /dev/vda on /data' "$out/console.log"

@@ -14,7 +14,7 @@ make -s --no-print-directory -C "$ex" O="$VT_BUILD" image >image.log 2>&1 ||
 	{ tail image.log; echo "the guest image did not build"; exit 1; }
 # run.sh directly: a workload far longer than the kill point (boot-test
 # fixes 1 round), guest side only
-VT_BUILD=$VT_BUILD VT_CACHE=$VT_BUILD/examples/python-virtio VT_OUT=$out VT_ACCEL=auto \
+VT_BUILD=$VT_BUILD VT_CACHE=$VT_BUILD/examples/python-virtio VT_OUT=$out VT_ACCEL=tcg \
 	VT_BOOT_TIMEOUT=20 VT_ROUNDS=200 VT_MB=2 VT_GUEST_ONLY=1 "$ex/run.sh" >run.log 2>&1 &
 mk=$!
 end=$((SECONDS + 500))
