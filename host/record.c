@@ -90,6 +90,12 @@ static const char *const rec_guest_defaults[] = {
 	"block", "irq", "sched:sched_switch",
 };
 
+/* A guest's virtio kicks: no tracepoint exists, so the guest defaults add a
+ * kprobe on virtqueue_notify (virtio_ring), which merge links to the host
+ * exit the kick causes (merge/flow.c). */
+#define REC_KICK_SYSTEM	"vmtrace"
+#define REC_KICK_EVENT	"virtqueue_notify"
+
 /* Systems whose events are limited to the traced pids. */
 static const char *const rec_pid_systems[] = { "syscalls", "raw_syscalls" };
 
@@ -132,6 +138,7 @@ struct host_record {
 	struct vt_meta *meta;
 	char *events;		/* enabled events, as given/defaulted */
 	pid_t registry_pid;	/* registry entry to remove with the instance */
+	struct tracefs_dynevent *kick_probe;	/* made by us: removed at the end */
 };
 
 /* ---- reader threads (no allocation, no locks) ---- */
@@ -307,6 +314,27 @@ static int rec_append_event(struct host_record *r, const char *spec)
 	return 0;
 }
 
+/* Probe the guest's virtio kicks (quietly absent when the kernel has no
+ * kprobes or virtio_ring is not loaded); a probe left by another recorder
+ * is used as it is. */
+static void rec_kick_probe(struct host_record *r)
+{
+	struct tracefs_dynevent *kp;
+
+	if (!tracefs_file_exists(NULL, "events/" REC_KICK_SYSTEM "/" REC_KICK_EVENT)) {
+		kp = tracefs_kprobe_alloc(REC_KICK_SYSTEM, REC_KICK_EVENT, REC_KICK_EVENT, NULL);
+		if (!kp)
+			return;
+		if (tracefs_dynevent_create(kp) < 0) {
+			tracefs_dynevent_free(kp);
+			return;
+		}
+		r->kick_probe = kp;
+	}
+	if (rec_enable(r, REC_KICK_SYSTEM ":" REC_KICK_EVENT, 1) == 0)
+		rec_append_event(r, REC_KICK_SYSTEM ":" REC_KICK_EVENT);
+}
+
 static int rec_enable_events(struct host_record *r, const struct host_record_opts *o)
 {
 	const char *const *list = o->events;
@@ -323,6 +351,8 @@ static int rec_enable_events(struct host_record *r, const struct host_record_opt
 	if (dflt && o->nr_pids)
 		if (rec_enable(r, "syscalls", 1) || rec_append_event(r, "syscalls"))
 			return -1;
+	if (dflt && o->guest)
+		rec_kick_probe(r);
 	return 0;
 }
 
@@ -910,6 +940,10 @@ static void rec_free(struct host_record *r)
 		tracefs_instance_free(r->inst);
 		if (r->registry_pid)
 			rec_registry_del(r->registry_pid);
+	}
+	if (r->kick_probe) {
+		tracefs_dynevent_destroy(r->kick_probe, true);
+		tracefs_dynevent_free(r->kick_probe);
 	}
 	host_kvm_free(r->kvm);
 	vt_meta_free(r->meta);

@@ -49,9 +49,13 @@ struct merge_event {
 	uint16_t src;		/* source index (for per-source counts) */
 	int32_t cpu;		/* CPU the event was recorded on, -1 unknown
 				 * (a guest CPU = its vCPU number) */
-	/* A flow (arrow) ending at this event, found when its second end is
-	 * seen (merge/flow.c): from (flow_ts_ns, flow_track) to here.
-	 * flow_id 0 = none. */
+	/* Flows (arrows, merge/flow.c).  A possible start (a kick, an
+	 * injection) gets its id when it is seen, so a sink writes the start
+	 * with the event itself, in time order: flow_start_id (0 = none).  An
+	 * end found later terminates that id: flow_id, with the start's
+	 * (flow_ts_ns, flow_track) for sinks that store both ends.  flow_name
+	 * names either.  A start whose end never comes dangles (harmless). */
+	uint64_t flow_start_id;
 	uint64_t flow_id;
 	uint64_t flow_ts_ns;
 	uint32_t flow_track;

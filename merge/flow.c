@@ -24,6 +24,7 @@ enum name_class {
 
 struct pending {
 	uint64_t ts_ns;
+	uint64_t id;		/* the flow id the start event was given */
 	uint32_t track;
 	int valid;
 };
@@ -130,9 +131,18 @@ static struct pending *find(struct pending *tab, int vcpu, uint64_t now)
 	return p;
 }
 
+/* @ev may start a flow: give it an id now (the sink writes the start with
+ * the event, in time order) and remember it in @slot. */
+static void start(struct merge_event *ev, struct pending *slot, uint32_t name)
+{
+	*slot = (struct pending){ ev->ts_ns, next_id++, ev->track, 1 };
+	ev->flow_start_id = slot->id;
+	ev->flow_name = name;
+}
+
 static void link(struct merge_event *ev, struct pending *p, uint32_t name)
 {
-	ev->flow_id = next_id++;
+	ev->flow_id = p->id;
 	ev->flow_ts_ns = p->ts_ns;
 	ev->flow_track = p->track;
 	ev->flow_name = name;
@@ -183,7 +193,7 @@ void merge_flow_check(struct merge_event *ev)
 
 	switch (cls) {
 	case CL_KICK:
-		kicks[slot_of(vcpu)] = (struct pending){ ev->ts_ns, ev->track, 1 };
+		start(ev, &kicks[slot_of(vcpu)], kick_name);
 		break;
 	case CL_HOST_IO:
 		p = find(kicks, vcpu, ev->ts_ns);
@@ -191,7 +201,7 @@ void merge_flow_check(struct merge_event *ev)
 			link(ev, p, kick_name);
 		break;
 	case CL_INJECT:
-		injects[slot_of(vcpu)] = (struct pending){ ev->ts_ns, ev->track, 1 };
+		start(ev, &injects[slot_of(vcpu)], irq_name);
 		break;
 	case CL_GUEST_IRQ:
 		p = find(injects, vcpu, ev->ts_ns);

@@ -170,15 +170,15 @@ static int need_track(struct csink *s, uint32_t idx)
 	return name_track(s, idx);
 }
 
-/* The rest of a flow event (s or f of @ev's flow) after its "ts" key:
+/* The rest of a flow event (s or f of @ev's flow @id) after its "ts" key:
  * the time @ns, category, name and id. */
-static char *put_flow(char *p, uint64_t ns, const struct merge_event *ev)
+static char *put_flow(char *p, uint64_t ns, uint64_t id, const struct merge_event *ev)
 {
 	p = put_ts(p, ns);
 	p = PUTS(p, ",\"cat\":\"flow\",\"name\":");
 	p = put_jstr(p, ev->flow_name);
 	p = PUTS(p, ",\"id\":");
-	p = put_u64(p, ev->flow_id);
+	p = put_u64(p, id);
 	return PUTS(p, "}");
 }
 
@@ -189,8 +189,6 @@ static int chrome_event(void *sink, const struct merge_event *ev)
 
 	if (unlikely(need_track(s, ev->track) < 0))
 		return -1;
-	if (unlikely(ev->flow_id) && need_track(s, ev->flow_track) < 0)
-		return -1;
 
 	char *p = merge_out_reserve(&s->out, EV_MAX_BYTES);
 
@@ -198,12 +196,6 @@ static int chrome_event(void *sink, const struct merge_event *ev)
 		return -1;
 	char *start = p;
 
-	if (unlikely(ev->flow_id)) {
-		/* the flow's start: bound to the slice enclosing it */
-		p = put_head(p, s, "s", merge_track(ev->flow_track));
-		p = PUTS(p, ",\"ts\":");
-		p = put_flow(p, ev->flow_ts_ns, ev);
-	}
 	switch (ev->kind) {
 	case MERGE_EV_BEGIN:
 		p = put_head(p, s, "B", t);
@@ -248,10 +240,16 @@ static int chrome_event(void *sink, const struct merge_event *ev)
 		*p++ = '}';
 	}
 	p = PUTS(p, "}");
+	if (unlikely(ev->flow_start_id)) {
+		/* a start, at this event (bound to the slice enclosing it) */
+		p = put_head(p, s, "s", t);
+		p = PUTS(p, ",\"ts\":");
+		p = put_flow(p, ev->ts_ns, ev->flow_start_id, ev);
+	}
 	if (unlikely(ev->flow_id)) {
 		p = put_head(p, s, "f", t);
 		p = PUTS(p, ",\"bp\":\"e\",\"ts\":");
-		p = put_flow(p, ev->ts_ns, ev);
+		p = put_flow(p, ev->ts_ns, ev->flow_id, ev);
 	}
 	s->out.len += (size_t)(p - start);
 	return 0;

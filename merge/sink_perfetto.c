@@ -312,27 +312,6 @@ static void *perfetto_open(const char *out)
 	return s;
 }
 
-/* A flow start: an instant carrying flow_ids at the flow's origin. */
-static int send_flow_start(struct psink *s, const struct merge_event *ev)
-{
-	struct merge_track *t = merge_track(ev->flow_track);
-	struct pb b;
-
-	if (need_track(s, ev->flow_track) < 0)
-		return -1;
-	if (packet_head(s, &b, t->machine) < 0)
-		return -1;
-	pb_u64(&b, F_TP_TIMESTAMP, ev->flow_ts_ns);
-	pb_u64(&b, F_TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
-	pb_begin(&b, F_TP_TRACK_EVENT);
-	pb_u64(&b, F_TE_TYPE, TYPE_INSTANT);
-	pb_u64(&b, F_TE_TRACK_UUID, THREAD_UUID_BASE + ev->flow_track);
-	pb_str(&b, F_TE_NAME, ev->flow_name);
-	pb_fixed64(&b, F_TE_FLOW_IDS, ev->flow_id);
-	pb_end(&b);
-	return flush_packet(s, &b);
-}
-
 /* Any event: interned data, arguments, flows, counters, machine ids. */
 static __attribute__((noinline)) int event_slow(struct psink *s, const struct merge_event *ev)
 {
@@ -340,8 +319,6 @@ static __attribute__((noinline)) int event_slow(struct psink *s, const struct me
 	uint32_t max_id = ev->name;
 
 	if (unlikely(need_track(s, ev->track) < 0))
-		return -1;
-	if (unlikely(ev->flow_id) && send_flow_start(s, ev) < 0)
 		return -1;
 	for (int i = 0; i < ev->nr_args; i++)
 		if (ev->args[i].key > max_id)
@@ -419,6 +396,9 @@ static __attribute__((noinline)) int event_slow(struct psink *s, const struct me
 			pb_u64(&b, F_DA_UINT, a->v.u);
 		pb_end(&b);
 	}
+	/* a flow starts here (flow_ids) and/or one ends here */
+	if (unlikely(ev->flow_start_id))
+		pb_fixed64(&b, F_TE_FLOW_IDS, ev->flow_start_id);
 	if (unlikely(ev->flow_id))
 		pb_fixed64(&b, F_TE_TERM_FLOW_IDS, ev->flow_id);
 	pb_end(&b);
@@ -462,7 +442,7 @@ static int perfetto_event(void *sink, const struct merge_event *ev)
 	uint32_t name = ev->kind == MERGE_EV_END ? MERGE_NO_STR : ev->name;
 
 	if (likely(ev->track < s->tracks_cap && s->track_state[ev->track] == TRACK_PLAIN &&
-		   !(ev->nr_args | ev->flow_id) && ev->kind < MERGE_EV_COUNTER &&
+		   !(ev->nr_args | ev->flow_id | ev->flow_start_id) && ev->kind < MERGE_EV_COUNTER &&
 		   name < s->name_cap && s->name_sent[name] &&
 		   s->out.len + FAST_PKT_MAX <= s->out.cap)) {
 		event_fast(s, ev, name);

@@ -94,6 +94,7 @@ static __attribute__((noinline)) int fill(struct slot *sl)
 
 		ev->ts_ns = merge_clock_ns(s, ev->ts_raw);
 		ev->flow_id = 0;
+		ev->flow_start_id = 0;
 		ev->src = s->src;
 		/* a stream that steps back (clock glitch) is held at its last time */
 		if (unlikely(ev->ts_ns < sl->last_ns))

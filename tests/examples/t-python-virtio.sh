@@ -67,6 +67,47 @@ PY
 host_ev=sys_enter_
 [ "$accel" = kvm ] && host_ev=kvm_
 /usr/bin/python3 "$VT_SRC/tests/examples/check_outputs.py" "$out" __main__.write_file "$host_ev"
+# Under KVM (the machine's, or the KVM lab's): the merged timeline has what
+# a KVM host gives - vCPU exits with their reasons, the virtio notification
+# exits, the interrupt injections, the in-band hypercall markers - and
+# flows from guest kicks to the exits and from injections to guest irqs,
+# in both outputs (Perfetto checked by protoc + perfetto_check.py: every
+# flow end started before, timestamps never going back); the report links
+# kicks and injections.
+if [ "$accel" = kvm ]; then
+	protoc --proto_path="$VT_SRC/merge" --decode=perfetto.protos.Trace \
+		"$VT_SRC/merge/perfetto_subset.proto" <"$out/merged.pftrace" >pf.txt
+	/usr/bin/python3 "$VT_SRC/tests/merge/perfetto_check.py" pf.txt --json pf.json
+	/usr/bin/python3 - "$out/merged.json" pf.txt <<'PY'
+import collections, json, re, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+names = collections.Counter(e.get("name", "") for e in ev if e.get("ph") in ("i", "B", "X"))
+kvm = {n: c for n, c in names.items() if n.startswith(("kvm_", "exit: "))}
+reasons = [n for n in kvm if n.startswith("exit: ")]
+print("kvm events in merged.json: %d (%d names), exit reasons: %s" % (sum(kvm.values()), len(kvm), sorted(reasons)[:8]))
+for need in ("kvm_hypercall", "kvm_inj_virq", "kvm_msi_set_irq", "kvm_write_tsc_offset"):
+    assert kvm.get(need), "no %s in merged.json" % need
+assert any(kvm.get(n) for n in ("kvm_pio", "kvm_mmio", "kvm_fast_mmio")), "no virtio notification exits"
+assert len(reasons) >= 3, "exit reasons: %s" % reasons
+flows = collections.Counter(e["name"] for e in ev if e.get("ph") == "f")
+starts = {e["id"] for e in ev if e.get("ph") == "s"}
+assert flows["kick"] > 0 and flows["irq"] > 0, "flows in merged.json: %s" % dict(flows)
+assert all(e["id"] in starts for e in ev if e.get("ph") == "f"), "a flow end without a start"
+pf = open(sys.argv[2]).read()
+nterm = len(re.findall(r"terminating_flow_ids:", pf))
+assert nterm == sum(flows.values()), "Perfetto has %d flow ends, JSON %d" % (nterm, sum(flows.values()))
+print("flows: %s in merged.json, %d in merged.pftrace" % (dict(flows), nterm))
+PY
+	"$VT_BIN" report "$out/host" "$out/guest/kernel" "$out/guest/python" "$out/guest/markers" >report.txt
+	grep -E "^  (issue_to_kick|kick_to_host_io|inject_to_irq) " report.txt
+	for st in issue_to_kick kick_to_host_io inject_to_irq; do
+		n=$(awk -v s=$st '$1 == s { print $(NF - 4) }' report.txt)
+		[ "${n:-0}" -gt 0 ] || { echo "FAIL: report has no $st links"; exit 1; }
+	done
+	awk '/^VM exits per vCPU/ { f = 1; next } f && /exit: / { n++ } END { exit !(n >= 3) }' report.txt ||
+		{ echo "FAIL: the report's VM exits per vCPU table is empty"; exit 1; }
+fi
 # one VM: the Python slices and the guest kernel's syscalls of the workload's
 # thread share one process and thread (merge groups guest inputs by VM)
 /usr/bin/python3 - "$out/merged.json" <<'PY'
