@@ -151,6 +151,7 @@ int cmd_marker(int argc, char **argv)
 		return VT_EXIT_FAIL;
 	}
 	hc.seq = seq;
+	hc.chain = (uint32_t)getpid();	/* apart from other emitters' calls */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);

@@ -403,7 +403,7 @@ static int pick_chardev(struct align_samples *s, struct cwrite *w, size_t nw, in
  * guest's readings travel in the registers of its kvm_hypercall events, so
  * the host trace alone holds both sides of each bracket.  Marker k's
  * "before" is in its own call, its "after" in the next call of the same
- * vCPU thread (the next marker, or the closing call).  The registers are
+ * chain (the next marker, or the closing call).  The registers are
  * the guest's: untrusted, checked (after >= before, seq in order).
  */
 struct hc_reading {
@@ -411,6 +411,7 @@ struct hc_reading {
 	uint64_t before;	/* the guest's TSC before this call */
 	uint64_t prev_after;	/* the guest's TSC after the previous marker (0: none) */
 	uint64_t seq;		/* marker seq; HC_SEQ_CLOSE for a closing call */
+	uint32_t chain;		/* the emitter's chain (64-bit ABI), else 0 */
 	uint32_t cpu;
 	int32_t vcpu;
 };
@@ -458,6 +459,7 @@ static int hc_inband_add(struct hc_inband *ib, const struct vt_td_event *ev, uin
 		h.prev_after = a1;
 		h.seq = a2;
 		h.cpu = (uint32_t)a3;
+		h.chain = (uint32_t)(a3 >> 32);
 	} else {	/* 32-bit: values split over a0..a3, seq in nr */
 		h.before = (h.before & 0xffffffffu) | (a1 << 32);
 		h.prev_after = (a2 & 0xffffffffu) | (a3 << 32);
@@ -469,8 +471,9 @@ static int hc_inband_add(struct hc_inband *ib, const struct vt_td_event *ev, uin
 /*
  * Turn the in-band readings into guest marker records, unless the guest's
  * own markers.dat already holds hypercall markers (the same readings).
- * Per vCPU thread in trace order: call i's "before" and call i+1's
- * "prev_after" bracket marker i.  A marker with no next call, a reading
+ * Per chain (an emitter: a guest process) in trace order: call i's
+ * "before" and the chain's next call's "prev_after" bracket marker i,
+ * whichever vCPUs they ran on.  A marker with no next call, a reading
  * out of order or a seq that does not follow is dropped (counted).
  */
 static int hc_inband_markers(struct align_samples *s, struct hc_inband *ib, const char *path)
@@ -492,7 +495,7 @@ static int hc_inband_markers(struct align_samples *s, struct hc_inband *ib, cons
 		if (h->seq == HC_SEQ_CLOSE)
 			continue;
 		for (size_t j = i + 1; j < ib->n; j++)
-			if (ib->a[j].vcpu == h->vcpu) {
+			if (ib->a[j].chain == h->chain) {
 				nx = &ib->a[j];
 				break;
 			}

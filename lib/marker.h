@@ -150,7 +150,9 @@ static inline VT_NOTRACE void vt_marker_emit_chardev(struct vt_marker *rec, uint
  *
  * 64-bit ABI (long mode):  rax = VT_MARKER_HC_NR, rbx = TSC before,
  *   rcx = the previous marker's TSC after (0: none), rdx = seq,
- *   rsi = guest CPU (VT_MARKER_CPU_NONE when unknown).
+ *   rsi = chain << 32 | guest CPU (VT_MARKER_CPU_NONE when unknown).  The
+ *   chain tells apart emitters that interleave (a Linux guest's processes:
+ *   their pid); the host pairs a call with the next one of its chain.
  * 32-bit ABI (KVM truncates every register to 32 bits):
  *   eax = VT_MARKER_HC_NR32 | (seq & 0x7fff), ebx/ecx = TSC before low/high,
  *   edx/esi = the previous marker's TSC after low/high; the closing call
@@ -166,6 +168,7 @@ static inline VT_NOTRACE void vt_marker_emit_chardev(struct vt_marker *rec, uint
 /* The emitter's state: the instruction to use and the chain of readings. */
 struct vt_marker_hc {
 	int amd;		/* vmmcall (AMD, Hygon) rather than vmcall (Intel) */
+	uint32_t chain;		/* this emitter's chain id (64-bit ABI), 0 default */
 	uint64_t seq;		/* the next marker's sequence number */
 	uint64_t prev_after;	/* the last marker's "after" reading, 0: none */
 };
@@ -188,6 +191,7 @@ static inline VT_NOTRACE int vt_marker_hc_init(struct vt_marker_hc *st)
 
 	st->seq = 0;
 	st->prev_after = 0;
+	st->chain = 0;
 	vt_marker_cpuid(0, r);
 	/* "AuthenticAMD" / "HygonGenuine": ebx starts "Auth" / "Hygo" */
 	st->amd = r[1] == 0x68747541u || r[1] == 0x6f677948u;
@@ -220,7 +224,8 @@ static inline VT_NOTRACE void vt_marker_hc_call(int amd, uint64_t nr, uint64_t a
 	(void)ret;
 }
 #define VT_MARKER_HC_ARGS(st, before, cpu) \
-	VT_MARKER_HC_NR, (before), (st)->prev_after, (st)->seq, (cpu)
+	VT_MARKER_HC_NR, (before), (st)->prev_after, (st)->seq, \
+	((uint64_t)(st)->chain << 32 | (uint32_t)(cpu))
 #else
 static inline VT_NOTRACE void vt_marker_hc_call(int amd, uint32_t nr, uint32_t a0, uint32_t a1,
 						uint32_t a2, uint32_t a3)

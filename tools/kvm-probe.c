@@ -63,15 +63,16 @@ int main(int argc, char **argv)
 	}
 	if (argc == 2)
 		dev = argv[1];
-	if (probe_is_pvm() && !(getenv("VT_KVM") && !strcmp(getenv("VT_KVM"), "direct"))) {
-		fprintf(stderr, "no full KVM: %s is PVM's (kvm_pvm): its TSC offsets are not the guest's and Linux guests hang (VT_KVM=direct uses it anyway)\n", dev);
-		return VT_EXIT_UNSUPPORTED;
-	}
 	kvm = open(dev, O_RDWR | O_CLOEXEC);
 	if (kvm < 0) {
 		err = errno;
 		fprintf(stderr, "no %s: cannot open it read-write: %s\n", dev, strerror(err));
 		return probe_code(err);
+	}
+	if (probe_is_pvm() && !(getenv("VT_KVM") && !strcmp(getenv("VT_KVM"), "direct"))) {
+		fprintf(stderr, "no full KVM: %s is PVM's (kvm_pvm): its TSC offsets are not the guest's and Linux guests hang (VT_KVM=direct uses it anyway)\n", dev);
+		close(kvm);
+		return VT_EXIT_UNSUPPORTED;
 	}
 	api = probe_ioctl(kvm, KVM_GET_API_VERSION, 0);
 	if (api != PROBE_API_VERSION) {

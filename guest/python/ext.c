@@ -10,6 +10,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <frameobject.h>
+#include "pymarker.h"
 #include <pthread.h>
 #include <errno.h>
 #include <stdio.h>
@@ -1249,6 +1250,14 @@ static PyMethodDef methods[] = {
 	  "trim(path): cut a finished writer's .dat file after its last record and append"
 	  " what its .stage file holds." },
 	{ "rdtsc", vt_rdtsc_py, METH_NOARGS, "The raw TSC." },
+	{ "marker", vtpy_marker, METH_NOARGS,
+	  "marker() -> seq: send one in-band sync marker (a hypercall the host's"
+	  " kvm_hypercall event records); None when not running under KVM." },
+	{ "markers_start", vtpy_markers_start, METH_VARARGS,
+	  "markers_start(interval_ms) -> bool: send a marker every interval_ms from a"
+	  " C thread; False when not running under KVM." },
+	{ "markers_stop", vtpy_markers_stop, METH_NOARGS,
+	  "markers_stop() -> bool: end the periodic markers (True if they ran)." },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -19,9 +19,10 @@ import sys
 
 from . import _vmtrace
 
-__all__ = ["start", "stop", "trace", "active", "finalize", "backend", "DEFAULT_DIR"]
+__all__ = ["start", "stop", "trace", "active", "finalize", "marker", "backend", "DEFAULT_DIR"]
 
 DEFAULT_DIR = "vmtrace.data"
+_MARKERS_MAX_MS = 3600 * 1000
 backend = _vmtrace.backend
 _atexit_done = False
 
@@ -34,7 +35,17 @@ def _split(lines):
     return tuple(p.strip() for p in lines if p.strip())
 
 
-def start(dir=DEFAULT_DIR, lines=None, c_calls=True, max_depth=0, clock=None):
+def marker():
+    """Send one in-band guest<->host sync marker: a hypercall whose registers
+    carry this guest's TSC readings into the host's kvm:kvm_hypercall event,
+    so `vmtrace align HOSTDIR` proves the clock map from the host trace alone
+    (docs/format/markers.md).  Any user may send one.  Returns its sequence
+    number, or None when not running under KVM (nothing is sent)."""
+    return _vmtrace.marker()
+
+
+def start(dir=DEFAULT_DIR, lines=None, c_calls=True, max_depth=0, clock=None,
+          markers_ms=0):
     """Begin tracing all threads into the uftrace directory ``dir``.
 
     lines: module-name prefixes ("pkg,other") whose line events are wanted.
@@ -42,12 +53,19 @@ def start(dir=DEFAULT_DIR, lines=None, c_calls=True, max_depth=0, clock=None):
     max_depth: do not record calls deeper than this (0: uftrace's 1024).
     clock: "tsc" (default) or "ns" (CLOCK_MONOTONIC, for direct uftrace use);
     the VMTRACE_CLOCK environment variable sets the default.
+    markers_ms: under KVM, send an in-band sync marker every this many ms
+    from a C thread (not traced) while tracing (0: none).
     """
     global _atexit_done
+    markers_ms = int(markers_ms)
+    if not 0 <= markers_ms <= _MARKERS_MAX_MS:
+        raise ValueError("vmtrace: markers_ms %d: want 0..%d" % (markers_ms, _MARKERS_MAX_MS))
     clock = clock or os.environ.get("VMTRACE_CLOCK", "tsc")
     _vmtrace.start(os.path.abspath(dir), lines=_split(lines), c_calls=bool(c_calls),
                    max_depth=int(max_depth), exename=os.path.realpath(sys.executable),
                    cmdline=" ".join([sys.executable] + sys.argv), clock=clock)
+    if markers_ms:
+        _vmtrace.markers_start(markers_ms)
     if not _atexit_done:
         atexit.register(_at_exit)
         _atexit_done = True
@@ -57,6 +75,7 @@ def stop(exit_status=-1):
     """End tracing; the directory is complete.  Returns a dict with 'lost'
     (records not written, e.g. the disk was full), 'errno' and 'dir', or
     None if tracing was off."""
+    _vmtrace.markers_stop()
     res = _vmtrace.stop(exit_status=exit_status)
     if res is not None:
         finalize(res["dir"])

@@ -29,6 +29,8 @@ def parse(argv):
                    help="do not record calls deeper than N")
     p.add_argument("--clock", choices=("tsc", "ns"), default=None,
                    help="timestamp clock (default tsc; ns for plain uftrace)")
+    p.add_argument("--markers", type=int, default=0, metavar="MS",
+                   help="under KVM, send an in-band sync marker every MS ms while tracing")
     p.add_argument("-m", dest="module", metavar="MODULE", default=None,
                    help="run a library module as a script")
     p.add_argument("args", nargs=argparse.REMAINDER, help="script.py [args]")
@@ -37,6 +39,8 @@ def parse(argv):
         p.error("a script or -m MODULE is required")
     if opts.max_depth < 0:
         p.error("--max-depth must be >= 0")
+    if opts.markers < 0:
+        p.error("--markers must be >= 0")
     return opts
 
 
@@ -55,7 +59,7 @@ def main(argv=None):
         target = ("path", script)
     try:
         vmtrace.start(opts.output, lines=opts.lines, c_calls=not opts.no_c_calls,
-                      max_depth=opts.max_depth, clock=opts.clock)
+                      max_depth=opts.max_depth, clock=opts.clock, markers_ms=opts.markers)
     except PermissionError as e:
         print(f"{e}", file=sys.stderr)
         return EXIT_PERM
