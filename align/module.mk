@@ -48,3 +48,11 @@ $(OUT)/tests/align/marker-guest-hcadj.elf: $(SRC)/tests/align/marker-guest.c $(S
 ALIGN_FUZZ_OBJS := $(ALIGN_MODEL_SRCS:%.c=$(OUT)/fuzz/obj/%.o)
 $(OUT)/fuzz/fuzz-markers: $(ALIGN_FUZZ_OBJS)
 $(OUT)/fuzz/fuzz-markers: FUZZ_EXTRA_LIBS += $(ALIGN_FUZZ_OBJS)
+
+# the alignment benchmark's guests (tests/bench/b-align-kvm.sh): 100 in-band
+# markers, 0.2 / 2 / 20 ms apart (at ~2 GHz)
+MARKER_BENCH_GAPS := 400000 4000000 40000000
+BENCH_TARGETS += $(MARKER_BENCH_GAPS:%=$(OUT)/tests/align/marker-guest-hc100-%.elf)
+$(OUT)/tests/align/marker-guest-hc100-%.elf: $(SRC)/tests/align/marker-guest.c $(SRC)/lib/marker.h
+	@mkdir -p $(dir $@)
+	$(CC) $(MARKER_GUEST_FLAGS) -DMARKER_HYPERCALL -DN_MARKERS=100 -DGAP_TSC=$*ull -o $@ $<

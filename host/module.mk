@@ -7,7 +7,7 @@ DEPS += libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd qemu-system-x
 # tests/host: a libtracecmd read-back checker, a syscall generator (bench),
 # and a multiboot guest that writes a known PIO sequence.
 TEST_TARGETS += $(OUT)/tests/host/tdcount $(OUT)/tests/host/pio-guest.elf $(OUT)/tests/host/sysloop
-BENCH_TARGETS += $(OUT)/tests/host/sysloop $(OUT)/tests/host/tdcount
+BENCH_TARGETS += $(OUT)/tests/host/sysloop $(OUT)/tests/host/tdcount $(OUT)/tests/host/pio-loop.elf
 $(OUT)/tests/host/tdcount: $(SRC)/tests/host/tdcount.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(TRACECMD_LIBS)
@@ -25,3 +25,9 @@ $(OUT)/tests/t-kvmfacts: $(SRC)/tests/host/t-kvmfacts.c $(OUT)/obj/host/kvmfacts
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -I$(SRC)/host -I$(SRC)/tests $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< \
 		$(OUT)/obj/host/kvmfacts.o $(OUT)/obj/host/proc.o $(OUT)/lib/libvtcore.a -lpthread -lm
+
+# the KVM recorder benchmark's guest (tests/bench/b-kvm.sh): a PIO exit loop
+$(OUT)/tests/host/pio-loop.elf: $(SRC)/tests/host/pio-loop.c
+	@mkdir -p $(dir $@)
+	$(CC) -m32 -ffreestanding -nostdlib -static -no-pie -fno-pic -O2 -fno-stack-protector \
+		-Wl,--build-id=none -Wl,-Ttext=0x100000 -o $@ $<

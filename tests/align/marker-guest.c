@@ -18,8 +18,12 @@
 
 #define MB_MAGIC	0x1BADB002u
 #define MB_FLAGS	0u
+#ifndef N_MARKERS
 #define N_MARKERS	40
+#endif
+#ifndef GAP_TSC
 #define GAP_TSC		4000000ull	/* ~2 ms at 2 GHz between markers */
+#endif
 #define DUMP_PORT	0x4e9		/* debugcon carrying markers.dat (0x402 is SeaBIOS log) */
 #define EXIT_PORT	0xf4		/* isa-debug-exit */
 #define STACK_SIZE	16384
