@@ -32,7 +32,7 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else pr
 guest() {	# run the guest once; its wall time (s) to guest.s
 	local t0 t1
 	t0=$(date +%s.%N)
-	qemu-system-x86_64 -enable-kvm -name loop,debug-threads=on -kernel "$GUEST" \
+	timeout -k 5 300 qemu-system-x86_64 -enable-kvm -name loop,debug-threads=on -kernel "$GUEST" \
 		-device isa-debug-exit,iobase=0xf4,iosize=4 -display none -serial none \
 		-monitor none -nodefaults -no-reboot -m 16 >/dev/null 2>&1 </dev/null || true
 	t1=$(date +%s.%N)
@@ -57,6 +57,19 @@ run() {
 	sleep 2		# both are recording well before the guest starts
 	guest "$d"
 	touch "$d/stop"
+	# a recorder that does not end within a minute is a finding: its
+	# threads' kernel stacks are kept, then it is killed
+	for t in $(seq 1 600); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+	if kill -0 $pid 2>/dev/null; then
+		echo "b-kvm: $tool did not stop within 60 s of its command's end:" >&2
+		for p in $(pgrep -P $pid) $pid; do
+			for tsk in /proc/$p/task/*; do
+				echo "  $tsk $(cat $tsk/comm) $(cat $tsk/wchan)" >&2
+				sed 's/^/      /' $tsk/stack >&2 2>/dev/null
+			done
+		done
+		pkill -9 -P $pid; kill -9 $pid
+	fi
 	wait $pid || true
 }
 

@@ -46,5 +46,5 @@ uftrace replay -d "$out/guest/trace" --no-pager >replay.txt
 grep -q 'one_round() {' replay.txt
 [ "$(grep -c 'one_round() {' replay.txt)" = 8 ]
 host_ev=sys_enter_write
-[ "$accel" = kvm ] && host_ev=kvm_pio
+[ "$accel" = kvm ] && host_ev=kvm_hypercall
 /usr/bin/python3 "$VT_SRC/tests/examples/check_outputs.py" "$out" one_round "$host_ev"

@@ -80,7 +80,9 @@ tc=$(trace-cmd report kvm/trace.dat 2>/dev/null | grep -c 'kvm_pio:.* at 0x7e0 '
 check_counts kvm
 
 # the project's unikernel (docs/format/unikernel.md), when built: its 4 PIO
-# markers 0x56000000|i at port 0x5f0 appear as kvm_pio, in order
+# in-band hypercall markers (lib/marker.h, 64-bit ABI) appear as
+# kvm_hypercall nr 0x56540001 with seq 0..3 in a2, in order, then the
+# closing call (seq all ones)
 uk=$VT_BUILD/guest/unikernel.elf
 if [ -f "$uk" ] && ! kvm_longmode_check; then
 	echo "note: unikernel part skipped: $KVM_WHY"
@@ -90,9 +92,10 @@ elif [ -f "$uk" ]; then
 		-kernel "$uk" -m 64 -display none -nodefaults -no-reboot -debugcon file:uk.bin \
 		-device isa-debug-exit,iobase=0xf4,iosize=4 || rc=$?
 	[ $rc = 33 ] || fail "unikernel exit status $rc, want 33 (124: not done in $KVM_RUN_SECS s)"
-	"$TDCOUNT" -f kvm:kvm_pio:port,val uk/trace.dat | grep '^port=1520 ' | awk '{print $2}' >uk.txt
-	want=$(for i in 0 1 2 3; do echo "val=$((0x56000000 | i))"; done)
-	[ "$(cat uk.txt)" = "$want" ] || { cat uk.txt; fail "unikernel markers as kvm_pio differ"; }
+	"$TDCOUNT" -f kvm:kvm_hypercall:nr,a2 uk/trace.dat | grep "^nr=$((0x56540001)) " |
+		awk '{print $2}' >uk.txt
+	want=$(for i in 0 1 2 3 18446744073709551615; do echo "a2=$i"; done)
+	[ "$(cat uk.txt)" = "$want" ] || { cat uk.txt; fail "unikernel markers as kvm_hypercall differ"; }
 	check_counts uk
 fi
 echo "KVM recording: OK"

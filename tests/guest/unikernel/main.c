@@ -11,8 +11,10 @@
  * Build-time option: with UNIK_MARKER_CHARDEV (the TCG image) each marker
  * is one byte to an isa-debugcon the host maps at VT_MARKER_PORT, which
  * QEMU's vCPU thread write()s to a chardev file (the host recorder sees
- * the syscall); otherwise (the KVM image) a 32-bit PIO write to
- * VT_MARKER_PORT, seen on the host as kvm:kvm_pio.  With UNIK_SPIN_MS=N
+ * the syscall); otherwise (the KVM image) an in-band hypercall marker
+ * (lib/marker.h, 64-bit ABI: kvm:kvm_hypercall on the host carries its TSC
+ * readings) when CPUID says KVM, else a 32-bit PIO write to VT_MARKER_PORT
+ * (kvm:kvm_pio).  With UNIK_SPIN_MS=N
  * (the sampling image, build/guest/unikernel-spin.elf) it first spins for
  * about N ms in spin.c's call tree, for tools/vmtrace-sample; the traced
  * run, markers and frames that follow are the default image's.
@@ -75,12 +77,22 @@ static void fail(const char *why)
 	outl(UNIK_EXIT_PORT, UNIK_EXIT_FAIL);
 }
 
+#ifndef UNIK_MARKER_CHARDEV
+static struct vt_marker_hc hc;
+static int hc_ok;	/* under KVM: hypercall markers */
+#endif
+
 static void mark(struct vt_marker *m, uint64_t seq)
 {
 #ifdef UNIK_MARKER_CHARDEV
 	vt_marker_emit_chardev(m, VT_MARKER_PORT, seq);
 #else
-	vt_marker_emit_pio(m, VT_MARKER_PORT, seq);
+	if (hc_ok) {
+		hc.seq = seq;
+		vt_marker_emit_hypercall(m, &hc, 0);
+	} else {
+		vt_marker_emit_pio(m, VT_MARKER_PORT, seq);
+	}
 #endif
 }
 
@@ -102,9 +114,16 @@ void unikernel_main(void)
 		fail("vmtrace unikernel: bad marker count\n");
 	if (vt_mcount_free_init(trace_buf, sizeof(trace_buf), UNIK_MAX_DEPTH, 0) < 0)
 		fail("vmtrace unikernel: init failed\n");
+#ifndef UNIK_MARKER_CHARDEV
+	hc_ok = vt_marker_hc_init(&hc);
+#endif
 	vt_mcount_free_start();
 	unik_app.run(marks, mark);
 	vt_mcount_free_stop();
+#ifndef UNIK_MARKER_CHARDEV
+	if (hc_ok)	/* the last marker's "after" reading, for the host trace */
+		vt_marker_hc_close(&hc, 0);
+#endif
 
 	len = vt_mcount_free_data(&data);
 	for (int i = 0; i < nr; i++)
