@@ -22,10 +22,10 @@ for gap in 400000 4000000 40000000; do
 	elf=$VT_BUILD/tests/align/marker-guest-hc100-$gap.elf
 	[ -f "$elf" ] || { echo "b-align-kvm: $elf not built (make bench builds it)"; exit 1; }
 	mkdir -p g$gap
-	"$VT_BIN" record -q -o h$gap -- qemu-system-x86_64 -enable-kvm -name hc,debug-threads=on \
+	"$VT_BIN" record -o h$gap -- qemu-system-x86_64 -enable-kvm -name hc,debug-threads=on \
 		-kernel "$elf" -device isa-debugcon,iobase=0x4e9,chardev=dump \
 		-chardev file,id=dump,path=g$gap/markers.dat -device isa-debug-exit,iobase=0xf4,iosize=4 \
-		-display none -serial none -monitor none -nodefaults -no-reboot -m 16 2>/dev/null || true
+		-display none -serial none -monitor none -nodefaults -no-reboot -m 16 >rec$gap.log 2>&1 || true
 	for k in 1 3 10 30 100; do
 		mkdir -p g$gap-$k
 		head -c $((48 * k)) g$gap/markers.dat >g$gap-$k/markers.dat
