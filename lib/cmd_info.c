@@ -9,10 +9,13 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "err.h"
+#include "filekind.h"
 #include "meta.h"
 #include "tracedat.h"
 #include "uftrace.h"
@@ -302,6 +305,7 @@ int cmd_info(int argc, char **argv)
 	struct vt_meta *m = NULL;
 	uint64_t hz = 0;
 	int c, ret = VT_EXIT_OK;
+	struct stat st;
 
 	while ((c = getopt_long(argc, argv, "rh", opts, NULL)) != -1) {
 		if (c == 'r') {
@@ -318,6 +322,24 @@ int cmd_info(int argc, char **argv)
 	if (optind + 1 != argc)
 		return vt_cli_usage(usage, 0);
 	dir = argv[optind];
+	if (!stat(dir, &st) && !S_ISDIR(st.st_mode)) {
+		uint8_t head[VT_FILE_KIND_HEAD];
+		ssize_t n = -1;
+		int fd = open(dir, O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			n = read(fd, head, sizeof(head));
+			close(fd);
+		}
+		if (n < 0)
+			vt_err_errno("%s: cannot read", dir);
+		else
+			vt_err_set("%s: not a trace directory: this is %s; info wants a directory "
+				   "(vmtrace record -o DIR, vmtrace run -o DIR, python3 -m vmtrace -o DIR)",
+				   dir, vt_file_kind(head, (size_t)n));
+		vt_err_print("info");
+		return VT_EXIT_FAIL;
+	}
 	if (access(dir, R_OK | X_OK)) {
 		vt_err_errno("%s: cannot read directory", dir);
 		vt_err_print("info");

@@ -209,11 +209,15 @@ static inline VT_NOTRACE int vt_marker_hc_init(struct vt_marker_hc *st)
 #define VT_MARKER_HC_SEQ_MASK	((uint64_t)VT_MARKER_HC_SEQ32_MASK)
 #endif
 
-#if defined(__x86_64__)
-static inline VT_NOTRACE void vt_marker_hc_call(int amd, uint64_t nr, uint64_t a0, uint64_t a1,
-						uint64_t a2, uint64_t a3)
+/* A register's width: 64 bits in long mode, 32 in protected mode
+ * (unsigned long on both x86 ABIs). */
+typedef unsigned long vt_marker_hc_reg;
+
+static inline VT_NOTRACE void vt_marker_hc_call(int amd, vt_marker_hc_reg nr, vt_marker_hc_reg a0,
+						vt_marker_hc_reg a1, vt_marker_hc_reg a2,
+						vt_marker_hc_reg a3)
 {
-	uint64_t ret;
+	vt_marker_hc_reg ret;
 
 	if (amd)
 		__asm__ __volatile__("vmmcall" : "=a"(ret)
@@ -223,23 +227,12 @@ static inline VT_NOTRACE void vt_marker_hc_call(int amd, uint64_t nr, uint64_t a
 				     : "a"(nr), "b"(a0), "c"(a1), "d"(a2), "S"(a3) : "memory");
 	(void)ret;
 }
+
+#if defined(__x86_64__)
 #define VT_MARKER_HC_ARGS(st, before, cpu) \
 	VT_MARKER_HC_NR, (before), (st)->prev_after, (st)->seq, \
 	((uint64_t)(st)->chain << 32 | (uint32_t)(cpu))
 #else
-static inline VT_NOTRACE void vt_marker_hc_call(int amd, uint32_t nr, uint32_t a0, uint32_t a1,
-						uint32_t a2, uint32_t a3)
-{
-	uint32_t ret;
-
-	if (amd)
-		__asm__ __volatile__("vmmcall" : "=a"(ret)
-				     : "a"(nr), "b"(a0), "c"(a1), "d"(a2), "S"(a3) : "memory");
-	else
-		__asm__ __volatile__("vmcall" : "=a"(ret)
-				     : "a"(nr), "b"(a0), "c"(a1), "d"(a2), "S"(a3) : "memory");
-	(void)ret;
-}
 #define VT_MARKER_HC_ARGS(st, before, cpu) \
 	(st)->seq == VT_MARKER_HC_CLOSE_SEQ ? VT_MARKER_HC_CLOSE32 : \
 	VT_MARKER_HC_NR32 | ((uint32_t)(st)->seq & VT_MARKER_HC_SEQ32_MASK), \

@@ -3,6 +3,8 @@
 CORE_SRCS += lib/err.c lib/meta.c lib/uftrace.c lib/elfread.c lib/tsc.c
 # atomic whole-file replace (vmtrace.meta, uftrace side files)
 CORE_SRCS += lib/fileio.c
+# what a file is, from its first bytes (messages for the wrong kind of input)
+CORE_SRCS += lib/filekind.c
 # number parsing of options and environment variables (also in the mcount runtime)
 CORE_SRCS += lib/cli.c
 # commands of the shared module: vmtrace tsc, info, convert

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <trace-cmd/trace-cmd.h>
 #include "err.h"
+#include "filekind.h"
 #include "tracedat.h"
 
 /* Exported by libtracecmd 3.x but missing from its public header: the
@@ -558,6 +559,14 @@ static int hdr_check(const char *path, int fd, uint64_t size, struct hdr_cur *c)
 	char buf[HDR_STR_MAX];
 	long version;
 
+	uint8_t head[VT_FILE_KIND_HEAD];
+	ssize_t got = pread(fd, head, sizeof(head), 0);
+
+	/* another kind of file: say what it is, not that its header is bad */
+	if (got >= 0 && !vt_file_is_tracedat(head, (size_t)got))
+		return vt_err_set("%s: not a trace.dat: this is %s; give recording directories "
+				  "(vmtrace record -o DIR, a guest tracer's -o DIR) or trace.dat "
+				  "files", path, vt_file_kind(head, (size_t)got));
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
 	c->size = c->end = size;
