@@ -1,0 +1,46 @@
+#!/bin/bash
+# The KVM lab (vmtrace lab, tools/kvm-lab): a command runs as root in a
+# Linux host with a working /dev/kvm (kvm-amd loaded), the machine's files
+# read-only, the output directory writable at its own path, tracefs and
+# debugfs mounted; its stdout/stderr come back, its exit status is
+# returned (128+N for a signal).  Failure modes: a time limit (124, the
+# console's last lines), no QEMU (125), a working directory the lab cannot
+# see (2), a bad option (2).
+# timeout: 300
+set -eu
+lab=$VT_BUILD/bin/vmtrace-lab
+[ -x "$lab" ] || { echo "FAIL: $lab not built"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 not installed (make deps)"; exit 77; }
+out=$VT_TMP/out
+mkdir -p "$out"
+cd "$out"
+rc=0
+"$VT_BIN" lab -q -o "$out" -- /bin/sh -c '
+	test -c /dev/kvm && grep -q "^kvm_amd " /proc/modules || { echo "no kvm-amd"; exit 3; }
+	test -d /sys/kernel/tracing/events/kvm || { echo "no tracefs kvm events"; exit 4; }
+	test -d /sys/kernel/debug/kvm || { echo "no debugfs kvm"; exit 5; }
+	touch /etc/vmtrace-lab-test 2>/dev/null && { echo "the root is writable"; exit 6; }
+	echo inside > written.txt; echo to-stdout; echo to-stderr >&2; exit 7' >o.txt 2>e.txt || rc=$?
+cat o.txt e.txt
+[ $rc = 7 ] || { echo "FAIL: exit status $rc, want 7"; exit 1; }
+grep -qx to-stdout o.txt && grep -qx to-stderr e.txt || { echo "FAIL: streams"; exit 1; }
+[ "$(cat written.txt)" = inside ] || { echo "FAIL: output directory not written"; exit 1; }
+rc=0
+"$VT_BIN" lab -q -o "$out" -- /bin/sh -c 'kill -KILL $$' || rc=$?
+[ $rc = 137 ] || { echo "FAIL: a killed command gave $rc, want 137"; exit 1; }
+rc=0
+"$VT_BIN" lab -q -o "$out" --timeout 20 --keep-console console.txt -- sleep 600 2>t.err || rc=$?
+cat t.err
+[ $rc = 124 ] && grep -q 'time limit of 20 s passed' t.err && [ -s console.txt ] ||
+	{ echo "FAIL: time limit: exit $rc"; exit 1; }
+rc=0
+VT_LAB_QEMU=/nonexistent/qemu "$VT_BIN" lab -q -o "$out" -- true 2>q.err || rc=$?
+[ $rc = 125 ] && grep -q 'not installed' q.err || { cat q.err; echo "FAIL: no QEMU: exit $rc"; exit 1; }
+rc=0
+(cd /tmp && "$VT_BIN" lab -q -o "$out" -- true) 2>w.err || rc=$?
+[ $rc = 2 ] && grep -q 'not visible inside the lab' w.err || { cat w.err; echo "FAIL: cwd: exit $rc"; exit 1; }
+rc=0
+"$VT_BIN" lab --smp x -- true 2>/dev/null || rc=$?
+[ $rc = 2 ] || { echo "FAIL: bad option: exit $rc"; exit 1; }
+echo "ok: status 7 and 137 returned, streams and output kept, limit 124, no QEMU 125, hidden cwd 2"
