@@ -334,6 +334,8 @@ int vt_td_write_cpu_data(struct vt_td_writer *w, unsigned nr_cpus, const int *fd
 {
 	uint64_t *sizes, off;
 	char *buf, zero = 0;
+	const char *clock = NULL;
+	size_t clock_len = 0;
 	int ret = -1;
 
 	if (td_step(w, TD_S_CMDLINES, "cpu data"))
@@ -362,13 +364,25 @@ int vt_td_write_cpu_data(struct vt_td_writer *w, unsigned nr_cpus, const int *fd
 			goto out;
 	if (td_u16(w, VT_TD_OPT_DONE) || td_write(w, "flyrecord", 10))
 		goto out;
+	/* with a TRACECLOCK option libtracecmd reads u64 size + the clock text
+	 * right after the offsets (v6): written here, never left to the
+	 * padding (whose bytes, near a page end, would be the first page's) */
+	for (unsigned i = 0; i < w->nr_opts; i++)
+		if (w->opts[i].id == VT_TD_OPT_TRACECLOCK) {
+			clock = w->opts[i].data;
+			clock_len = strnlen(clock, w->opts[i].len);
+		}
 	off = w->off + (uint64_t)nr_cpus * 2 * sizeof(uint64_t);
+	if (clock)
+		off += sizeof(uint64_t) + clock_len;
 	off = (off + w->page_size - 1) / w->page_size * w->page_size;
 	for (unsigned i = 0; i < nr_cpus; i++) {
 		if (td_u64(w, off) || td_u64(w, sizes[i]))
 			goto out;
 		off += sizes[i];
 	}
+	if (clock && (td_u64(w, clock_len) || td_write(w, clock, clock_len)))
+		goto out;
 	while (w->off % w->page_size)
 		if (td_write(w, &zero, 1))
 			goto out;
