@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "marker.h"
+#include "tsc.h"
 
 #define ALIGN_VCPU_ANY		(-1)	/* unknown vCPU / "the guest's clock" */
 #define ALIGN_TSC_END		UINT64_MAX	/* open end of the last segment */
@@ -124,6 +125,7 @@ struct align_source_view {
 };
 
 struct align_model;
+struct align_clock_seg;
 
 /* Build the model from @in: match markers, estimate, cross-check, choose.
  * NULL with vt_err_set() when no source is usable, or on allocation
@@ -160,10 +162,9 @@ void align_fmt_ns(char *buf, size_t sz, double ns, int prec);
 
 /* ---- queries ---- */
 
-/* Host TSC -> ns (the host TSC's own epoch: ns = tsc * 1e9 / host_hz). */
+/* Host TSC -> ns (the host TSC's own epoch: ns = floor(tsc * 1e9 / host_hz),
+ * lib/tsc.h's vt_tsc_ns: exact, no division). */
 uint64_t align_host_to_ns(const struct align_model *m, uint64_t tsc_host);
-/* Plain ticks -> ns with an explicit frequency (single-domain converts). */
-uint64_t align_tsc_to_ns(uint64_t tsc, uint64_t hz);
 
 /* Guest TSC of @vcpu (ALIGN_VCPU_ANY: the first vCPU's map) -> host TSC.
  * 0 on success, -1 if no segment covers it (a value before the first or
@@ -176,17 +177,77 @@ int align_guest_to_ns(const struct align_model *m, int vcpu, uint64_t tsc_guest,
 int align_host_to_guest(const struct align_model *m, int vcpu, uint64_t tsc_host,
 			uint64_t *tsc_guest);
 
-/* Streaming: a cursor remembers its segment, so a time-ordered stream of one
- * vCPU (or ALIGN_VCPU_ANY) costs O(1) per event and resolves guest TSC
- * values that two segments share (offset stepped back) in stream order. */
-struct align_cursor {
-	const struct align_model *m;
-	int vcpu;
-	size_t seg;			/* index into the model's segments */
-	uint64_t last_tsc_guest;	/* previous query */
+/* ---- clock maps: every stamp's one conversion to host ns (align/clock.c) ----
+ *
+ * One map per input domain: the host's TSC, a guest's (through its VM's
+ * model, per vCPU), or a clock already in ns.  align builds it; a consumer
+ * (merge) holds one per input and a cursor per time-ordered stream, and
+ * calls align_clock_ns() per event: no division, no allocation, exact
+ * (floor(host_tsc * 1e9 / hz); tests/unit/t-clockmap.c checks it against the
+ * 128-bit division over the whole 64-bit range in every segment).  A guest
+ * stamp no segment covers (or a guest without a model) maps through the
+ * map's fixed offset: host TSC = guest TSC - offset (counted in .unmapped
+ * when a model was there). */
+enum align_clock_kind {
+	ALIGN_CLOCK_HOST,	/* host TSC ticks */
+	ALIGN_CLOCK_GUEST,	/* guest TSC ticks: the model, else the offset */
+	ALIGN_CLOCK_NS,		/* already ns on the host timeline: identity */
 };
-void align_cursor_init(struct align_cursor *c, const struct align_model *m, int vcpu);
-int align_cursor_guest_to_ns(struct align_cursor *c, uint64_t tsc_guest, uint64_t *ns);
+
+struct align_clock {
+	enum align_clock_kind kind;
+	struct vt_tsc_ns host_ns;	/* host TSC -> ns (identity for NS) */
+	uint64_t host_hz;		/* its frequency (VT_NS_PER_SEC for NS) */
+	const struct align_model *model;	/* GUEST: the VM's model, or NULL */
+	int64_t offset_tsc;		/* GUEST fallback: host = guest - offset */
+	uint64_t unmapped;		/* guest stamps the model did not cover */
+};
+
+/* Make @c (zeroed first for a new map) a map of @kind converting host ticks
+ * at @host_hz (ignored for NS); its model and offset are kept.  -1 with the
+ * message set when a TSC domain has no frequency. */
+int align_clock_init(struct align_clock *c, enum align_clock_kind kind, uint64_t host_hz);
+/* Make @c a guest map through model @m (its host frequency replaces @c's:
+ * the model's is the one decided for the host). */
+void align_clock_set_model(struct align_clock *c, const struct align_model *m);
+/* A span of @ticks host ticks in ns (durations: no offset, no model). */
+static inline uint64_t align_clock_span_ns(const struct align_clock *c, uint64_t ticks)
+{
+	return vt_tsc_ns(&c->host_ns, ticks);
+}
+
+/* A stream's position in its map: a time-ordered stream of one vCPU (or
+ * ALIGN_VCPU_ANY) costs O(1) per event, and guest TSC values that two
+ * segments share (offset stepped back) resolve in stream order. */
+struct align_cursor {
+	struct align_clock *clock;
+	const struct align_clock_seg *seg;	/* current segment (NULL: none) */
+	const struct align_clock_seg *end;	/* past this vCPU's last one */
+	uint64_t last_tsc_guest;		/* previous query */
+};
+/* Start @cur at the beginning of @c for @vcpu (ALIGN_VCPU_ANY or a vCPU the
+ * model does not know: the first vCPU's map). */
+void align_cursor_init(struct align_cursor *cur, struct align_clock *c, int vcpu);
+/* Guest stamps (out of line; align_clock_ns() calls it). */
+uint64_t align_clock_guest_ns(struct align_cursor *cur, uint64_t tsc);
+
+/* The same conversion for @n stamps in place of a batch: raw stamps at
+ * @raw, results at @ns, each @stride bytes after the one before (fields of
+ * an array of records).  One call per batch: the map's kind is tested once
+ * and its constants stay in registers.  Records stepping back in time are
+ * not clamped here (the caller's policy). */
+void align_clock_ns_batch(struct align_cursor *cur, const uint64_t *raw, uint64_t *ns,
+			  size_t n, size_t stride);
+
+/* The one conversion: a raw stamp of @cur's map -> host ns. */
+static inline uint64_t align_clock_ns(struct align_cursor *cur, uint64_t tsc)
+{
+	const struct align_clock *c = cur->clock;
+
+	if (likely(c->kind != ALIGN_CLOCK_GUEST))
+		return vt_tsc_ns(&c->host_ns, tsc);
+	return align_clock_guest_ns(cur, tsc);
+}
 
 /* ---- marker matching (pure; used by align_model_build, exported for tests) ---- */
 
@@ -207,6 +268,8 @@ struct align_load_opts {
 	uint64_t guest_hz;		/* override guest tsc.hz (0: from meta) */
 	int marker_port;		/* -1: VT_MARKER_PORT and the debugcon port */
 	int marker_fd;			/* chardev fd of TCG markers, -1: from meta */
+	int has_offset;			/* --offset given: the user source */
+	int64_t offset_tsc;		/* guest TSC - host TSC, ticks */
 };
 
 /* Samples read from disk; owns its arrays. */

@@ -24,8 +24,6 @@ struct opts {
 	int json;
 	int pairs;
 	int fit_slope;
-	int has_offset;
-	int64_t offset;
 	const char *host_dir;
 	const char *guest_dir;
 };
@@ -104,8 +102,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case O_OFF:
 			if (vt_parse_i64(optarg, &off))
 				return vt_err_set("bad offset '%s'", optarg);
-			o->offset = off;
-			o->has_offset = 1;
+			o->load.offset_tsc = off;
+			o->load.has_offset = 1;
 			break;
 		case O_HELP:
 		case 'h':
@@ -383,8 +381,6 @@ int cmd_align(int argc, char **argv)
 		return VT_EXIT_FAIL;
 	}
 	s.in.fit_slope = o.fit_slope;
-	s.in.has_user_offset = o.has_offset;
-	s.in.user_offset_tsc = o.offset;
 	m = align_model_build(&s.in);
 	if (!m) {
 		vt_err_print("align");

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "align/align.h"
+#include "align/internal.h"
 #include "err.h"
 
-#define NS_PER_S		1000000000ull
 #define SLOPE_BOX		0.25	/* free-slope fit: |slope - known| <= this */
 #define POLY_MAX		512	/* vertices of the feasible polygon (convex,
 					 * grows by at most one per clip) */
@@ -30,22 +30,6 @@
 #define FMT_NS_PER_H		3600e9
 #define FMT_PREC_MODEL		2	/* decimals of us/ms/h in summaries */
 
-struct align_model {
-	uint64_t host_hz;
-	struct align_segment *seg;
-	uint64_t *seg_g_lo;		/* guest TSC at each segment's start */
-	uint64_t *seg_g_hi;		/* ... and at its end (last: UINT64_MAX) */
-	size_t nseg;
-	struct align_source_view *view;
-	size_t nview, cap_view;
-	struct align_marker_pair *pair;
-	size_t npair;
-	char **warn;
-	size_t nwarn;
-	enum align_source method;
-	double bound_ns;
-	char summary[192];
-};
 
 /* One line: guest = ref_g + b + slope * (host - ref_h), b in ticks. */
 struct line {
@@ -90,23 +74,16 @@ const char *align_source_name(enum align_source s)
 	}
 }
 
-/* ---- ns conversions ---- */
-
-uint64_t align_tsc_to_ns(uint64_t tsc, uint64_t hz)
-{
-	unsigned __int128 v = (unsigned __int128)tsc * NS_PER_S;
-
-	return hz ? (uint64_t)(v / hz) : 0;
-}
+/* ---- ns conversions: lib/tsc.h's vt_tsc_ns through the model's host clock ---- */
 
 uint64_t align_host_to_ns(const struct align_model *m, uint64_t tsc_host)
 {
-	return align_tsc_to_ns(tsc_host, m->host_hz);
+	return vt_tsc_ns(&m->host_ns, tsc_host);
 }
 
 static double ticks_to_ns(const struct align_model *m, double ticks)
 {
-	return ticks * (double)NS_PER_S / (double)m->host_hz;
+	return ticks * (double)VT_NS_PER_SEC / (double)m->host_hz;
 }
 
 /* ---- lines ---- */
@@ -659,6 +636,7 @@ struct align_model *align_model_build(const struct align_input *in)
 		goto fail;
 	}
 	m->host_hz = in->host_hz;
+	vt_tsc_ns_init(&m->host_ns, m->host_hz);
 	m->warn = calloc(WARN_MAX, sizeof(*m->warn));
 	if (!m->warn)
 		goto oom;
@@ -696,7 +674,8 @@ struct align_model *align_model_build(const struct align_input *in)
 	m->seg = calloc(cap_seg, sizeof(*m->seg));
 	m->seg_g_lo = calloc(cap_seg, sizeof(*m->seg_g_lo));
 	m->seg_g_hi = calloc(cap_seg, sizeof(*m->seg_g_hi));
-	if (!m->seg || !m->seg_g_lo || !m->seg_g_hi)
+	m->cseg = calloc(cap_seg, sizeof(*m->cseg));
+	if (!m->seg || !m->seg_g_lo || !m->seg_g_hi || !m->cseg)
 		goto oom;
 	for (size_t k = 0; k < vl.n; k++) {
 		int32_t v = vl.v[k];
@@ -746,6 +725,7 @@ struct align_model *align_model_build(const struct align_input *in)
 		if (s->source != ALIGN_SRC_NONE && s->tsc_host_end != ALIGN_TSC_END)
 			m->seg_g_hi[i] = seg_guest_at(s, s->tsc_host_end);
 	}
+	align_clock_segs_build(m);
 	for (int s = ALIGN_SRC_MARKERS; s <= ALIGN_SRC_USER; s++)
 		if (counts[s] > counts[m->method])
 			m->method = (enum align_source)s;
@@ -787,6 +767,7 @@ void align_model_free(struct align_model *m)
 	free(m->seg);
 	free(m->seg_g_lo);
 	free(m->seg_g_hi);
+	free(m->cseg);
 	free(m->view);
 	free(m->pair);
 	free(m);
@@ -840,14 +821,6 @@ static int vcpu_range(const struct align_model *m, int vcpu, size_t *first, size
 	return 0;
 }
 
-static uint64_t seg_to_host(const struct align_segment *s, uint64_t g)
-{
-	if (likely(s->slope == 1.0))
-		return s->ref_tsc_host + (g - s->ref_tsc_guest);
-	return s->ref_tsc_host + (uint64_t)llround((double)(int64_t)(g - s->ref_tsc_guest) /
-						   s->slope);
-}
-
 int align_guest_to_host(const struct align_model *m, int vcpu, uint64_t tsc_guest,
 			uint64_t *tsc_host)
 {
@@ -862,7 +835,7 @@ int align_guest_to_host(const struct align_model *m, int vcpu, uint64_t tsc_gues
 			k = i;
 	if (unlikely(m->seg[k].source == ALIGN_SRC_NONE))
 		return -1;
-	*tsc_host = seg_to_host(&m->seg[k], tsc_guest);
+	*tsc_host = align_clock_seg_host(&m->cseg[k], tsc_guest);
 	return 0;
 }
 
@@ -895,40 +868,5 @@ int align_host_to_guest(const struct align_model *m, int vcpu, uint64_t tsc_host
 		*tsc_guest = s->ref_tsc_guest +
 			     (uint64_t)llround(s->slope * (double)(int64_t)(tsc_host -
 									  s->ref_tsc_host));
-	return 0;
-}
-
-void align_cursor_init(struct align_cursor *c, const struct align_model *m, int vcpu)
-{
-	size_t first = 0, last = 0;
-
-	c->m = m;
-	vcpu_range(m, vcpu, &first, &last);
-	c->vcpu = m->nseg ? m->seg[first].vcpu : vcpu;
-	c->seg = first;
-	c->last_tsc_guest = 0;
-}
-
-int align_cursor_guest_to_ns(struct align_cursor *c, uint64_t tsc_guest, uint64_t *ns)
-{
-	const struct align_model *m = c->m;
-	size_t k = c->seg;
-
-	if (unlikely(k >= m->nseg))
-		return -1;
-	/* move forward only: into the next segment of this vCPU once its guest
-	 * start is reached (offset stepped forward: the ranges do not
-	 * overlap), or, where they overlap (offset stepped back), once guest
-	 * time jumps back into it or passes the end of the current one */
-	while (k + 1 < m->nseg && m->seg[k + 1].vcpu == c->vcpu &&
-	       m->seg[k + 1].source != ALIGN_SRC_NONE && tsc_guest >= m->seg_g_lo[k + 1] &&
-	       (m->seg_g_lo[k + 1] >= m->seg_g_hi[k] || tsc_guest < c->last_tsc_guest ||
-		tsc_guest >= m->seg_g_hi[k]))
-		k++;
-	c->seg = k;
-	c->last_tsc_guest = tsc_guest;
-	if (unlikely(m->seg[k].source == ALIGN_SRC_NONE))
-		return -1;
-	*ns = align_host_to_ns(m, seg_to_host(&m->seg[k], tsc_guest));
 	return 0;
 }

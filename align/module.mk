@@ -1,13 +1,14 @@
 # align/: the clock model guest TSC <-> host TSC <-> ns (pure), its
 # gathering layer, `vmtrace align` and the guest's `vmtrace marker`.
-ALIGN_MODEL_SRCS := align/model.c align/match.c
+ALIGN_MODEL_SRCS := align/model.c align/match.c align/clock.c
 VMTRACE_SRCS += $(ALIGN_MODEL_SRCS) align/sources.c align/cmd_align.c align/cmd_marker.c
 VMTRACE_LIBS += $(TRACECMD_LIBS)
 
-# tests/unit/t-align links the pure model objects (no I/O, no libtracecmd use)
+# tests/unit/t-align and t-clockmap link the pure model objects (no I/O, no
+# libtracecmd use)
 ALIGN_MODEL_OBJS := $(ALIGN_MODEL_SRCS:%.c=$(OUT)/obj/%.o)
-$(OUT)/tests/t-align: $(ALIGN_MODEL_OBJS)
-$(OUT)/tests/t-align: LDFLAGS_ALL += $(ALIGN_MODEL_OBJS)
+$(OUT)/tests/t-align $(OUT)/tests/t-clockmap: $(ALIGN_MODEL_OBJS)
+$(OUT)/tests/t-align $(OUT)/tests/t-clockmap: LDFLAGS_ALL += $(ALIGN_MODEL_OBJS)
 
 # tests/align: a generator of host/guest fixture directories with known answers
 TEST_TARGETS += $(OUT)/tests/align/mkfixture

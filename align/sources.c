@@ -818,6 +818,8 @@ int align_samples_load(struct align_samples *s, const char *host_dir, const char
 		return -1;
 	if (!s->in.host_hz && o->host_hz)
 		s->in.host_hz = o->host_hz;
+	s->in.has_user_offset = o->has_offset;
+	s->in.user_offset_tsc = o->offset_tsc;
 	s->in.offsets = s->offsets;
 	s->in.snaps = s->snaps;
 	s->in.guest_markers = s->guest_markers;

@@ -34,22 +34,25 @@ static inline VT_NOTRACE uint64_t vt_rdtsc_ordered(void)
 /*
  * Ticks -> ns, exact and division-free: ns = floor(tsc * 1e9 / hz) for every
  * 64-bit tsc and hz >= 1 (saturated at UINT64_MAX when hz < 1e9 makes it
- * overflow).  With b = bits(hz) and s = 64 + b, mult = ceil(2^s * 1e9 / hz)
- * (< 2^96: mult_hi < 2^32); then tsc * mult / 2^s differs from the true
- * quotient by less than tsc / 2^s < 1 / hz, which never crosses an integer:
- * the floor is exact (Granlund-Montgomery).  Two multiplies, an add and a
- * shift per stamp; tests/unit/t-tscns.c checks it against the 128-bit
- * division over edge and random values.  (64-bit builds only: the 32-bit
- * freestanding guests that include this file for vt_rdtsc do not convert.)
+ * overflow).  With a scale 2^s, mult = ceil(2^s * 1e9 / hz); tsc * mult / 2^s
+ * then exceeds the true quotient by less than tsc / 2^s < 1 / hz when
+ * 2^s > tsc * hz, which never crosses an integer: the floor is exact
+ * (Granlund-Montgomery).  Every TSC (hz > 1e9) takes s = 128: mult < 2^128
+ * and the result is the top word of tsc * mult, two multiplies and an add,
+ * no shift, no overflow (ns < tsc).  Slower clocks (hz <= 1e9) take
+ * s = 64 + bits(hz): mult < 2^94, a shift and a saturation check.
+ * tests/unit/t-tscns.c checks both against the 128-bit division over edge
+ * and random values.  (64-bit builds only: the 32-bit freestanding guests
+ * that include this file for vt_rdtsc do not convert.)
  */
 #ifdef __SIZEOF_INT128__
 struct vt_tsc_ns {
 	uint64_t mult_hi, mult_lo;	/* mult = mult_hi * 2^64 + mult_lo */
-	uint32_t shift;			/* b: the result is (tsc * mult) >> (64 + b) */
+	uint32_t shift;			/* s - 64: 64 for every hz > 1e9 */
 };
 
 /* Precompute @c for @hz ticks per second; -1 (no message) when @hz is 0.
- * Inline (two 128-bit divisions, once per clock), like the rest of this
+ * Inline (a few 128-bit divisions, once per clock), like the rest of this
  * block, so that every module converting ticks links nothing more. */
 static inline int vt_tsc_ns_init(struct vt_tsc_ns *c, uint64_t hz)
 {
@@ -59,11 +62,24 @@ static inline int vt_tsc_ns_init(struct vt_tsc_ns *c, uint64_t hz)
 
 	if (!hz)
 		return -1;
+	if (hz > VT_NS_PER_SEC) {
+		/* mult = ceil(1e9 * 2^128 / hz) by long division in 64-bit
+		 * digits: 1e9 < hz, so the quotient has two of them */
+		rem = VT_NS_PER_SEC;
+		c->mult_hi = (uint64_t)((rem << 64) / hz);
+		rem = (rem << 64) % hz;
+		lo = (uint64_t)((rem << 64) / hz);
+		rem = (rem << 64) % hz;
+		c->mult_lo = lo + (rem != 0);
+		c->mult_hi += rem && !c->mult_lo;	/* carry of the ceiling */
+		c->shift = 64;
+		return 0;
+	}
 	while (b < 64 && (hz >> b))
 		b++;
 	/* mult = ceil(1e9 * 2^b * 2^64 / hz), in two digits of 64 bits */
 	top = (unsigned __int128)VT_NS_PER_SEC << b;	/* < 2^94 */
-	c->mult_hi = (uint64_t)(top / hz);		/* < 2^32 */
+	c->mult_hi = (uint64_t)(top / hz);		/* < 2^30 */
 	rem = top % hz;
 	lo = (uint64_t)((rem << 64) / hz);
 	rem = (rem << 64) % hz;
@@ -76,10 +92,12 @@ static inline int vt_tsc_ns_init(struct vt_tsc_ns *c, uint64_t hz)
 /* @tsc ticks -> ns through @c (hot path). */
 static inline uint64_t vt_tsc_ns(const struct vt_tsc_ns *c, uint64_t tsc)
 {
-	unsigned __int128 lo = (unsigned __int128)tsc * c->mult_lo;
-	unsigned __int128 q = ((unsigned __int128)tsc * c->mult_hi + (uint64_t)(lo >> 64)) >>
-			      c->shift;
+	uint64_t lo = (uint64_t)(((unsigned __int128)tsc * c->mult_lo) >> 64);
+	unsigned __int128 q = (unsigned __int128)tsc * c->mult_hi + lo;
 
+	if (likely(c->shift == 64))
+		return (uint64_t)(q >> 64);
+	q >>= c->shift;
 	return likely(!(uint64_t)(q >> 64)) ? (uint64_t)q : UINT64_MAX;
 }
 

@@ -18,24 +18,10 @@
 #include "meta.h"
 #include "samples.h"
 #include "tracedat.h"
+#include "tsc.h"
 #include "merge.h"
 
 #define PROGRESS_EVERY	(1u << 20)	/* events between progress checks */
-#define NS_PER_SEC	1000000000ULL
-
-/* align/ is optional at link time (weak): without it guests use an offset */
-extern struct align_model *align_model_from_dirs(const char *host_dir, const char *guest_dir,
-						 const struct align_load_opts *o,
-						 size_t *n_bad_markers)
-	__attribute__((weak));
-extern void align_load_opts_init(struct align_load_opts *o) __attribute__((weak));
-extern void align_model_free(struct align_model *m) __attribute__((weak));
-extern const char *align_model_summary(const struct align_model *m) __attribute__((weak));
-extern double align_model_bound_ns(const struct align_model *m) __attribute__((weak));
-extern uint64_t align_model_host_hz(const struct align_model *m) __attribute__((weak));
-extern size_t align_model_nr_warnings(const struct align_model *m) __attribute__((weak));
-extern const char *align_model_warning(const struct align_model *m, size_t i)
-	__attribute__((weak));
 
 #define VM_NAME_MAX	64	/* a VM's name (DIR@NAME, meta vm=NAME) */
 
@@ -70,9 +56,11 @@ static void usage(FILE *fp)
 		"  -o, --output OUT       output: .pftrace/.perfetto-trace, .json, or a directory\n"
 		"  -F, --format FMT       perfetto | chrome | uftrace (default: from OUT)\n"
 		"      --tsc-hz HZ        host TSC frequency (default: HOSTDIR/vmtrace.meta)\n"
-		"      --guest-offset N   guest_tsc - host_tsc in ticks, used when no clock\n"
-		"                         model can be built (default 0: same TSC)\n"
-		"      --no-align         do not build a clock model; use --guest-offset\n"
+		"      --offset N         guest_tsc - host_tsc in ticks: the clock model's\n"
+		"                         user source (ranked first, as vmtrace align --offset),\n"
+		"                         and the map when no model can be built (default 0)\n"
+		"      --guest-offset N   the old spelling of --offset\n"
+		"      --no-align         do not build a clock model; use --offset\n"
 		"      --machine-id       Perfetto: mark guest packets with TracePacket.machine_id\n"
 		"                         (a machine per VM; default: guests are processes of\n"
 		"                         one machine named \"guest: ...\", see docs/merge.md)\n"
@@ -280,7 +268,7 @@ static void progress(uint64_t n, uint64_t ts_ns, uint64_t first_ns, int force_en
 		return;
 	last = now;
 	fprintf(stderr, "\rmerge: %" PRIu64 " events, at %.3f s%s", n,
-		(double)(ts_ns - first_ns) / NS_PER_SEC, force_end ? "\n" : "   ");
+		(double)(ts_ns - first_ns) / VT_NS_PER_SEC, force_end ? "\n" : "   ");
 }
 
 static void summary(const struct merge_sink_ops *sink, const char *out, uint64_t total,
@@ -292,15 +280,15 @@ static void summary(const struct merge_sink_ops *sink, const char *out, uint64_t
 
 		fprintf(stderr, "  %-8s %-40s %12" PRIu64 " events", s->label, s->path, s->events);
 		if (s->events)
-			fprintf(stderr, ", %.9f .. %.9f s", (double)s->first_ns / NS_PER_SEC,
-				(double)s->last_ns / NS_PER_SEC);
+			fprintf(stderr, ", %.9f .. %.9f s", (double)s->first_ns / VT_NS_PER_SEC,
+				(double)s->last_ns / VT_NS_PER_SEC);
 		fprintf(stderr, "%s%s\n", s->partial ? " (PARTIAL: truncated/corrupt input)" : "",
 			s->clock_only ? " (sync markers only)" : "");
 	}
 	if (total)
 		fprintf(stderr, "  span     %.9f s (%.9f .. %.9f s on the host timeline)\n",
-			(double)(last_ns - first_ns) / NS_PER_SEC, (double)first_ns / NS_PER_SEC,
-			(double)last_ns / NS_PER_SEC);
+			(double)(last_ns - first_ns) / VT_NS_PER_SEC, (double)first_ns / VT_NS_PER_SEC,
+			(double)last_ns / VT_NS_PER_SEC);
 	for (int v = 0; v < nr_vms; v++) {
 		const char *name = *vm_name[v] ? vm_name[v] : "guest";
 		uint64_t unmapped = 0;
@@ -309,7 +297,7 @@ static void summary(const struct merge_sink_ops *sink, const char *out, uint64_t
 		for (int i = 0; i < nr_sources; i++)
 			if (sources[i].machine == (uint32_t)v + 1) {
 				unmapped += sources[i].clock.unmapped;
-				guest_clock |= sources[i].clock.domain == MERGE_DOM_GUEST;
+				guest_clock |= sources[i].tsc_kind == ALIGN_CLOCK_GUEST;
 			}
 		if (!guest_clock)
 			fprintf(stderr, "  align    %s: none needed (host-clock samples only)\n", name);
@@ -332,7 +320,8 @@ int cmd_merge(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'F' },
 		{ "tsc-hz", required_argument, NULL, 'H' },
-		{ "guest-offset", required_argument, NULL, 'G' },
+		{ "offset", required_argument, NULL, 'G' },
+		{ "guest-offset", required_argument, NULL, 'G' },	/* old spelling */
 		{ "no-align", no_argument, NULL, 'N' },
 		{ "no-machine-id", no_argument, NULL, 'M' },
 		{ "machine-id", no_argument, NULL, 'I' },
@@ -343,7 +332,7 @@ int cmd_merge(int argc, char **argv)
 	const char *out = NULL, *fmt = NULL;
 	uint64_t tsc_hz = 0;
 	int64_t guest_offset = 0;
-	int no_align = 0, quiet = 0, c, ret = VT_EXIT_OK;
+	int no_align = 0, quiet = 0, has_offset = 0, c, ret = VT_EXIT_OK;
 
 	while ((c = getopt_long(argc, argv, "o:F:qh", opts, NULL)) != -1) {
 		switch (c) {
@@ -361,9 +350,10 @@ int cmd_merge(int argc, char **argv)
 			break;
 		case 'G':
 			if (vt_parse_i64(optarg, &guest_offset)) {
-				fprintf(stderr, "vmtrace merge: bad --guest-offset '%s'\n", optarg);
+				fprintf(stderr, "vmtrace merge: bad --offset '%s'\n", optarg);
 				return VT_EXIT_USAGE;
 			}
+			has_offset = 1;
 			break;
 		case 'N':
 			no_align = 1;
@@ -425,7 +415,7 @@ int cmd_merge(int argc, char **argv)
 		 * belong to a guest VM like any undeclared guest input */
 		samp[i] = is_dir(s->path) && has_file(s->path, VT_SAMPLES_FILE);
 		if (samp[i]) {
-			samp_clock[i] = dom[i] == DOM_GUEST ? MERGE_DOM_GUEST : MERGE_DOM_HOST;
+			samp_clock[i] = dom[i] == DOM_GUEST ? ALIGN_CLOCK_GUEST : ALIGN_CLOCK_HOST;
 			dom[i] = DOM_GUEST;
 		}
 		if (named && !strcmp(vm[i], "host"))
@@ -478,7 +468,7 @@ int cmd_merge(int argc, char **argv)
 	for (int i = 0; i < nin; i++) {
 		struct merge_source *s = &sources[i];
 		uint64_t h = hz ? hz : own_hz[i];	/* no host frequency: the guest's own */
-		int cdom = dom[i] == DOM_HOST ? MERGE_DOM_HOST : MERGE_DOM_GUEST;
+		enum align_clock_kind cdom = dom[i] == DOM_HOST ? ALIGN_CLOCK_HOST : ALIGN_CLOCK_GUEST;
 
 		if (dom[i] == DOM_HOST) {
 			s->qemu_pid = host_info.qemu_pid;
@@ -489,8 +479,11 @@ int cmd_merge(int argc, char **argv)
 		}
 		/* no frequency at all: 1 tick = 1 ns (warned below) */
 		if (samp[i])
-			cdom = samp_clock[i];
-		if (merge_clock_init(&s->clock, cdom, is_ns[i], h ? h : NS_PER_SEC) < 0) {
+			cdom = (enum align_clock_kind)samp_clock[i];
+		s->tsc_kind = cdom;
+		s->tsc_hz = h ? h : VT_NS_PER_SEC;
+		if (align_clock_init(&s->clock, is_ns[i] ? ALIGN_CLOCK_NS : s->tsc_kind,
+				     s->tsc_hz) < 0) {
 			vt_err_print("merge");
 			return VT_EXIT_FAIL;
 		}
@@ -503,12 +496,14 @@ int cmd_merge(int argc, char **argv)
 	for (int v = 0; v < nr_vms && !no_align; v++) {
 		struct align_load_opts ao;
 
-		if (!align_model_from_dirs || !host_dir)
+		if (!host_dir)
 			break;
 		if (!vm_clock_dir[v])
 			continue;	/* only trace.dat files given: no directory */
 		align_load_opts_init(&ao);
-		ao.host_hz = tsc_hz;
+		ao.host_hz = hz;	/* the host frequency merge uses: one decision */
+		ao.has_offset = has_offset;
+		ao.offset_tsc = guest_offset;
 		models[v] = align_model_from_dirs(host_dir, vm_clock_dir[v], &ao,
 						  &vm_bad_markers[v]);
 		if (!models[v]) {
@@ -522,13 +517,9 @@ int cmd_merge(int argc, char **argv)
 		for (int i = 0; i < nin; i++) {
 			struct merge_source *s = &sources[i];
 
-			if (s->machine != (uint32_t)v + 1 || s->clock.is_ns ||
-			    s->clock.domain != MERGE_DOM_GUEST)
+			if (s->machine != (uint32_t)v + 1 || s->clock.kind != ALIGN_CLOCK_GUEST)
 				continue;
-			if (align_model_host_hz(models[v]) && align_model_host_hz(models[v]) != hz)
-				merge_clock_init(&s->clock, MERGE_DOM_GUEST, 0,
-						 align_model_host_hz(models[v]));
-			s->clock.model = models[v];
+			align_clock_set_model(&s->clock, models[v]);
 		}
 	}
 
@@ -554,7 +545,7 @@ int cmd_merge(int argc, char **argv)
 		}
 	}
 
-	if (unscaled >= 0 && !sources[unscaled].clock.is_ns)
+	if (unscaled >= 0 && sources[unscaled].clock.kind != ALIGN_CLOCK_NS)
 		vt_warn("%s: no tsc.hz in vmtrace.meta and no --tsc-hz: timestamps are "
 			"written unscaled (1 tick = 1 ns)", sources[unscaled].path);
 

@@ -53,26 +53,11 @@ void merge_track_set_name(uint32_t idx, uint32_t tname);
 void merge_track_set_pname(uint32_t machine, int32_t pid, uint32_t pname);
 void merge_tracks_free(void);
 
-/* ---- clocks (the single place timestamps become ns) ---------------- */
+/* ---- clocks -------------------------------------------------------- */
 
-enum merge_domain { MERGE_DOM_HOST, MERGE_DOM_GUEST };
-
-struct merge_clock {
-	int domain;		/* enum merge_domain */
-	int is_ns;		/* timestamps already ns (ns clock input) */
-	uint64_t host_hz;	/* host TSC frequency (ticks -> ns) */
-	/* guest -> host TSC: the align/ model when there is one, else a
-	 * fixed offset (identity by default, --guest-offset) */
-	const struct align_model *model;
-	int64_t offset_tsc;	/* fallback: host_tsc = guest_tsc - offset_tsc */
-	/* host tsc->ns: ns = tsc * mult_hi + ((tsc * mult_lo) >> 64) */
-	uint64_t mult_hi, mult_lo;
-	uint64_t unmapped;	/* guest stamps no model segment covered */
-};
-
-/* Fill @c's conversion constants for @host_hz; -1 if it is 0 and the
- * input is not in ns. */
-int merge_clock_init(struct merge_clock *c, int domain, int is_ns, uint64_t host_hz);
+/* merge converts no time itself: each source holds align's clock map of
+ * its domain (struct align_clock, align/align.h) and each stream a cursor
+ * in it; the sorter calls align_clock_ns() once per event. */
 
 /* ---- streams ------------------------------------------------------- */
 
@@ -90,30 +75,16 @@ struct merge_stream_ops {
 
 struct merge_stream {
 	const struct merge_stream_ops *ops;
-	struct merge_clock *clock;
-	struct align_cursor cur;	/* per-stream position in the model */
+	struct align_clock *clock;	/* its source's map */
+	struct align_cursor cur;	/* per-stream position in the map */
 	int vcpu;			/* ALIGN_VCPU_ANY unless the stream is one vCPU's */
 	uint16_t src;
 };
 
-/* Set up @s's clock state (call once the stream's clock and vcpu are set). */
-void merge_stream_clock_init(struct merge_stream *s);
-/* Guest stamps: through the model (out of line). */
-uint64_t merge_clock_guest_ns(struct merge_stream *s, uint64_t ts);
-
-static inline uint64_t merge_clock_host_ns(const struct merge_clock *c, uint64_t tsc)
+/* Set up @s's cursor (call once the stream's clock and vcpu are set). */
+static inline void merge_stream_clock_init(struct merge_stream *s)
 {
-	return tsc * c->mult_hi + (uint64_t)(((unsigned __int128)tsc * c->mult_lo) >> 64);
-}
-
-/* The one conversion: a raw stamp of @s's domain -> host ns. */
-static inline uint64_t merge_clock_ns(struct merge_stream *s, uint64_t ts)
-{
-	const struct merge_clock *c = s->clock;
-
-	if (likely(c->domain == MERGE_DOM_HOST || c->is_ns))
-		return merge_clock_host_ns(c, ts);
-	return merge_clock_guest_ns(s, ts);
+	align_cursor_init(&s->cur, s->clock, s->vcpu);
 }
 
 #define MERGE_MAX_VTHREADS	256	/* vCPU threads known from the meta */
@@ -123,7 +94,9 @@ struct merge_source {
 	char path[4096];
 	char label[64];		/* "host", "guest", "guest NAME" (a VM), "trace" */
 	uint32_t machine;	/* 0 host, N: VM N (all its inputs share it) */
-	struct merge_clock clock;
+	struct align_clock clock;	/* its domain's map (align/) */
+	enum align_clock_kind tsc_kind;	/* the map's kind were its stamps TSC */
+	uint64_t tsc_hz;		/* the host TSC frequency merge uses for it */
 	uint64_t events;
 	int partial;		/* a stream ended at a corrupt record */
 	uint64_t first_ns, last_ns;

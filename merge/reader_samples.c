@@ -80,7 +80,7 @@ static int smp_next(struct merge_stream *ms, struct merge_event *ev)
 		.v.u = smp.pc };
 	/* a duration, not a stamp: scaled by the clock's rate, no offset */
 	ev->args[2] = (struct merge_arg){ .key = s->error_key, .type = MERGE_ARG_U64,
-		.v.u = merge_clock_host_ns(s->base.clock, smp.error) };
+		.v.u = align_clock_span_ns(s->base.clock, smp.error) };
 	return 1;
 }
 
@@ -118,9 +118,9 @@ int merge_reader_samples(struct merge_source *src, uint16_t idx)
 	if (is_ns && !src->single)
 		vt_warn("%s: clock mono-ns (host CLOCK_MONOTONIC): placed by its own ns "
 			"stamps, not aligned with TSC inputs", s->path);
-	if (is_ns != src->clock.is_ns) {
-		if (merge_clock_init(&src->clock, src->clock.domain, is_ns,
-				     src->clock.host_hz) < 0) {
+	if (is_ns != (src->clock.kind == ALIGN_CLOCK_NS)) {
+		if (align_clock_init(&src->clock, is_ns ? ALIGN_CLOCK_NS : src->tsc_kind,
+				     src->tsc_hz) < 0) {
 			smp_close(&s->base);
 			return vt_err_set("%s: clock tsc but no TSC frequency", s->path);
 		}

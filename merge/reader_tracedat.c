@@ -316,9 +316,7 @@ int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *fi
 		if (src->machine != MERGE_MACHINE_HOST || !src->single)
 			vt_warn("%s: recorded with the '%s' trace clock (ns), not x86-tsc: "
 				"its events are placed by their ns stamps, unaligned", file, clock);
-		src->clock.is_ns = 1;
-		src->clock.mult_hi = 1;
-		src->clock.mult_lo = 0;
+		align_clock_init(&src->clock, ALIGN_CLOCK_NS, 0);
 	} else if (*clock && strcmp(clock, "x86-tsc")) {
 		vt_err_set("%s: trace clock '%s' is neither x86-tsc nor a ns clock: "
 			   "cannot place it on the timeline", file, clock);

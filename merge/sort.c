@@ -2,7 +2,7 @@
  * sort.c - merge's sorter: a k-way merge (binary min-heap on time) over
  * streams that are each in time order.  Memory: a batch of pending events
  * per stream (SORT_BATCH), whatever the input size.  Every raw timestamp
- * is converted here, once, through the stream's clock (merge/clock.c).
+ * is converted here, once, through the stream's clock map (align/clock.c).
  * Runs on the merge thread; allocates only when a stream is added.
  */
 #include <stdlib.h>
@@ -89,10 +89,12 @@ static __attribute__((noinline)) int fill(struct slot *sl)
 		n = s->ops->next(s, &sl->ev[0]) > 0;
 	sl->pos = 0;
 	sl->len = n > 0 ? (uint32_t)n : 0;
+	if (likely(sl->len))
+		align_clock_ns_batch(&s->cur, &sl->ev[0].ts_raw, &sl->ev[0].ts_ns, sl->len,
+				     sizeof(sl->ev[0]));
 	for (uint32_t k = 0; k < sl->len; k++) {
 		struct merge_event *ev = &sl->ev[k];
 
-		ev->ts_ns = merge_clock_ns(s, ev->ts_raw);
 		ev->flow_id = 0;
 		ev->flow_start_id = 0;
 		ev->src = s->src;

@@ -68,7 +68,8 @@ enum { O_TSC_HZ = 256, O_GUEST_OFFSET, O_NO_ALIGN, O_HTML, O_FNS, O_SQLITE };
 
 static const struct option common_opts[] = {
 	{ "tsc-hz", required_argument, NULL, O_TSC_HZ },
-	{ "guest-offset", required_argument, NULL, O_GUEST_OFFSET },
+	{ "offset", required_argument, NULL, O_GUEST_OFFSET },
+	{ "guest-offset", required_argument, NULL, O_GUEST_OFFSET },	/* old spelling */
 	{ "no-align", no_argument, NULL, O_NO_ALIGN },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -100,8 +101,9 @@ static void usage(FILE *fp, int export)
 			"  -o, --output FILE      the text report to FILE (default stdout)\n",
 			DEFAULT_TOP, DEFAULT_FNS);
 	fprintf(fp, "      --tsc-hz HZ        host TSC frequency (default: HOSTDIR/vmtrace.meta)\n"
-		"      --guest-offset N   guest_tsc - host_tsc in ticks when no clock model\n"
-		"      --no-align         no clock model; use --guest-offset\n"
+		"      --offset N         guest_tsc - host_tsc in ticks (as vmtrace merge\n"
+		"                         --offset; --guest-offset is the old spelling)\n"
+		"      --no-align         no clock model; use --offset\n"
 		"  -q, --quiet            no merge progress line or summary\n");
 }
 
@@ -133,7 +135,7 @@ static int run(int argc, char **argv, int export)
 			margv[margc++] = optarg;
 			break;
 		case O_GUEST_OFFSET:
-			margv[margc++] = "--guest-offset";
+			margv[margc++] = "--offset";
 			margv[margc++] = optarg;
 			break;
 		case O_NO_ALIGN:

@@ -219,6 +219,7 @@ static void test_offset_change(void)
 	};
 	struct align_input in;
 	struct align_model *m;
+	struct align_clock ck = { 0 };
 	struct align_cursor c;
 
 	gen(&t1, H0, NMARK, 2000, g, o, 0, 0);
@@ -240,10 +241,13 @@ static void test_offset_change(void)
 	      align_model_bound_ns(m));
 	CHECK(!has_warning(m, "DISAGREE"));	/* tracepoint offsets are the truth */
 	/* a cursor walks across the change in stream order */
-	align_cursor_init(&c, m, 0);
-	CHECK(align_cursor_guest_to_ns(&c, truth_g(&t1, H0 + STEP), &ns) == 0);
+	align_clock_set_model(&ck, m);
+	align_cursor_init(&c, &ck, 0);
+	ns = align_clock_ns(&c, truth_g(&t1, H0 + STEP));
+	CHECK(ck.unmapped == 0);
 	CHECK(llabs((long long)(ns - align_host_to_ns(m, H0 + STEP))) < 5000);
-	CHECK(align_cursor_guest_to_ns(&c, truth_g(&t2, h_change + STEP), &ns) == 0);
+	ns = align_clock_ns(&c, truth_g(&t2, h_change + STEP));
+	CHECK(ck.unmapped == 0);
 	CHECK(llabs((long long)(ns - align_host_to_ns(m, h_change + STEP))) < 5000);
 	CHECK(align_host_to_guest(m, 0, h_change + STEP, &hm) == 0);
 	CHECK(llabs((long long)(hm - truth_g(&t2, h_change + STEP))) < 5000);
@@ -259,6 +263,7 @@ static void test_step_back_cursor(void)
 	struct align_offset_event ev[2] = { { H0 - STEP, 0, 0, 0 }, { h_change, 0, 0, t2.off } };
 	struct align_input in;
 	struct align_model *m;
+	struct align_clock ck = { 0 };
 	struct align_cursor c;
 
 	memset(&in, 0, sizeof(in));
@@ -271,10 +276,13 @@ static void test_step_back_cursor(void)
 		return;
 	CHECK(align_model_method(m) == ALIGN_SRC_TRACEPOINT);
 	CHECK(align_model_bound_ns(m) < 0);	/* unproven */
-	align_cursor_init(&c, m, 0);
-	CHECK(align_cursor_guest_to_ns(&c, truth_g(&t1, h_change - STEP), &ns) == 0);
+	align_clock_set_model(&ck, m);
+	align_cursor_init(&c, &ck, 0);
+	ns = align_clock_ns(&c, truth_g(&t1, h_change - STEP));
+	CHECK(ck.unmapped == 0);
 	CHECK(ns == align_host_to_ns(m, h_change - STEP));
-	CHECK(align_cursor_guest_to_ns(&c, truth_g(&t2, h_change + STEP), &ns) == 0);
+	ns = align_clock_ns(&c, truth_g(&t2, h_change + STEP));
+	CHECK(ck.unmapped == 0);
 	CHECK(ns == align_host_to_ns(m, h_change + STEP));
 	align_model_free(m);
 }
@@ -499,8 +507,8 @@ static void test_no_source(void)
 	CHECK(align_model_build(&in) == NULL);
 	in.host_hz = 0;
 	CHECK(align_model_build(&in) == NULL);
-	CHECK(align_tsc_to_ns(HZ, HZ) == 1000000000ull);
-	CHECK(align_tsc_to_ns(3 * HZ / 2, HZ) == 1500000000ull);
+	CHECK(vt_tsc_to_ns(HZ, HZ) == 1000000000ull);
+	CHECK(vt_tsc_to_ns(3 * HZ / 2, HZ) == 1500000000ull);
 }
 
 static void test_marker_file(void)

@@ -1,0 +1,59 @@
+/*
+ * internal.h - what align/'s own files share and no other module sees: the
+ * model's layout (align/model.c builds it, align/clock.c applies it per
+ * event).  Everything public is in align/align.h.
+ */
+#ifndef ALIGN_INTERNAL_H
+#define ALIGN_INTERNAL_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <math.h>
+#include "align/align.h"
+#include "tsc.h"
+
+struct align_model {
+	uint64_t host_hz;
+	struct vt_tsc_ns host_ns;	/* host TSC -> ns (lib/tsc.h) */
+	struct align_segment *seg;
+	uint64_t *seg_g_lo;		/* guest TSC at each segment's start */
+	uint64_t *seg_g_hi;		/* ... and at its end (last: UINT64_MAX) */
+	struct align_clock_seg *cseg;	/* the per-event form of each segment */
+	size_t nseg;
+	struct align_source_view *view;
+	size_t nview, cap_view;
+	struct align_marker_pair *pair;
+	size_t npair;
+	char **warn;
+	size_t nwarn;
+	enum align_source method;
+	double bound_ns;
+	char summary[192];
+};
+
+/* A segment in the form the per-event path applies (align/clock.c). */
+struct align_clock_seg {
+	uint64_t g_lo, g_hi;		/* guest TSC range (as seg_g_lo/hi) */
+	uint64_t ref_tsc_guest, ref_tsc_host;
+	uint64_t delta_tsc;		/* unit slope: host = guest + delta (mod 2^64) */
+	double host_per_guest;		/* 1 / slope, precomputed: no division */
+	int32_t vcpu;
+	uint8_t unit;			/* slope exactly 1 */
+	uint8_t none;			/* no source: nothing maps here */
+};
+
+/* Guest TSC @g -> host TSC through segment @cs: an add for an unscaled
+ * TSC, else the line, rounded to the nearest host tick. */
+static inline uint64_t align_clock_seg_host(const struct align_clock_seg *cs, uint64_t g)
+{
+	if (likely(cs->unit))
+		return g + cs->delta_tsc;
+	return cs->ref_tsc_host + (uint64_t)llround((double)(int64_t)(g - cs->ref_tsc_guest) *
+						    cs->host_per_guest);
+}
+
+/* Fill m->cseg from m->seg, m->seg_g_lo/hi (allocated by the caller);
+ * align/clock.c. */
+void align_clock_segs_build(struct align_model *m);
+
+#endif
