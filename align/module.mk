@@ -44,6 +44,13 @@ $(OUT)/tests/align/marker-guest-hctscw.elf: $(SRC)/tests/align/marker-guest.c $(
 $(OUT)/tests/align/marker-guest-hcadj.elf: $(SRC)/tests/align/marker-guest.c $(SRC)/lib/marker.h
 	@mkdir -p $(dir $@)
 	$(CC) $(MARKER_GUEST_FLAGS) -DMARKER_HYPERCALL -DMARKER_TSC_WRITE=0x3b -o $@ $<
+# the save/restore test's guest: 40 in-band markers ~0.2 s apart, a progress
+# byte after each (tests/align/t-align-restore.sh migrates it halfway)
+TEST_TARGETS += $(OUT)/tests/align/marker-guest-hcmig.elf
+$(OUT)/tests/align/marker-guest-hcmig.elf: $(SRC)/tests/align/marker-guest.c $(SRC)/lib/marker.h
+	@mkdir -p $(dir $@)
+	$(CC) $(MARKER_GUEST_FLAGS) -DMARKER_HYPERCALL -DMARKER_PROGRESS -DN_MARKERS=40 \
+		-DGAP_TSC=500000000ull -o $@ $<
 
 # tests/fuzz/fuzz-markers: the markers.dat reader + the model on its output
 ALIGN_FUZZ_OBJS := $(ALIGN_MODEL_SRCS:%.c=$(OUT)/fuzz/obj/%.o)

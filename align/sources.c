@@ -22,6 +22,7 @@
 #define SRC_MAX_VCPUS		1024
 #define SRC_MAX_SERIES		100000	/* debugfs readings per vCPU */
 #define SRC_MAX_THREADS		4096
+#define SRC_LATE_MAX		64	/* vCPUs note_late_start() speaks of */
 #define SRC_FRAC_INTEL		48
 #define SRC_FRAC_AMD		32
 #define SRC_FRAC_GUESS_MIN	40	/* ratio >= 2^40: 48 fraction bits */
@@ -126,41 +127,102 @@ static int parse_reading(const char *v, long long *val, unsigned long long *tsc)
 	return 0;
 }
 
-static int load_debugfs(struct align_samples *s, const struct vt_meta *m, const char *path,
-			size_t *cap)
+/* Reading @i of VM @vm's vCPU @v tsc-offset series: 0 with *@val and
+ * *@tsc, -1 when absent or malformed (@key then names it). */
+static int vm_offset_reading(const struct vt_meta *m, uint64_t vm, uint64_t v, uint64_t i,
+			     char *key, size_t keylen, long long *val, unsigned long long *tsc)
 {
-	uint64_t nvm = 0, nvcpu, nr;
+	const char *rv;
+
+	snprintf(key, keylen, "kvm.vm%llu.vcpu%llu.tsc_offset.%llu", (unsigned long long)vm,
+		 (unsigned long long)v, (unsigned long long)i);
+	rv = vt_meta_get(m, key);
+	return !rv || parse_reading(rv, val, tsc) ? -1 : 0;
+}
+
+/* The host TSC span of VM @vm's debugfs readings (its first and last). */
+static void vm_reading_span(const struct vt_meta *m, uint64_t vm, uint64_t *lo, uint64_t *hi)
+{
+	char key[SRC_KEY_MAX];
+	uint64_t nvcpu = 0, nr;
+
+	*lo = UINT64_MAX;
+	*hi = 0;
+	snprintf(key, sizeof(key), "kvm.vm%llu.vcpus", (unsigned long long)vm);
+	if (vt_meta_get_u64(m, key, &nvcpu) || nvcpu > SRC_MAX_VCPUS)
+		return;
+	for (uint64_t v = 0; v < nvcpu; v++) {
+		snprintf(key, sizeof(key), "kvm.vm%llu.vcpu%llu.tsc_offset.nr",
+			 (unsigned long long)vm, (unsigned long long)v);
+		if (vt_meta_get_u64(m, key, &nr) || nr == 0 || nr > SRC_MAX_SERIES)
+			continue;
+		for (uint64_t i = 0; i < nr; i++) {
+			unsigned long long tsc;
+			long long val;
+
+			if (vm_offset_reading(m, vm, v, i, key, sizeof(key), &val, &tsc))
+				continue;
+			if (tsc < *lo)
+				*lo = tsc;
+			if (tsc > *hi)
+				*hi = tsc;
+		}
+	}
+}
+
+/* Did the recording's VMs run one after the other (a VM saved and restored
+ * into a new QEMU, a guest restarted): no two spans of readings overlap?
+ * Then they are one guest's timeline; VMs that ran at once are not. */
+static int vms_in_sequence(const struct vt_meta *m, uint64_t nvm)
+{
+	uint64_t lo[SRC_MAX_VMS], hi[SRC_MAX_VMS];
+
+	if (nvm > SRC_MAX_VMS)
+		return 0;
+	for (uint64_t i = 0; i < nvm; i++) {
+		vm_reading_span(m, i, &lo[i], &hi[i]);
+		if (lo[i] > hi[i])
+			return 0;	/* no reading: nothing says when it ran */
+		for (uint64_t k = 0; k < i; k++)
+			if (lo[i] <= hi[k] && lo[k] <= hi[i])
+				return 0;
+	}
+	return 1;
+}
+
+/* The debugfs readings of VM @vm's vCPUs into s->snaps. */
+static int load_vm_debugfs(struct align_samples *s, const struct vt_meta *m, const char *path,
+			   uint64_t vm, size_t *cap)
+{
+	uint64_t nvcpu, nr;
 	char key[SRC_KEY_MAX];
 
-	if (vt_meta_get_u64(m, "kvm.vms", &nvm) || nvm == 0)
-		return 0;
-	if (nvm > 1)
-		note(s, "host: %llu VMs in the recording: using vm0's debugfs readings",
-		     (unsigned long long)nvm);
-	snprintf(key, sizeof(key), "kvm.vm0.vcpus");
+	snprintf(key, sizeof(key), "kvm.vm%llu.vcpus", (unsigned long long)vm);
 	if (vt_meta_get_u64(m, key, &nvcpu))
 		return 0;
 	if (nvcpu > SRC_MAX_VCPUS)
-		return vt_err_set("%s: kvm.vm0.vcpus = %llu: too many", path,
+		return vt_err_set("%s: %s = %llu: too many", path, key,
 				  (unsigned long long)nvcpu);
 	for (uint64_t v = 0; v < nvcpu; v++) {
 		uint64_t ratio = 0, rnr = 0;
 
 		/* the latest ratio reading applies to every offset reading */
-		snprintf(key, sizeof(key), "kvm.vm0.vcpu%llu.tsc_scaling_ratio.nr",
-			 (unsigned long long)v);
+		snprintf(key, sizeof(key), "kvm.vm%llu.vcpu%llu.tsc_scaling_ratio.nr",
+			 (unsigned long long)vm, (unsigned long long)v);
 		if (!vt_meta_get_u64(m, key, &rnr) && rnr > 0 && rnr <= SRC_MAX_SERIES) {
 			long long val;
 			unsigned long long tsc;
 			const char *rv;
 
-			snprintf(key, sizeof(key), "kvm.vm0.vcpu%llu.tsc_scaling_ratio.%llu",
-				 (unsigned long long)v, (unsigned long long)(rnr - 1));
+			snprintf(key, sizeof(key), "kvm.vm%llu.vcpu%llu.tsc_scaling_ratio.%llu",
+				 (unsigned long long)vm, (unsigned long long)v,
+				 (unsigned long long)(rnr - 1));
 			rv = vt_meta_get(m, key);
 			if (rv && !parse_reading(rv, &val, &tsc))
 				ratio = (uint64_t)val;
 		}
-		snprintf(key, sizeof(key), "kvm.vm0.vcpu%llu.tsc_offset.nr", (unsigned long long)v);
+		snprintf(key, sizeof(key), "kvm.vm%llu.vcpu%llu.tsc_offset.nr",
+			 (unsigned long long)vm, (unsigned long long)v);
 		if (vt_meta_get_u64(m, key, &nr) || nr == 0)
 			continue;
 		if (nr > SRC_MAX_SERIES)
@@ -170,14 +232,13 @@ static int load_debugfs(struct align_samples *s, const struct vt_meta *m, const 
 			struct align_debugfs_snap d = { 0 };
 			unsigned long long tsc;
 			long long val;
-			const char *rv;
 
-			snprintf(key, sizeof(key), "kvm.vm0.vcpu%llu.tsc_offset.%llu",
-				 (unsigned long long)v, (unsigned long long)i);
-			rv = vt_meta_get(m, key);
-			if (!rv || parse_reading(rv, &val, &tsc))
+			if (vm_offset_reading(m, vm, v, i, key, sizeof(key), &val, &tsc)) {
+				const char *rv = vt_meta_get(m, key);
+
 				return vt_err_set("%s: %s: expected \"OFFSET TSC WHEN\", got \"%s\"",
 						  path, key, rv ? rv : "(missing)");
+			}
 			d.tsc_host = tsc;
 			d.vcpu = (int32_t)v;
 			d.offset_tsc = val;
@@ -187,8 +248,37 @@ static int load_debugfs(struct align_samples *s, const struct vt_meta *m, const 
 				return -1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * debugfs readings of the recording's VMs.  One VM: its own.  Several that
+ * ran one after the other (saved and restored into a new QEMU, restarted):
+ * one guest's timeline, every VM's readings (each applies where it was
+ * read; the offset writes between them start new segments).  Several at
+ * once: vm0's, and a note (their vCPU numbers cannot be told apart).
+ */
+static int load_debugfs(struct align_samples *s, const struct vt_meta *m, const char *path,
+			size_t *cap)
+{
+	uint64_t nvm = 0, use = 1;
+
+	if (vt_meta_get_u64(m, "kvm.vms", &nvm) || nvm == 0)
+		return 0;
+	if (nvm > 1 && vms_in_sequence(m, nvm)) {
+		use = nvm;
+		note(s, "host: %llu VMs in the recording, one after the other (a saved and "
+		     "restored or restarted guest): one guest's timeline", (unsigned long long)nvm);
+	} else if (nvm > 1) {
+		note(s, "host: %llu VMs in the recording at once: using vm0's debugfs readings",
+		     (unsigned long long)nvm);
+	}
+	for (uint64_t vm = 0; vm < use; vm++)
+		if (load_vm_debugfs(s, m, path, vm, cap))
+			return -1;
 	if (s->in.n_snaps)
-		note(s, "host: %zu debugfs tsc-offset readings (vm0)", s->in.n_snaps);
+		note(s, "host: %zu debugfs tsc-offset readings (%s)", s->in.n_snaps,
+		     use > 1 ? "every VM" : "vm0");
 	return 0;
 }
 
@@ -688,6 +778,37 @@ out:
 }
 
 /*
+ * A recording started after the VM: KVM writes a vCPU's first offset when
+ * the vCPU is created (previous offset 0); a vCPU that debugfs or the
+ * markers know but whose creation write is not in the trace was created
+ * before the recording began.  Its offset up to the first write the trace
+ * holds then comes from debugfs or the markers only; said once per vCPU.
+ */
+static void note_late_start(struct align_samples *s)
+{
+	int32_t seen[SRC_LATE_MAX];
+	size_t nseen = 0;
+
+	for (size_t i = 0; i < s->in.n_snaps && nseen < SRC_LATE_MAX; i++) {
+		int32_t v = s->snaps[i].vcpu;
+		int created = 0, known = 0;
+
+		for (size_t k = 0; k < nseen; k++)
+			known |= seen[k] == v;
+		if (known)
+			continue;
+		seen[nseen++] = v;
+		for (size_t k = 0; k < s->in.n_offsets && !created; k++)
+			created = s->offsets[k].vcpu == v && s->offsets[k].prev_offset_tsc == 0;
+		if (!created)
+			note(s, "host: vCPU %d: its creation-time kvm_write_tsc_offset is not in the "
+			     "trace (the recording started after the VM): its offset comes from "
+			     "debugfs and markers%s", (int)v,
+			     s->in.n_offsets ? " until the trace's first offset write" : "");
+	}
+}
+
+/*
  * The PVM signature (../shared/ENVIRONMENT.md): a kvm_write_tsc_offset that
  * starts the guest's TSC near 0 (next offset within a second of -(its own
  * host TSC)) while debugfs, read back from the vCPU, says 0 (no scaling).  The model's
@@ -760,6 +881,7 @@ static int load_host(struct align_samples *s, const char *dir, const struct alig
 		note(s, "host: %s: missing (no tracepoint offsets, no host marker events)", path);
 	}
 	note_unapplied_offsets(s);
+	note_late_start(s);
 	ret = 0;
 out:
 	vt_meta_free(m);

@@ -11,7 +11,9 @@
  * halfway through, moving its TSC TSC_JUMP ticks ahead (with
  * -DMARKER_TSC_WRITE=0x3b IA32_TSC_ADJUST, by the same amount): KVM then
  * writes a new TSC offset, and the markers on both sides prove the two
- * segments.
+ * segments.  With -DMARKER_PROGRESS each marker is followed by one byte on
+ * PROGRESS_PORT (a third debugcon): a test watching that file knows how far
+ * the guest is (the save/restore test migrates it halfway).
  */
 #include <stdint.h>
 #include "marker.h"
@@ -26,6 +28,7 @@
 #endif
 #define DUMP_PORT	0x4e9		/* debugcon carrying markers.dat (0x402 is SeaBIOS log) */
 #define EXIT_PORT	0xf4		/* isa-debug-exit */
+#define PROGRESS_PORT	0x4ea		/* -DMARKER_PROGRESS: a byte per marker */
 #define STACK_SIZE	16384
 #define MSR_IA32_TSC	0x10
 #define MSR_IA32_TSC_ADJUST	0x3b
@@ -83,6 +86,9 @@ void guest_main(void)
 		vt_marker_emit_pio(&recs[i], VT_MARKER_PORT, (uint64_t)i);
 #else
 		vt_marker_emit_chardev(&recs[i], VT_MARKER_DEBUGCON_PORT, (uint64_t)i);
+#endif
+#ifdef MARKER_PROGRESS
+		vt_marker_outb(PROGRESS_PORT, '.');
 #endif
 		t = vt_rdtsc();
 		while (vt_rdtsc() - t < GAP_TSC)
