@@ -14,6 +14,7 @@
 #include "align/align.h"
 #include "cli.h"
 #include "err.h"
+#include "tsc.h"
 
 #define JSON_FIRST_PLAIN	0x20	/* characters below are escaped as \\u00XX */
 #define ALIGN_FMT_PREC	3	/* decimals of us/ms/h in the text report */
@@ -170,8 +171,8 @@ static int pair_residual(const struct align_model *m, const struct align_marker_
 	if (align_guest_to_host(m, p->vcpu, p->tsc_guest_before, &hb) < 0 ||
 	    align_guest_to_host(m, p->vcpu, p->tsc_guest_after, &ha) < 0)
 		return -1;
-	*res_ns = ((double)(int64_t)(p->tsc_host - hb) - (double)(ha - hb) / 2) * 1e9 / hz;
-	*half_ns = (double)(ha - hb) / 2 * 1e9 / hz;
+	*res_ns = ((double)(int64_t)(p->tsc_host - hb) - (double)(ha - hb) / 2) * (double)VT_NS_PER_SEC / hz;
+	*half_ns = (double)(ha - hb) / 2 * (double)VT_NS_PER_SEC / hz;
 	return 0;
 }
 

@@ -26,7 +26,6 @@
 #define FMT_HALF_NS		0.5
 #define FMT_NS_PER_US		1e3
 #define FMT_NS_PER_MS		1e6
-#define FMT_NS_PER_S		1e9
 #define FMT_NS_PER_H		3600e9
 #define FMT_PREC_MODEL		2	/* decimals of us/ms/h in summaries */
 
@@ -344,10 +343,10 @@ void align_fmt_ns(char *buf, size_t sz, double ns, int prec)
 		snprintf(buf, sz, "%.0f ns", ns);
 	else if (a < FMT_NS_PER_MS)
 		snprintf(buf, sz, "%.*f us", prec, ns / FMT_NS_PER_US);
-	else if (a < FMT_NS_PER_S)
+	else if (a < (double)VT_NS_PER_SEC)
 		snprintf(buf, sz, "%.*f ms", prec, ns / FMT_NS_PER_MS);
 	else if (a < FMT_NS_PER_H)
-		snprintf(buf, sz, "%.3f s", ns / FMT_NS_PER_S);
+		snprintf(buf, sz, "%.3f s", ns / (double)VT_NS_PER_SEC);
 	else
 		snprintf(buf, sz, "%.*f h", prec, ns / FMT_NS_PER_H);
 }

@@ -49,7 +49,7 @@
 #define REC_CHILDREN_MAX	4096	/* one read of /proc/PID/task/TID/children */
 #define REC_VENDOR_MAX		64
 #define REC_BYTES_PER_KB	1024
-#define REC_READ_ALL_START	(1 << 20)	/* first buffer of a whole-file read */
+#define REC_READ_ALL_MAX	UINT32_MAX	/* a whole-file read (kallsyms: a u32 size in trace.dat) */
 /* the UNAME option: 4 utsname fields of up to 65 bytes, separators, NUL */
 #define REC_UNAME_MAX		(4 * sizeof(((struct utsname *)0)->release) + 8)
 #define REC_PATH_MAX		PATH_MAX
@@ -1119,44 +1119,6 @@ fail:
 
 /* ---- writing trace.dat ---- */
 
-static char *rec_read_all(const char *path, size_t *len)
-{
-	size_t cap = REC_READ_ALL_START, n = 0;
-	char *buf = malloc(cap);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0 || !buf) {
-		if (fd >= 0)
-			close(fd);
-		free(buf);
-		return NULL;
-	}
-	for (;;) {
-		ssize_t m;
-
-		if (n == cap) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				close(fd);
-				return NULL;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		m = read(fd, buf + n, cap - n);
-		if (m < 0 && errno == EINTR)
-			continue;
-		if (m <= 0)
-			break;
-		n += m;
-	}
-	close(fd);
-	*len = n;
-	return buf;
-}
-
 /* Format texts of the events of one system (list from tracefs). */
 static int rec_write_formats(struct vt_td_writer *w, const char *sys, char **evs, int nr,
 			     int ftrace)
@@ -1369,7 +1331,7 @@ static int rec_write_tracedat(struct host_record *r, char *set_event, char **sta
 	if (rec_write_formats(w, "ftrace", ftrace, ftrace ? tracefs_list_size(ftrace) : 0, 1) ||
 	    rec_write_systems(w, set_event))
 		goto out;
-	ks = rec_read_all("/proc/kallsyms", &ksl);
+	ks = vt_file_read_all("/proc/kallsyms", REC_READ_ALL_MAX, &ksl);
 	if (vt_td_write_kallsyms(w, ks ? ks : "", ks ? ksl : 0))
 		goto out;
 	pk = tracefs_instance_file_read(NULL, "printk_formats", &pkl);
@@ -1609,10 +1571,9 @@ static int rec_finish_move(const char *dir, const char *out, int force, const st
 		return -1;
 	snprintf(src, sizeof(src), "%s/%s", dir, REC_EVENTS_FILE);
 	snprintf(dst, sizeof(dst), "%s/%s", out, REC_EVENTS_FILE);
-	ev = rec_read_all(src, &len);
+	ev = vt_file_read_all(src, REC_READ_ALL_MAX, &len);
 	if (!ev)
-		return vt_err_errno("%s: cannot read", src);
-	ev[len < REC_READ_ALL_START ? len : REC_READ_ALL_START - 1] = 0;
+		return -1;	/* the message names src */
 	if (vt_file_write_atomic(dst, ev, strlen(ev), REC_FILE_MODE, VT_FILE_FSYNC)) {
 		free(ev);
 		return -1;
@@ -1722,12 +1683,9 @@ int host_record_finish(const char *dir, const char *out, int force, struct host_
 	}
 	if (!set_event) {
 		snprintf(path, sizeof(path), "%s/%s", work, REC_EVENTS_FILE);
-		set_event = rec_read_all(path, &len);
-		if (!set_event) {
-			vt_err_errno("%s: cannot read the recorded event list", path);
-			goto out;
-		}
-		set_event[len < REC_READ_ALL_START ? len : REC_READ_ALL_START - 1] = 0;
+		set_event = vt_file_read_all(path, REC_READ_ALL_MAX, &len);
+		if (!set_event)
+			goto out;	/* the message names the event list */
 	}
 	for (unsigned i = 0; i < r->nr_cpus; i++) {
 		struct stat sb;

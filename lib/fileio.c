@@ -1,9 +1,12 @@
 /*
- * fileio.c - small file helpers of the shared module (see fileio.h), for
- * the writers of whole-file outputs (vmtrace.meta, uftrace's side files).
- * Runs on any command's thread; blocks on I/O, allocates nothing.
+ * fileio.c - small file helpers of the shared module (see fileio.h): the
+ * one whole-file reader (uftrace's text files, /proc and tracefs files of
+ * the recorder, debugcon captures) and the writers of whole-file outputs
+ * (vmtrace.meta, uftrace's side files).  Runs on any command's thread;
+ * blocks on I/O; only the reader allocates (its buffer).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,75 @@
 #include <unistd.h>
 #include "err.h"
 #include "fileio.h"
+
+#define READ_ALL_FIRST	(64 * 1024)	/* first buffer when the size is unknown */
+
+char *vt_file_read_all(const char *path, uint64_t max, size_t *len)
+{
+	struct stat st;
+	size_t cap, got = 0;
+	char *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0) {
+		vt_err_errno("%s: cannot open", path);
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		vt_err_set("%s: not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	if ((uint64_t)st.st_size > max || max >= SIZE_MAX - 2) {
+		vt_err_set("%s: too large (%lld bytes, limit %llu)", path, (long long)st.st_size,
+			   (unsigned long long)max);
+		close(fd);
+		return NULL;
+	}
+	cap = st.st_size ? (size_t)st.st_size + 1 : READ_ALL_FIRST;
+	buf = malloc(cap);
+	for (;;) {
+		ssize_t n;
+
+		if (unlikely(!buf)) {
+			vt_err_set("%s: out of memory", path);
+			break;
+		}
+		if (got > max) {
+			vt_err_set("%s: too large (over %llu bytes)", path,
+				   (unsigned long long)max);
+			break;
+		}
+		if (got + 1 == cap) {	/* full: grow, up to max + 2 (one byte past max tells) */
+			size_t ncap = cap * 2 > max + 2 ? (size_t)max + 2 : cap * 2;
+			char *nb = realloc(buf, ncap);
+
+			if (!nb) {
+				vt_err_set("%s: out of memory", path);
+				break;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		n = read(fd, buf + got, cap - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			vt_err_errno("%s: read error", path);
+			break;
+		}
+		if (n == 0) {
+			close(fd);
+			buf[got] = 0;
+			*len = got;
+			return buf;
+		}
+		got += (size_t)n;
+	}
+	free(buf);
+	close(fd);
+	return NULL;
+}
 
 int vt_file_write_all(int fd, const void *buf, size_t len)
 {

@@ -1,14 +1,24 @@
 /*
- * fileio.h - small file helpers of the shared module: write a whole buffer,
- * replace a file atomically (temporary file in the same directory + rename).
+ * fileio.h - small file helpers of the shared module: read a whole file,
+ * write a whole buffer, replace a file atomically (temporary file in the
+ * same directory + rename).
  */
 #ifndef VT_FILEIO_H
 #define VT_FILEIO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define VT_FILE_FSYNC	1	/* flag: fsync the data before the rename */
+
+/* Read all of @path, a regular file of at most @max bytes (a /proc or
+ * tracefs file counts: its size reads 0, the buffer grows as it is read),
+ * into a NUL-terminated buffer: the buffer (free() it) with its length in
+ * *@len, or NULL with the error set naming @path.  Opened non-blocking: a
+ * FIFO or device planted where a file should be is refused, never waited
+ * on (guest directories are untrusted input). */
+char *vt_file_read_all(const char *path, uint64_t max, size_t *len);
 
 /* Write all @len bytes at @buf to @fd, retrying after EINTR and short
  * writes.  0, or -1 with errno set (no message: the caller names the file). */

@@ -181,60 +181,8 @@ static int sb_write(struct sbuf *sb, const char *path)
 	return ret;
 }
 
-/* Read all of @path (at most @max bytes) into a NUL-terminated buffer. */
-static char *read_file_bounded(const char *path, uint64_t max, size_t *len)
-{
-	struct stat st;
-	size_t got = 0;
-	char *buf;
-	int fd;
-
-	/* O_NONBLOCK: a FIFO planted in a guest's directory must not hang us */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		vt_err_errno("%s: cannot open", path);
-		return NULL;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		vt_err_set("%s: not a regular file", path);
-		close(fd);
-		return NULL;
-	}
-	if ((uint64_t)st.st_size > max) {
-		vt_err_set("%s: too large (%lld bytes, limit %" PRIu64 ")", path,
-			   (long long)st.st_size, max);
-		close(fd);
-		return NULL;
-	}
-	buf = malloc(st.st_size + 1);
-	if (!buf) {
-		vt_err_set("%s: out of memory", path);
-		close(fd);
-		return NULL;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			vt_err_errno("%s: read error", path);
-			free(buf);
-			close(fd);
-			return NULL;
-		}
-		if (n == 0)
-			break;
-		got += n;
-	}
-	close(fd);
-	buf[got] = 0;
-	*len = got;
-	return buf;
-}
-
 /*
- * Line iterator over a buffer from read_file_bounded(): returns the next
+ * Line iterator over a buffer from vt_file_read_all(): returns the next
  * line NUL-terminated in place (without '\n'), NULL at the end.  *bad is
  * set if the line holds a NUL byte.
  */
@@ -267,7 +215,7 @@ static char *next_line(struct lines *l, int *bad)
 static char *lines_read(struct lines *l, const char *path, uint64_t max)
 {
 	size_t len;
-	char *buf = read_file_bounded(path, max, &len);
+	char *buf = vt_file_read_all(path, max, &len);
 
 	if (!buf)
 		return NULL;
@@ -1024,7 +972,7 @@ static int read_info(struct vt_uft_reader *r)
 
 	if (path_join(path, sizeof(path), r->dir, "info"))
 		return -1;
-	buf = read_file_bounded(path, INFO_MAX_BYTES, &len);
+	buf = vt_file_read_all(path, INFO_MAX_BYTES, &len);
 	if (!buf)
 		return -1;
 	if (len < sizeof(r->hdr)) {

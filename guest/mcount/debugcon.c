@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "debugcon.h"
 #include "err.h"
+#include "fileio.h"
 #include "marker.h"
 #include "meta.h"
 #include "tsc.h"
@@ -133,43 +134,6 @@ static int dc_frame(void *arg, unsigned type, const uint8_t *payload, size_t len
 	return 0;
 }
 
-static uint8_t *dc_read_file(const char *path, size_t *len)
-{
-	struct stat st;
-	uint8_t *buf;
-	size_t done = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		vt_err_errno("%s: cannot open", path);
-		return NULL;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > DC_MAX_CAPTURE) {
-		vt_err_set("%s: not a regular file of at most %llu bytes", path,
-			   (unsigned long long)DC_MAX_CAPTURE);
-		close(fd);
-		return NULL;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		vt_err_set("%s: out of memory", path);
-		close(fd);
-		return NULL;
-	}
-	while (done < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + done, (size_t)st.st_size - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		done += (size_t)n;
-	}
-	close(fd);
-	*len = done;
-	return buf;
-}
-
 /* info, task.txt, map, sym, meta of the decoded directory. */
 static int dc_session(const struct dc_state *s, const char *elf, uint64_t tsc_hz)
 {
@@ -266,7 +230,7 @@ int cmd_debugcon(int argc, char **argv)
 	}
 	if (!s.dir || optind != argc - 1)
 		return vt_cli_usage(dc_usage, 0);
-	buf = dc_read_file(argv[optind], &len);
+	buf = (uint8_t *)vt_file_read_all(argv[optind], DC_MAX_CAPTURE, &len);
 	if (!buf) {
 		vt_err_print("debugcon");
 		return VT_EXIT_FAIL;

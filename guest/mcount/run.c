@@ -31,7 +31,6 @@
 #define RUN_NS_SUFFIX	".ns"
 #define RUN_SIG_EXIT	128	/* exit code of a program killed by a signal */
 #define RUN_EXEC_FAILED	127	/* the shell's exit code for "cannot run" */
-#define NSEC_PER_SEC	1000000000ULL
 
 struct run_opts {
 	const char *dir;
@@ -176,7 +175,7 @@ static uint64_t run_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * VT_NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 /* The TSC frequency and its source into @m (lib/tsc.c decides it; the

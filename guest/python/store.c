@@ -26,6 +26,7 @@
 #include "err.h"
 #include "meta.h"
 #include "vtpy.h"
+#include "tsc.h"
 
 /* Bytes of a .dat preallocated at a time; the smallest piece tried when
  * the disk is nearly full. */
@@ -67,7 +68,7 @@ uint64_t vtpy_clock_ns_now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * VT_NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 static uint64_t wall_ns(void)

@@ -23,6 +23,7 @@
 #include "err.h"
 #include "usdt.h"
 #include "cli.h"
+#include "tsc.h"
 
 #define TOP_INSTANCE_PREFIX	"vmtrace_top_"
 #define TOP_BUFFER_KB		2048
@@ -33,7 +34,6 @@
 #define TOP_MS_PER_S		1000
 #define TOP_LOC_OFF_MASK	0xffff	/* __data_loc: length << 16 | offset */
 #define TOP_LOC_LEN_SHIFT	16
-#define TOP_NS_PER_S		1000000000.0
 #define TOP_HASH_MUL		16777619u	/* FNV-1a */
 #define TOP_HASH_SEED		2166136261u
 
@@ -66,7 +66,7 @@ static double top_now_s(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / TOP_NS_PER_S;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / (double)VT_NS_PER_SEC;
 }
 
 static void top_count(struct top_state *t, const char *key)
@@ -320,7 +320,7 @@ static int top_loop(struct top_state *t, struct tep_handle *tep, struct tracefs_
 	int clear = !once && isatty(STDOUT_FILENO), gone = 0;
 
 	while (!top_quit) {
-		struct timespec ts = { 0, TOP_POLL_MS * (long)(TOP_NS_PER_S / TOP_MS_PER_S) };
+		struct timespec ts = { 0, TOP_POLL_MS * (long)(VT_NS_PER_SEC / TOP_MS_PER_S) };
 		double now;
 
 		nanosleep(&ts, NULL);

@@ -23,8 +23,11 @@ start_rec() {
 	"$VT_BIN" record -o "$1" -e sched:sched_process_exit -b 256 -- sleep 60 \
 		>/dev/null 2>"$VT_TMP/rec.err" &
 	rec=$!
-	for _ in $(seq 100); do [ -d "$T/vmtrace-$rec" ] && break; sleep 0.1; done
-	[ -d "$T/vmtrace-$rec" ] || fail "recorder did not start: $(cat "$VT_TMP/rec.err")"
+	# started: its instance exists and its record.state is written (the
+	# latter comes a little later: under load the gap is visible)
+	for _ in $(seq 100); do [ -d "$T/vmtrace-$rec" ] && [ -f "$1/record.state" ] && break; sleep 0.1; done
+	[ -d "$T/vmtrace-$rec" ] && [ -f "$1/record.state" ] ||
+		fail "recorder did not start: $(cat "$VT_TMP/rec.err")"
 }
 
 # marks CPU FIRST LAST [PAD]: write markers "vtmark N" into the instance
