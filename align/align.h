@@ -62,6 +62,7 @@ struct align_host_marker {
 	int32_t vcpu;			/* ALIGN_VCPU_ANY if not known */
 	uint32_t value;			/* value the host saw written */
 	uint32_t has_value;		/* 0: order-based matching (chardev) */
+	int32_t tid;			/* the host thread that made it, 0 unknown */
 };
 
 /* A matched marker: the guest bracket and the host instant. */
@@ -71,6 +72,7 @@ struct align_marker_pair {
 	uint64_t tsc_guest_before;
 	uint64_t tsc_guest_after;
 	uint64_t tsc_host;
+	int32_t host_tid;		/* the host thread that saw it, 0 unknown */
 	uint32_t outlier;		/* 1: rejected by the estimator */
 };
 

@@ -30,6 +30,7 @@ struct hobs {
 	uint64_t seq;		/* unwrapped (value matching) */
 	uint64_t tsc_host;
 	int32_t vcpu;
+	int32_t tid;
 };
 
 static int cmp_hobs_seq(const void *a, const void *b)
@@ -86,6 +87,7 @@ static void pair_set(struct align_marker_pair *p, const struct vt_marker *g,
 	p->tsc_guest_before = g->tsc_guest_before;
 	p->tsc_guest_after = g->tsc_guest_after;
 	p->tsc_host = h->tsc_host;
+	p->host_tid = h->tid;
 }
 
 /* Join valued guest markers (seq order) with host observations by seq. */
@@ -280,7 +282,7 @@ int align_markers_match(const struct vt_marker *g, size_t ng,
 			go[ngo++] = &g[i];
 	}
 	for (size_t k = 0; k < nh; k++) {
-		struct hobs o = { 0, h[k].tsc_host, h[k].vcpu };
+		struct hobs o = { 0, h[k].tsc_host, h[k].vcpu, h[k].tid };
 
 		if (h[k].has_value) {
 			if (!VT_MARKER_VALUE_OK(h[k].value)) {

@@ -447,7 +447,7 @@ static int pick_chardev(struct align_samples *s, struct cwrite *w, size_t nw, in
 			continue;
 		for (size_t i = 0; i < nw; i++)
 			if (w[i].fd == fds[k] && (!vcpu_only || w[i].vcpu != ALIGN_VCPU_ANY))
-				obs[no++] = (struct align_host_marker){ w[i].tsc_host, w[i].vcpu, 0, 0 };
+				obs[no++] = (struct align_host_marker){ w[i].tsc_host, w[i].vcpu, 0, 0, 0 };
 		if (align_markers_match(s->guest_markers, s->in.n_guest_markers, obs, no,
 					&p, &np, &ug, &uh) < 0) {
 			free(obs);
@@ -474,7 +474,7 @@ static int pick_chardev(struct align_samples *s, struct cwrite *w, size_t nw, in
 		note(s, "host: AMBIGUOUS: fd %d matches as well as fd %d: give --marker-fd",
 		     tie_fd, best_fd);
 	for (size_t i = 0; i < nw; i++) {
-		struct align_host_marker h = { w[i].tsc_host, w[i].vcpu, 0, 0 };
+		struct align_host_marker h = { w[i].tsc_host, w[i].vcpu, 0, 0, 0 };
 
 		if (w[i].fd != best_fd || (vcpu_only && w[i].vcpu == ALIGN_VCPU_ANY))
 			continue;
@@ -704,7 +704,7 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 			if (!vt_td_field_u64(&ev, "count", &d) && d != 1)
 				continue;	/* rep outs: no single value */
 			h = (struct align_host_marker){ ev.ts, tid_vcpu(r, tm, &ntm, ev.pid),
-							(uint32_t)c, 1 };
+							(uint32_t)c, 1, ev.pid };
 			if (grow_push((void **)&s->host_markers, &s->in.n_host_markers, cap_hm,
 				      sizeof(h), &h))
 				goto out;
@@ -733,7 +733,7 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 				nhc++;
 			}
 			h = (struct align_host_marker){ ev.ts, tid_vcpu(r, tm, &ntm, ev.pid),
-							(uint32_t)c, 1 };
+							(uint32_t)c, 1, ev.pid };
 			if (grow_push((void **)&s->host_markers, &s->in.n_host_markers, cap_hm,
 				      sizeof(h), &h))
 				goto out;

@@ -545,6 +545,32 @@ int cmd_merge(int argc, char **argv)
 		}
 	}
 
+	/* each VM's sync markers, as its model matched them: instants on both
+	 * sides and a flow between them */
+	for (int v = 0; v < nr_vms; v++) {
+		int g = -1, h = -1;
+
+		if (!models[v])
+			continue;
+		for (int i = 0; i < nin; i++) {
+			if (sources[i].machine == (uint32_t)v + 1 &&
+			    sources[i].clock.kind == ALIGN_CLOCK_GUEST && (g < 0 || sources[i].clock_only))
+				g = i;
+			if (sources[i].machine == MERGE_MACHINE_HOST &&
+			    sources[i].clock.kind == ALIGN_CLOCK_HOST && h < 0 &&
+			    !strcmp(sources[i].path, host_dir ? host_dir : ""))
+				h = i;
+		}
+		if (g < 0)
+			continue;
+		if (merge_reader_markers(&sources[g], (uint16_t)g, h >= 0 ? &sources[h] : NULL,
+					 (uint16_t)(h >= 0 ? h : 0), models[v]) < 0) {
+			vt_err_print("merge");
+			ret = VT_EXIT_FAIL;
+			goto out_free;
+		}
+	}
+
 	if (unscaled >= 0 && sources[unscaled].clock.kind != ALIGN_CLOCK_NS)
 		vt_warn("%s: no tsc.hz in vmtrace.meta and no --tsc-hz: timestamps are "
 			"written unscaled (1 tick = 1 ns)", sources[unscaled].path);

@@ -1,9 +1,12 @@
 /*
  * flow.c - merge's flow matcher: arrows from a guest I/O kick to the host
  * exit it caused, and from a host interrupt injection to the guest's
- * handling of it, where both ends are in the inputs.  Fed every event in
- * time order on the merge thread; keeps one pending start per vCPU (plus
- * one for "vCPU unknown"), so its memory is fixed.  Rules: docs/merge.md.
+ * handling of it, where both ends are in the inputs, and between the two
+ * instants of each sync marker (merge/reader_markers.c: guest and host,
+ * paired by their key, whichever comes first on the timeline starting).
+ * Fed every event in time order on the merge thread; keeps one pending
+ * start per vCPU (plus one for "vCPU unknown") and a fixed ring of pending
+ * markers, so its memory is fixed.  Rules: docs/merge.md.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,7 @@
 #define FLOW_WINDOW_NS	1000000ULL	/* ends further apart are not linked */
 #define FLOW_MAX_VCPUS	64		/* vCPUs tracked individually */
 #define FLOW_ANY	FLOW_MAX_VCPUS	/* the slot of "vCPU unknown" */
+#define FLOW_MARKERS	256		/* sync markers awaiting their other side */
 
 enum name_class {
 	CL_UNKNOWN = 0,	/* not classified yet */
@@ -20,6 +24,7 @@ enum name_class {
 	CL_HOST_IO,	/* host: the exit/event a kick causes */
 	CL_INJECT,	/* host: an interrupt injected into the guest */
 	CL_GUEST_IRQ,	/* guest: interrupt handling */
+	CL_MARKER,	/* either side: a sync marker's instant (key in .value) */
 };
 
 struct pending {
@@ -35,7 +40,9 @@ static uint8_t *classes;
 static uint32_t classes_cap;
 static struct pending kicks[FLOW_MAX_VCPUS + 1], injects[FLOW_MAX_VCPUS + 1];
 static uint64_t next_id = 1, nr_flows;
-static uint32_t kick_name, irq_name;
+static uint32_t kick_name, irq_name, sync_name;
+static struct pending markers[FLOW_MARKERS];
+static uint64_t marker_key[FLOW_MARKERS];
 
 static const char *const kick_names[] = {
 	"virtqueue_notify", "virtqueue_kick", "virtqueue_kick_prepare", "vp_notify",
@@ -68,6 +75,8 @@ static int classify(uint32_t id, int guest)
 {
 	const char *s = merge_str(id);
 
+	if (!strcmp(s, "sync marker"))
+		return CL_MARKER;
 	if (guest) {
 		if (in_list(s, kick_names, VT_ARRAY_SIZE(kick_names)))
 			return CL_KICK;
@@ -186,6 +195,20 @@ void merge_flow_check(struct merge_event *ev)
 	if (unlikely(!kick_name)) {
 		kick_name = merge_str_intern0("kick");
 		irq_name = merge_str_intern0("irq");
+		sync_name = merge_str_intern0("sync");
+	}
+	if (cls == CL_MARKER) {
+		/* the second instant of a key ends the flow the first started */
+		uint64_t key = (uint64_t)ev->value;
+		struct pending *m = &markers[key % FLOW_MARKERS];
+
+		if (m->valid && marker_key[key % FLOW_MARKERS] == key) {
+			link(ev, m, sync_name);
+		} else {
+			start(ev, m, sync_name);
+			marker_key[key % FLOW_MARKERS] = key;
+		}
+		return;
 	}
 	/* guest: the vCPU is the CPU it ran on; host: the vCPU thread's */
 	int vcpu = guest ? ev->cpu : (int)t->vcpu - 1;

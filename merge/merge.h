@@ -120,6 +120,12 @@ int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *fi
 /* samples.tsv of directory @src->path: one instant per sample (its clock
  * re-initialised from the file's header when it disagrees). */
 int merge_reader_samples(struct merge_source *src, uint16_t idx);
+/* The sync markers of model @m as instants: on @guest's VM (a stream per
+ * vCPU, through @guest's clock map) and, when @host is given, on the host
+ * threads that saw them (through @host's map), a "sync" flow between the
+ * two of each marker. */
+int merge_reader_markers(struct merge_source *guest, uint16_t gidx, struct merge_source *host,
+			 uint16_t hidx, const struct align_model *m);
 
 /* ---- sorter -------------------------------------------------------- */
 

@@ -61,4 +61,13 @@ gaps = [(b - a, a, b) for a, b in zip(exits, exits[1:])]
 gap = max(gaps)
 print("largest gap between VM exits: %.3f s (%.6f .. %.6f s)" % (gap[0] / 1e6, gap[1] / 1e6, gap[2] / 1e6))
 assert gap[0] > 0.4e6, "no gap between the two VMs on the merged timeline"
+# the markers: a guest instant and a host instant each, joined by a flow;
+# the host ones on the vCPU threads of both QEMUs, none inside the gap
+sm = [e for e in ev if e.get("name") == "sync marker"]
+host_tids = {e["tid"] for e in sm if e["pid"] < 10000000}
+flows = [e for e in ev if e.get("cat") == "flow" and e["name"] == "sync"]
+print("sync markers: %d instants, host threads %s, %d flow events" % (len(sm), sorted(host_tids), len(flows)))
+assert len(sm) == 80 and len(flows) == 80, "want 40 markers on each side, 40 flows"
+assert len(host_tids) == 2, "host markers on %s, want the two QEMUs' vCPU threads" % host_tids
+assert not [e for e in sm if gap[1] < e["ts"] < gap[2]], "a marker inside the gap"
 PYEOF

@@ -65,8 +65,22 @@ u = th.get(("vCPU 0 (uftrace)", 1))
 if not u or u["tid"] != 4242 or "kvm_cpu_exec" not in u["names"]: fail("vCPU 0 uftrace lane %s" % sorted(th))
 if [t for t in q["threads"] if t["tid"] == 4240 and "qemu_main" in t["names"]] == []:
     fail("QEMU main thread calls not in the QEMU process")
-guests = [p for p in procs if p["name"].startswith("guest")]
+guests = [p for p in procs if p["name"].startswith("guest") and p["name"] != "guest: sync markers"]
 if len(guests) != 1: fail("guest processes %s" % [p["name"] for p in guests])
+# the VM's 40 markers: instants on the guest's "sync markers" track and on
+# the host vCPU thread that saw them (tid 4242), a "sync" flow each
+sm = [e for e in ev if e.get("name") == "sync marker"]
+flows = [e for e in ev if e.get("cat") == "flow" and e["name"] == "sync"]
+if aligned:
+    if "guest: sync markers" not in by: fail("no guest sync markers process: %s" % sorted(by))
+    if sorted({(e["pid"] >= 10000000, e["tid"]) for e in sm}) != [(False, 4242), (True, 15100002)]:
+        fail("sync marker tracks %s" % sorted({(e["pid"], e["tid"]) for e in sm}))
+    if len(sm) != 80 or len([f for f in flows if f["ph"] == "s"]) != 40 or \
+       len([f for f in flows if f["ph"] == "f"]) != 40:
+        fail("%d sync marker instants, %d flow events (want 80, 40 + 40)" % (len(sm), len(flows)))
+    th4242 = [t for t in q["threads"] if t["tid"] == 4242 and t["lane"] == 0]
+    if not th4242 or "sync marker" not in th4242[0]["names"]:
+        fail("host sync markers not on the vCPU 0 thread track")
 g = guests[0]
 if g["name"] != "guest: python3 (pid 200)" or g["pid"] != 10000200: fail("guest process %s" % g)
 if len(g["threads"]) != 1: fail("guest threads %s" % g["threads"])
