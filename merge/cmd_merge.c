@@ -86,35 +86,6 @@ static int has_file(const char *dir, const char *name)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static const struct merge_sink_ops *sink_for(const char *fmt, const char *out)
-{
-	if (fmt) {
-		if (!strcmp(fmt, "perfetto"))
-			return &merge_sink_perfetto;
-		if (!strcmp(fmt, "chrome") || !strcmp(fmt, "json"))
-			return &merge_sink_chrome;
-		if (!strcmp(fmt, "uftrace"))
-			return &merge_sink_uftrace;
-		for (int i = 0; merge_sinks_extra && merge_sinks_extra[i]; i++)
-			if (!strcmp(fmt, merge_sinks_extra[i]->name))
-				return merge_sinks_extra[i];
-		return NULL;
-	}
-	size_t n = strlen(out);
-	const char *dot = strrchr(out, '.');
-
-	if (is_dir(out) || (n && out[n - 1] == '/'))
-		return &merge_sink_uftrace;
-	if (dot && (!strcmp(dot, ".pftrace") || !strcmp(dot, ".perfetto-trace") ||
-		    !strcmp(dot, ".pb")))
-		return &merge_sink_perfetto;
-	if (dot && !strcmp(dot, ".json"))
-		return &merge_sink_chrome;
-	if (!dot || strchr(dot, '/'))
-		return &merge_sink_uftrace;	/* no extension: a directory */
-	return NULL;
-}
-
 /* The directory whose vmtrace.meta describes input @path: the directory
  * itself, or the one holding a trace.dat file given by name; NULL if none. */
 static const char *meta_dir_of(const char *path, char *buf, size_t len)
@@ -379,7 +350,7 @@ int cmd_merge(int argc, char **argv)
 		fprintf(stderr, "vmtrace merge: at most %d inputs\n", MERGE_MAX_SOURCES);
 		return VT_EXIT_USAGE;
 	}
-	const struct merge_sink_ops *sink = sink_for(fmt, out);
+	const struct merge_sink_ops *sink = merge_sink_find(fmt, out);
 
 	if (!sink) {
 		fprintf(stderr, "vmtrace merge: %s: unknown output format (use --format "

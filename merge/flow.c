@@ -195,13 +195,15 @@ void merge_flow_check(struct merge_event *ev)
 	if (unlikely(!kick_name)) {
 		kick_name = merge_str_intern0("kick");
 		irq_name = merge_str_intern0("irq");
-		sync_name = merge_str_intern0("sync");
 	}
 	if (cls == CL_MARKER) {
 		/* the second instant of a key ends the flow the first started */
 		uint64_t key = (uint64_t)ev->value;
 		struct pending *m = &markers[key % FLOW_MARKERS];
 
+		if (unlikely(!sync_name))	/* only where there are markers: other
+						 * outputs keep their string tables */
+			sync_name = merge_str_intern0("sync");
 		if (m->valid && marker_key[key % FLOW_MARKERS] == key) {
 			link(ev, m, sync_name);
 		} else {

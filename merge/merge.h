@@ -157,7 +157,11 @@ uint64_t merge_flow_count(void);
 /* ---- sinks --------------------------------------------------------- */
 
 struct merge_sink_ops {
-	const char *name;
+	const char *name;		/* --format NAME */
+	const char *const *also;	/* more --format names, NULL-terminated; or NULL */
+	const char *const *ext;		/* output name endings that choose it
+					 * (".json"), NULL-terminated; or NULL */
+	int dir;			/* chosen for a directory or a name with no ending */
 	void *(*open)(const char *out);
 	/* write one event; -1 on an I/O error (message set) */
 	int (*event)(void *sink, const struct merge_event *ev);
@@ -165,16 +169,24 @@ struct merge_sink_ops {
 	int (*close)(void *sink);
 };
 
-extern const struct merge_sink_ops merge_sink_perfetto;
+/*
+ * The one table of sinks (merge/sink.c).  Every sink, in whichever module,
+ * registers itself from its own file with MERGE_SINK(ops) (run at start-up);
+ * `vmtrace merge --format NAME` and the output name's ending look it up.
+ */
+#define MERGE_SINKS_MAX	16
+void merge_sink_register(const struct merge_sink_ops *ops);
+#define MERGE_SINK(ops) \
+	static void __attribute__((constructor)) merge_sink_register_##ops(void) \
+	{ merge_sink_register(&ops); }
+/* The sink of --format @fmt (NULL: chosen by @out: a directory or a name
+ * with no ending, else the ending); NULL when none fits. */
+const struct merge_sink_ops *merge_sink_find(const char *fmt, const char *out);
+
 /* Perfetto: 1 = mark a VM's packets with TracePacket.machine_id (its own
  * pids); 0 (default) = one machine, guests are processes named "guest: ..."
  * with pid/tid moved to N * 10000000 + pid (docs/merge.md says why). */
 extern int merge_perfetto_machine_ids;
-extern const struct merge_sink_ops merge_sink_chrome;
-extern const struct merge_sink_ops merge_sink_uftrace;
-/* Sinks other modules add to `vmtrace merge --format NAME` (merge/report/:
- * "report", "sqlite"): a NULL-terminated list, weak (absent = none). */
-extern const struct merge_sink_ops *const merge_sinks_extra[] __attribute__((weak));
 
 /* ---- what the sinks share (merge/sink.c) ---------------------------- */
 

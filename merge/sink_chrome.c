@@ -269,9 +269,16 @@ static int chrome_close(void *sink)
 	return merge_file_sink_close(s) < 0 || !p ? -1 : 0;
 }
 
+static const char *const merge_sink_chrome_ext[] = { ".json", NULL };
+static const char *const merge_sink_chrome_also[] = { "json", NULL };
+
 const struct merge_sink_ops merge_sink_chrome = {
 	.name = "chrome",
+	.also = merge_sink_chrome_also,
+	.ext = merge_sink_chrome_ext,
 	.open = chrome_open,
 	.event = chrome_event,
 	.close = chrome_close,
 };
+MERGE_SINK(merge_sink_chrome)
+

@@ -462,9 +462,14 @@ static int perfetto_close(void *sink)
 	return merge_file_sink_close(s);
 }
 
+static const char *const merge_sink_perfetto_ext[] = { ".pftrace", ".perfetto-trace", ".pb", NULL };
+
 const struct merge_sink_ops merge_sink_perfetto = {
 	.name = "perfetto",
+	.ext = merge_sink_perfetto_ext,
 	.open = perfetto_open,
 	.event = perfetto_event,
 	.close = perfetto_close,
 };
+MERGE_SINK(merge_sink_perfetto)
+

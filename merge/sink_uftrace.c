@@ -277,7 +277,10 @@ static int uftrace_close(void *sink)
 
 const struct merge_sink_ops merge_sink_uftrace = {
 	.name = "uftrace",
+	.dir = 1,
 	.open = uftrace_open,
 	.event = uftrace_event,
 	.close = uftrace_close,
 };
+MERGE_SINK(merge_sink_uftrace)
+

@@ -21,10 +21,6 @@ extern int cmd_merge(int argc, char **argv);
 struct report_opts report_cmd_opts = { DEFAULT_TOP, DEFAULT_FNS, NULL };
 static const char *text_out;	/* -o FILE for the text, NULL = stdout */
 
-const struct merge_sink_ops *const merge_sinks_extra[] = {
-	&report_sink_report, &report_sink_sqlite, NULL,
-};
-
 /* ---- the "report" sink ------------------------------------------------ */
 
 static void *rs_open(const char *out)
@@ -61,6 +57,8 @@ const struct merge_sink_ops report_sink_report = {
 	.event = rs_event,
 	.close = rs_close,
 };
+MERGE_SINK(report_sink_report)
+
 
 /* ---- the commands ----------------------------------------------------- */
 

@@ -133,7 +133,7 @@ struct report_opts {
 int report_print_text(const struct report *r, FILE *fp, const struct report_opts *o);
 int report_write_html(const struct report *r, const char *path, const struct report_opts *o);
 
-/* The sinks merge runs (merge_sinks_extra): "report" (text/HTML) and
+/* The sinks merge runs (registered with MERGE_SINK): "report" (text/HTML) and
  * "sqlite" (OUT = the database file). */
 extern const struct merge_sink_ops report_sink_report;
 extern const struct merge_sink_ops report_sink_sqlite;

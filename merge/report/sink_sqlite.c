@@ -435,3 +435,5 @@ const struct merge_sink_ops report_sink_sqlite = {
 	.event = sq_event,
 	.close = sq_close,
 };
+MERGE_SINK(report_sink_sqlite)
+
