@@ -656,6 +656,8 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 	r = vt_td_read_open(path);
 	if (!r)
 		goto out;
+	if (vt_td_read_warning(r))
+		vt_warn("%s", vt_td_read_warning(r));
 	if (vt_td_read_truncated(r)) {
 		vt_warn("%s: CPU data cut short: each CPU is read up to its last whole record",
 			path);

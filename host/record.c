@@ -1383,6 +1383,11 @@ static int rec_meta_end(struct host_record *r, char **stats, const struct vt_td_
 		 * the ring buffer's own counters give it */
 		uint64_t lost = cs[i].lost > overrun + dropped ? cs[i].lost : overrun + dropped;
 
+		if (cs[i].bad_pages)
+			vt_warn("%s: cpu%u: %llu malformed ring-buffer pages (the first at byte %llu "
+				"of its data), kept as they are", r->dir, i,
+				(unsigned long long)cs[i].bad_pages,
+				(unsigned long long)cs[i].first_bad);
 		res->events += cs[i].events;
 		res->lost += lost;
 		res->lost_pages += cs[i].lost_unknown;

@@ -230,6 +230,8 @@ static int info_tracedat(const char *path, const struct vt_meta *m, uint64_t hz)
 		vt_err_print("info");
 		return VT_EXIT_FAIL;
 	}
+	if (vt_td_read_warning(r))
+		vt_warn("%s", vt_td_read_warning(r));
 	nr_cpus = vt_td_read_nr_cpus(r);
 	clock = vt_td_read_clock(r);
 	per_cpu = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*per_cpu));

@@ -2,9 +2,11 @@
  * err.h - error reporting for vmtrace's tools (not for the runtimes that
  * live inside traced programs: they must never print or exit).
  *
- * Library code returns -1 (with errno) or NULL and records a message with
- * vt_err_set(); only a command's main path prints it (vt_err_print) and
- * exits.  Messages name the file and what is wrong with it.
+ * Library code returns -1 or NULL and records a message with vt_err_set()
+ * (errno is not part of that contract: vt_err_errno() reads it and leaves
+ * it as it was; a caller wanting errno saves it first); only a command's
+ * main path prints the message (vt_err_print) and exits.  Messages name the
+ * file and what is wrong with it.
  */
 #ifndef VT_ERR_H
 #define VT_ERR_H

@@ -74,6 +74,8 @@ struct vt_td_cpu_stats {
 	uint64_t lost;		/* events the kernel reported lost between pages */
 	uint64_t lost_unknown;	/* pages flagged lost without a stored count */
 	uint64_t first_ts;	/* timestamp of the first page (0 if none) */
+	uint64_t bad_pages;	/* malformed pages (copied as they are) */
+	uint64_t first_bad;	/* file offset of the first, in the CPU's data */
 };
 
 /* Create @path (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0644) and write the
@@ -164,6 +166,10 @@ int vt_td_read_nr_cpus(const struct vt_td_reader *r);
 /* 1 if the file's CPU data was cut short: it is read from a copy padded
  * with zeros, each CPU up to its last whole record (the rest is lost). */
 int vt_td_read_truncated(const struct vt_td_reader *r);
+/* What the caller should warn about the file (malformed or cut pages read
+ * up to their last sound event), NULL if nothing: library code does not
+ * print. */
+const char *vt_td_read_warning(const struct vt_td_reader *r);
 /* The trace clock the file was recorded with ("x86-tsc", "local",
  * "mono", ...; "" when the file does not say). */
 const char *vt_td_read_clock(const struct vt_td_reader *r);

@@ -42,6 +42,7 @@ struct vt_td_reader {
 	int nr_fmts;
 	char clock[32];
 	int truncated;		/* read from a padded copy, or a CPU stalled */
+	char warning[4400];	/* vt_td_read_warning(), "" if none */
 	uint64_t skipped;	/* records without a known format */
 };
 
@@ -884,8 +885,9 @@ struct vt_td_reader *vt_td_read_open(const char *path)
 	if (header_ok(path, &h) < 0 || formats_ok(path) < 0 || pages_check(path, &h) < 0)
 		goto fail;
 	if (h.nr_bad)
-		vt_warn("%s: %llu malformed or cut ring-buffer pages read up to their last sound "
-			"event", path, (unsigned long long)h.nr_bad);
+		snprintf(r->warning, sizeof(r->warning), "%s: %llu malformed or cut ring-buffer "
+			 "pages read up to their last sound event", path,
+			 (unsigned long long)h.nr_bad);
 	if (h.nr_clips || h.nr_bad) {
 		/* CPU data cut short (killed or full-disk writer) or damaged */
 		r->in = clipped_open(path, &h);
@@ -951,6 +953,11 @@ void vt_td_read_close(struct vt_td_reader *r)
 		tracecmd_close(r->in);
 	free(r->path);
 	free(r);
+}
+
+const char *vt_td_read_warning(const struct vt_td_reader *r)
+{
+	return r->warning[0] ? r->warning : NULL;
 }
 
 int vt_td_read_truncated(const struct vt_td_reader *r)

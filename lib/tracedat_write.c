@@ -318,9 +318,8 @@ static int td_copy_cpu(struct vt_td_writer *w, unsigned cpu, int fd, uint64_t si
 			return vt_err_set("%s: cpu%u data: short read of %zd bytes", w->path,
 					  cpu, n);
 		for (ssize_t o = 0; o < n; o += w->page_size)
-			if (vt_td_page_count(buf + o, w->page_size, st))
-				vt_warn("%s: cpu%u page at %llu is malformed (kept as is)",
-					w->path, cpu, (unsigned long long)(done + o));
+			if (vt_td_page_count(buf + o, w->page_size, st) && !st->bad_pages++)
+				st->first_bad = done + (uint64_t)o;	/* the caller warns */
 		if (td_write(w, buf, n))
 			return -1;
 		done += n;

@@ -302,6 +302,8 @@ int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *fi
 		free(t);
 		return -1;
 	}
+	if (vt_td_read_warning(t->r))
+		vt_warn("%s", vt_td_read_warning(t->r));
 	t->src = src;
 	t->refs = 1;
 	if (vt_td_read_truncated(t->r)) {

@@ -30,6 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!r)
 		return 0;
 	(void)vt_td_read_truncated(r);
+	(void)vt_td_read_warning(r);
 	(void)vt_td_clock_is_ns(vt_td_read_clock(r));
 	for (int n = 0; n < FUZZ_MAX_EVENTS && vt_td_read_next_any(r, &ev) == 1; n++) {
 		for (int i = 0; i < vt_td_nr_fields(&ev); i++) {
