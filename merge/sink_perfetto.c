@@ -144,10 +144,14 @@ static inline void pb_fixed64(struct pb *b, unsigned field, uint64_t v)
 	b->p += 8;
 }
 
+static uint64_t names_cut;	/* strings cut to MAX_NAME_LEN (said at close) */
+
 static inline void pb_bytes(struct pb *b, unsigned field, const char *s, size_t len)
 {
-	if (len > MAX_NAME_LEN)
+	if (unlikely(len > MAX_NAME_LEN)) {
 		len = MAX_NAME_LEN;
+		names_cut++;
+	}
 	pb_tag(b, field, WT_LEN);
 	pb_varint(b, len);
 	memcpy(b->p, s, len);
@@ -459,6 +463,9 @@ static int perfetto_close(void *sink)
 	free(s->ann_sent);
 	free(s->track_state);
 	merge_idset_free(&s->procs);
+	if (names_cut)
+		vt_warn("perfetto: %llu names or strings longer than %d bytes were cut to %d",
+			(unsigned long long)names_cut, MAX_NAME_LEN, MAX_NAME_LEN);
 	return merge_file_sink_close(s);
 }
 

@@ -94,6 +94,16 @@ static inline VT_NOTRACE void mcount_core_enter(struct mcount_ctx *c, uint64_t *
  * one flushes a full buffer, the freestanding one has reserved room. */
 static int mcount_room(struct mcount_ctx *c);
 
+/* Room for one more record; one that finds none is counted in c->lost
+ * (the runtime's mcount.lost), never dropped silently. */
+static inline VT_NOTRACE int mcount_room_or_lost(struct mcount_ctx *c)
+{
+	if (likely(mcount_room(c)))
+		return 1;
+	c->lost++;
+	return 0;
+}
+
 /*
  * Return side: pop the shadow frame whose return slot was just below
  * @sp (the stack pointer after the hooked function's `ret`), record its
@@ -106,11 +116,11 @@ static inline VT_NOTRACE uint64_t mcount_core_exit(struct mcount_ctx *c, uint64_
 	struct mcount_frame *f = c->top - 1;
 
 	while (unlikely(f > c->base && f->parent_loc < sp - 1)) {
-		if (mcount_room(c))
+		if (mcount_room_or_lost(c))
 			mcount_put(c, VT_UFT_EXIT, (unsigned)(f - c->base), f->child_ip);
 		f--;
 	}
-	if (likely(mcount_room(c)))
+	if (likely(mcount_room_or_lost(c)))
 		mcount_put(c, VT_UFT_EXIT, (unsigned)(f - c->base), f->child_ip);
 	c->top = f;
 	return f->ret_addr;
@@ -123,12 +133,12 @@ static inline VT_NOTRACE void mcount_core_unwind_all(struct mcount_ctx *c)
 	struct mcount_frame *f;
 
 	for (f = c->top; f > c->base; f--)
-		if (mcount_room(c))
+		if (mcount_room_or_lost(c))
 			mcount_put(c, VT_UFT_EXIT, (unsigned)(f - 1 - c->base), f[-1].child_ip);
 	while (c->cyg_depth > 0) {
 		unsigned d = --c->cyg_depth;
 
-		if (d < c->record_below && mcount_room(c))
+		if (d < c->record_below && mcount_room_or_lost(c))
 			mcount_put(c, VT_UFT_EXIT, d, c->base[d].child_ip);
 	}
 }
@@ -144,7 +154,7 @@ static inline VT_NOTRACE void mcount_core_cyg_enter(struct mcount_ctx *c, void *
 		return;
 	}
 	c->base[d].child_ip = (uint64_t)(uintptr_t)fn;
-	if (likely(mcount_room(c)))
+	if (likely(mcount_room_or_lost(c)))
 		mcount_put(c, VT_UFT_ENTRY, d, (uint64_t)(uintptr_t)fn);
 }
 
@@ -153,7 +163,7 @@ static inline VT_NOTRACE void mcount_core_cyg_exit(struct mcount_ctx *c, void *f
 {
 	unsigned d = --c->cyg_depth;
 
-	if (unlikely(d >= c->record_below) || unlikely(!mcount_room(c)))
+	if (unlikely(d >= c->record_below) || unlikely(!mcount_room_or_lost(c)))
 		return;
 	mcount_put(c, VT_UFT_EXIT, d, (uint64_t)(uintptr_t)fn);
 }

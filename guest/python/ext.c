@@ -398,10 +398,12 @@ static long line_index(long idx, int line)
 	uint64_t key = ((uint64_t)(idx + 1) << 32) | (uint32_t)line | (1ULL << 63);
 	long li = key_find(key);
 	char buf[1100];
-	const char *fn = st.syms[idx].name, *sp = strstr(fn, " (");
+	const char *fn, *sp;
 
 	if (likely(li >= 0))
 		return li;
+	fn = st.syms[idx].name;		/* a new line: its name, once */
+	sp = strstr(fn, " (");
 	snprintf(buf, sizeof(buf), "%.*s:%d%s", sp ? (int)(sp - fn) : (int)strlen(fn), fn, line,
 		 sp ? sp : "");
 	li = sym_new(buf, st.syms[idx].module);

@@ -41,3 +41,13 @@ PYEOF
 # --no-machine-id is the default (kept for old scripts)
 "$VT_BIN" merge h g -o nomid.pftrace -q --no-machine-id
 cmp out.pftrace nomid.pftrace
+# a name longer than the sink's 1024-byte limit is cut, and said so (never
+# silently): protoc reads the 1024 bytes back
+long=$(printf 'f%.0s' $(seq 2000))
+"$GEN" lg -n 4 -D 2 -z 2000000000 -s 1000000000 -d 1000 -f "$long" >/dev/null
+"$VT_BIN" merge lg -o long.pftrace -q 2>long.err
+grep -q "names or strings longer than 1024 bytes were cut" long.err ||
+	{ cat long.err; echo "FAIL: a cut name went unsaid"; exit 1; }
+protoc --decode=perfetto.protos.Trace -I "$VT_SRC/merge" "$VT_SRC/merge/perfetto_subset.proto" \
+	<long.pftrace | grep -qE "name: \"f{1024}\"" || { echo "FAIL: the cut name is not 1024 bytes"; exit 1; }
+echo "ok: a 2000-byte name cut to 1024, with a warning"
