@@ -28,7 +28,8 @@
 #define ALIGN_VCPU_ANY		(-1)	/* unknown vCPU / "the guest's clock" */
 #define ALIGN_TSC_END		UINT64_MAX	/* open end of the last segment */
 
-/* Where a segment's parameters came from, best first when they disagree. */
+/* Where a segment's parameters came from (ranked by the table seg_sources in
+ * align/model.c: user, markers, debugfs, tracepoint; docs/align.md). */
 enum align_source {
 	ALIGN_SRC_NONE = 0,
 	ALIGN_SRC_MARKERS,	/* sync markers: proven, with an error bound */

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "align/align.h"
@@ -372,6 +373,73 @@ static int view_add(struct align_model *m, const struct align_source_view *v)
 	return 0;
 }
 
+/*
+ * The sources a segment can be aligned by: one estimator each, and the
+ * ranking as data (the present source of lowest rank is chosen; the rows
+ * stand in report order: views, JSON).  A user-given offset overrides all
+ * (the user knows better, e.g. of a lying tracepoint); markers are the one
+ * source that proves an error bound; debugfs is read back from the vCPU;
+ * the tracepoint is what KVM was asked to write.  Every other present
+ * source is cross-checked against the chosen one (docs/align.md).  A new
+ * source: an enum value, its samples in struct align_input (gathered in
+ * align/sources.c), an estimator and a row here.
+ */
+struct seg_ctx {
+	const struct align_input *in;
+	uint64_t ref_h;				/* where the lines are compared */
+	const struct align_offset_event *ev;	/* the write that starts the segment */
+	const struct align_debugfs_snap *snap;	/* its latest debugfs reading */
+	uint64_t ratio;				/* debugfs scaling (0: none) */
+	uint32_t frac;
+	const struct mest *e;			/* the markers' estimate */
+};
+
+/* 1 with @l when the source has something to say of the segment */
+typedef int (*seg_estimate_fn)(const struct seg_ctx *x, struct line *l);
+
+static int est_src_markers(const struct seg_ctx *x, struct line *l)
+{
+	if (!x->e->ok)
+		return 0;
+	*l = x->e->l;
+	return 1;
+}
+
+static int est_src_debugfs(const struct seg_ctx *x, struct line *l)
+{
+	if (!x->snap)
+		return 0;
+	*l = line_kvm(x->ref_h, x->snap->offset_tsc, x->ratio, x->frac);
+	return 1;
+}
+
+static int est_src_tracepoint(const struct seg_ctx *x, struct line *l)
+{
+	if (!x->ev)
+		return 0;
+	*l = line_kvm(x->ref_h, x->ev->next_offset_tsc, x->ratio, x->frac);
+	return 1;
+}
+
+static int est_src_user(const struct seg_ctx *x, struct line *l)
+{
+	if (!x->in->has_user_offset)
+		return 0;
+	*l = line_kvm(x->ref_h, x->in->user_offset_tsc, 0, 0);
+	return 1;
+}
+
+static const struct seg_source {
+	enum align_source id;
+	unsigned rank;			/* lower: chosen first */
+	seg_estimate_fn estimate;
+} seg_sources[] = {
+	{ ALIGN_SRC_MARKERS,	1, est_src_markers },
+	{ ALIGN_SRC_DEBUGFS,	2, est_src_debugfs },
+	{ ALIGN_SRC_TRACEPOINT,	3, est_src_tracepoint },
+	{ ALIGN_SRC_USER,	0, est_src_user },
+};
+
 /* a candidate: a source's line for one segment */
 struct cand {
 	enum align_source src;
@@ -499,37 +567,25 @@ static int build_segment(struct align_model *m, const struct align_input *in, in
 		}
 		free(keep);
 	}
-	if (e.ok) {
-		c[ALIGN_SRC_MARKERS].present = 1;
-		c[ALIGN_SRC_MARKERS].src = ALIGN_SRC_MARKERS;
-		c[ALIGN_SRC_MARKERS].l = e.l;
+	if (e.ok)
 		bound_ns = ticks_to_ns(m, (e.bound_ticks + ROUND_TICKS / 4) / e.l.slope);
-	}
 	ref_h = ms.n ? ms.ref_h : (ev ? ev->tsc_host : span_lo);
-	if (snap) {
-		c[ALIGN_SRC_DEBUGFS].present = 1;
-		c[ALIGN_SRC_DEBUGFS].src = ALIGN_SRC_DEBUGFS;
-		c[ALIGN_SRC_DEBUGFS].l = line_kvm(ref_h, snap->offset_tsc, ratio, frac);
+	{
+		const struct seg_ctx x = { in, ref_h, ev, snap, ratio, frac, &e };
+		unsigned best = UINT_MAX;
+
+		for (size_t i = 0; i < VT_ARRAY_SIZE(seg_sources); i++) {
+			const struct seg_source *ss = &seg_sources[i];
+			struct cand *cd = &c[ss->id];
+
+			cd->src = ss->id;
+			cd->present = ss->estimate(&x, &cd->l);
+			if (cd->present && ss->rank < best) {
+				best = ss->rank;
+				chosen = ss->id;
+			}
+		}
 	}
-	if (ev) {
-		c[ALIGN_SRC_TRACEPOINT].present = 1;
-		c[ALIGN_SRC_TRACEPOINT].src = ALIGN_SRC_TRACEPOINT;
-		c[ALIGN_SRC_TRACEPOINT].l = line_kvm(ref_h, ev->next_offset_tsc, ratio, frac);
-	}
-	if (in->has_user_offset) {
-		c[ALIGN_SRC_USER].present = 1;
-		c[ALIGN_SRC_USER].src = ALIGN_SRC_USER;
-		c[ALIGN_SRC_USER].l = line_kvm(ref_h, in->user_offset_tsc, 0, 0);
-	}
-	/* ranking: user > markers (proven) > debugfs > tracepoint */
-	if (c[ALIGN_SRC_USER].present)
-		chosen = ALIGN_SRC_USER;
-	else if (c[ALIGN_SRC_MARKERS].present)
-		chosen = ALIGN_SRC_MARKERS;
-	else if (c[ALIGN_SRC_DEBUGFS].present)
-		chosen = ALIGN_SRC_DEBUGFS;
-	else if (c[ALIGN_SRC_TRACEPOINT].present)
-		chosen = ALIGN_SRC_TRACEPOINT;
 	if (chosen != ALIGN_SRC_MARKERS)
 		bound_ns = -1.0;
 
@@ -551,7 +607,8 @@ static int build_segment(struct align_model *m, const struct align_input *in, in
 
 	/* cross-check every source against the chosen one at ref_h */
 	tol_ns = (bound_ns > 0 ? bound_ns : 0) + ticks_to_ns(m, ROUND_TICKS);
-	for (int s = ALIGN_SRC_MARKERS; s <= ALIGN_SRC_USER; s++) {
+	for (size_t i = 0; i < VT_ARRAY_SIZE(seg_sources); i++) {
+		int s = (int)seg_sources[i].id;
 		struct align_source_view vw = { 0 };
 		char d1[32], d2[32];
 
