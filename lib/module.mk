@@ -1,4 +1,5 @@
-# lib/: the shared module: trace formats (read + write) and TSC helpers.
+# lib/: the shared module: trace formats (read + write) and TSC helpers; no
+# command lives here (their mains are in the module that owns their work).
 # Built into libvtcore.a; guest/, host/, align/ and merge/ all link it.
 CORE_SRCS += lib/err.c lib/meta.c lib/uftrace.c lib/elfread.c lib/tsc.c
 # atomic whole-file replace (vmtrace.meta, uftrace side files)
@@ -7,8 +8,6 @@ CORE_SRCS += lib/fileio.c
 CORE_SRCS += lib/filekind.c
 # number parsing of options and environment variables (also in the mcount runtime)
 CORE_SRCS += lib/cli.c
-# commands of the shared module: vmtrace tsc, info, convert
-VMTRACE_SRCS += lib/cmd_tsc.c lib/cmd_info.c lib/cmd_convert.c
 CORE_SRCS += lib/tracedat_write.c
 # trace.dat reader half (merge/align): libtracecmd + libtraceevent
 CORE_SRCS += lib/tracedat_read.c
@@ -18,9 +17,8 @@ CORE_SRCS += lib/marker.c
 # ring-buffer page builder (fixtures): added by align/ for its trace.dat fixtures
 CORE_SRCS += lib/tracedat_page.c
 CORE_SRCS += lib/uftrace-append.c	# incremental .sym appends, .dat trim (guest/python)
-# the Python tracer's stage files: read, fold (docs/format/python.md); `vmtrace finalize`
+# the Python tracer's stage files: read, fold (docs/format/python.md)
 CORE_SRCS += lib/pystage.c
-VMTRACE_SRCS += lib/cmd_finalize.c
 # t-elf uses <sys/sdt.h>; the consumer tests read our output with the real
 # uftrace and check its JSON with Debian's python3
 DEPS += systemtap-sdt-dev uftrace python3
@@ -31,4 +29,3 @@ CORE_SRCS += lib/samples.c
 # the guest->host trace stream (docs/format/stream.md): writer of `vmtrace
 # stream` (guest), reader/unpacker of `vmtrace unpack` (host)
 CORE_SRCS += lib/stream.c
-VMTRACE_SRCS += lib/cmd_unpack.c

@@ -1,5 +1,7 @@
 # tools/: the vmtrace command dispatcher and setup helpers.
 VMTRACE_SRCS += tools/vmtrace.c
+# commands over every format: vmtrace tsc, info, convert (lib/ reads and writes)
+VMTRACE_SRCS += tools/cmd_tsc.c tools/cmd_info.c tools/cmd_convert.c
 
 # `vmtrace lab` (tools/lab.c) runs the lab program installed beside the
 # binary: tools/kvm-lab, told where the tree's tools are (debian-kernel)

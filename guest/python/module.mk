@@ -27,6 +27,8 @@ VTPY_SO   := $(PYOUT)/vmtrace/_vmtrace$(PY_SUFFIX)
 
 TARGETS += $(VTPY_SO) $(VTPY_PKG:$(SRC)/guest/python/%=$(PYOUT)/%)
 VMTRACE_SRCS += guest/python/top.c guest/python/attach.c
+# `vmtrace finalize`: fold a killed tracer's stage files (lib/pystage.c)
+VMTRACE_SRCS += guest/python/cmd_finalize.c
 DEPS += python3-dev python3-pip python3-venv python3-yappi gdb uftrace systemtap-sdt-dev \
 	dpkg-dev libssl-dev zlib1g-dev libffi-dev libbz2-dev liblzma-dev libsqlite3-dev \
 	libreadline-dev libgdbm-dev uuid-dev libncurses-dev libexpat1-dev tk-dev
