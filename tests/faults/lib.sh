@@ -38,9 +38,17 @@ run_fails() {
 }
 
 # json_events FILE: number of trace events in a Chrome JSON file (python's
-# json module is the consumer)
+# json module is the consumer), the sync markers merge draws from the clock
+# model's matched markers left out (they follow the markers, not the traces)
 json_events() {
-	"$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["traceEvents"]))' "$1"
+	"$PY" -c 'import json,sys; print(len([e for e in json.load(open(sys.argv[1]))["traceEvents"]
+		if e.get("name") != "sync marker" and not (e.get("cat") == "flow" and e.get("name") == "sync")]))' "$1"
+}
+
+# json_sync_markers FILE: the sync marker instants merge drew
+json_sync_markers() {
+	"$PY" -c 'import json,sys; print(len([e for e in json.load(open(sys.argv[1]))["traceEvents"]
+		if e.get("name") == "sync marker"]))' "$1"
 }
 
 # small_tmpfs DIR SIZE: mount a tmpfs of SIZE on DIR (skip if we cannot)

@@ -32,6 +32,9 @@ for cmd in align merge; do
 done
 [ "$(json_events "$VT_TMP/cut.json")" = "$(json_events "$VT_TMP/ok.json")" ] ||
 	fail "merge with a cut markers.dat lost events"
+# the markers drawn: every matched one, on both sides; the cut one is not
+[ "$(json_sync_markers "$VT_TMP/ok.json")" = 40 ] && [ "$(json_sync_markers "$VT_TMP/cut.json")" = 38 ] ||
+	fail "sync markers drawn: $(json_sync_markers "$VT_TMP/ok.json") intact, $(json_sync_markers "$VT_TMP/cut.json") cut (want 40, 38)"
 echo "ok: cut markers.dat: align and merge exit 3 naming the file, all events merged"
 "$MUTATE" --count "$MUTANTS" "$w" guest/markers.dat \
 	-- "$VT_BIN" align "{dir}/host" "{dir}/guest" --pairs \
