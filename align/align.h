@@ -48,6 +48,16 @@ struct align_offset_event {
 	int64_t next_offset_tsc;
 };
 
+/* A vCPU's VM stopped for good at @tsc_host (its thread's last kvm_exit)
+ * while a later VM took over its vCPU index: a guest saved and restored
+ * into a new QEMU.  The guest's TSC stands still while it is saved, so its
+ * stamps after the restore repeat guest values the stopped VM's segment
+ * would also cover: the segment ends, for guest stamps, here. */
+struct align_vcpu_stop {
+	int32_t vcpu;
+	uint64_t tsc_host;
+};
+
 /* One debugfs reading of a vCPU's tsc-offset (+ tsc-scaling-ratio). */
 struct align_debugfs_snap {
 	uint64_t tsc_host;		/* when read; 0 = unknown (whole run) */
@@ -91,6 +101,8 @@ struct align_input {
 	size_t n_guest_markers;
 	const struct align_host_marker *host_markers;
 	size_t n_host_markers;
+	const struct align_vcpu_stop *stops;	/* VMs that stopped (restore) */
+	size_t n_stops;
 	/* ALIGN_SRC_USER: a fixed offset (and slope 1) when has_user_offset. */
 	int has_user_offset;
 	int64_t user_offset_tsc;
@@ -282,6 +294,7 @@ struct align_samples {
 	struct align_debugfs_snap *snaps;
 	struct vt_marker *guest_markers;
 	struct align_host_marker *host_markers;
+	struct align_vcpu_stop *stops;
 	size_t n_bad_guest_markers;	/* rejected records of markers.dat */
 	int host_truncated;		/* trace.dat's CPU data was cut short */
 	char host_hz_from[64];		/* "meta", "option", ... */

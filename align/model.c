@@ -780,6 +780,19 @@ struct align_model *align_model_build(const struct align_input *in)
 		m->seg_g_hi[i] = UINT64_MAX;
 		if (s->source != ALIGN_SRC_NONE && s->tsc_host_end != ALIGN_TSC_END)
 			m->seg_g_hi[i] = seg_guest_at(s, s->tsc_host_end);
+		/* its VM stopped inside it for good (saved, restored elsewhere):
+		 * guest stamps past the stop belong to a later segment */
+		for (size_t k = 0; k < in->n_stops && s->source != ALIGN_SRC_NONE; k++) {
+			const struct align_vcpu_stop *st = &in->stops[k];
+			uint64_t g_stop;
+
+			if ((st->vcpu != s->vcpu && s->vcpu != ALIGN_VCPU_ANY) ||
+			    st->tsc_host < s->tsc_host_start || st->tsc_host >= s->tsc_host_end)
+				continue;
+			g_stop = seg_guest_at(s, st->tsc_host);
+			if (g_stop < UINT64_MAX && g_stop + 1 < m->seg_g_hi[i] && g_stop + 1 > m->seg_g_lo[i])
+				m->seg_g_hi[i] = g_stop + 1;
+		}
 	}
 	align_clock_segs_build(m);
 	for (int s = ALIGN_SRC_MARKERS; s <= ALIGN_SRC_USER; s++)

@@ -33,6 +33,7 @@
 struct tidmap {
 	int tid;
 	int vcpu;
+	uint64_t last_exit;	/* host TSC of its last kvm_exit, 0: none */
 };
 
 static int grow_push(void **p, size_t *n, size_t *cap, size_t size, const void *item)
@@ -382,7 +383,7 @@ static int addr_has(const struct addr_set *set, uint64_t a)
 }
 
 /* what an event type is to the aligner, decided once per type id */
-enum ev_kind { EV_UNKNOWN = 0, EV_OTHER, EV_TSC_OFFSET, EV_PIO, EV_MMIO, EV_HYPERCALL,
+enum ev_kind { EV_UNKNOWN = 0, EV_OTHER, EV_KVM_EXIT, EV_TSC_OFFSET, EV_PIO, EV_MMIO, EV_HYPERCALL,
 	       EV_WRITE };
 #define SRC_MAX_EVENT_ID	65536
 
@@ -402,6 +403,8 @@ static enum ev_kind event_kind(uint8_t *kinds, const struct vt_td_event *ev)
 		k = EV_MMIO;
 	else if (!strcmp(ev->system, "kvm") && !strcmp(ev->name, "kvm_hypercall"))
 		k = EV_HYPERCALL;
+	else if (!strcmp(ev->system, "kvm") && !strcmp(ev->name, "kvm_exit"))
+		k = EV_KVM_EXIT;
 	else if (!strcmp(ev->system, "syscalls") && is_write_syscall(ev->name))
 		k = EV_WRITE;
 	kinds[ev->id] = (uint8_t)k;
@@ -612,6 +615,42 @@ static int hc_inband_markers(struct align_samples *s, struct hc_inband *ib, cons
 			path, dropped);
 	return 0;
 }
+/*
+ * VMs that ran one after the other with the same vCPU numbers (a guest
+ * saved and restored into a new QEMU): every vCPU thread but the last of
+ * its number stopped at its last kvm_exit for good; the model ends that
+ * VM's segment there for guest stamps (struct align_vcpu_stop).
+ */
+static int load_stops(struct align_samples *s, const struct tidmap *tm, size_t n,
+		      const struct vt_meta *m)
+{
+	uint64_t nvm = 0;
+	size_t cap = 0;
+
+	if (!m || !tm || vt_meta_get_u64(m, "kvm.vms", &nvm) || nvm < 2 ||
+	    !vms_in_sequence(m, nvm))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		int later = 0;
+
+		if (!tm[i].last_exit)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			later |= k != i && tm[k].vcpu == tm[i].vcpu && tm[k].last_exit > tm[i].last_exit;
+		if (later) {
+			struct align_vcpu_stop st = { tm[i].vcpu, tm[i].last_exit };
+
+			if (grow_push((void **)&s->stops, &s->in.n_stops, &cap, sizeof(st), &st))
+				return -1;
+		}
+	}
+	if (s->in.n_stops)
+		note(s, "host: %zu vCPU thread(s) stopped for good before a later VM's took over "
+		     "(saved and restored): their segments end there for guest stamps",
+		     s->in.n_stops);
+	return 0;
+}
+
 
 static int load_tracedat(struct align_samples *s, const char *path, const struct vt_meta *m,
 			 const struct align_load_opts *o, size_t *cap_off, size_t *cap_hm)
@@ -679,12 +718,16 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 		if (ev.ts > s->in.span_tsc_host_end)
 			s->in.span_tsc_host_end = ev.ts;
 		kind = event_kind(kinds, &ev);
-		if (kind != EV_OTHER && kind != EV_WRITE &&
+		if (kind != EV_OTHER && kind != EV_KVM_EXIT && kind != EV_WRITE &&
 		    unlikely(!tid_is_vcpu(tm, nvcpu_thr, ev.pid))) {
 			nforeign++;
 			continue;
 		}
-		if (kind == EV_TSC_OFFSET) {
+		if (kind == EV_KVM_EXIT) {
+			for (size_t i = 0; i < nvcpu_thr; i++)
+				if (tm[i].tid == ev.pid)
+					tm[i].last_exit = ev.ts;
+		} else if (kind == EV_TSC_OFFSET) {
 			struct align_offset_event oe;
 
 			if (vt_td_field_u64(&ev, "vcpu_id", &a) ||
@@ -767,6 +810,8 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 	if (pick_chardev(s, cw, ncw, want_fd, cap_hm))
 		goto out;
 	if (hc_inband_markers(s, &ib, path))
+		goto out;
+	if (load_stops(s, tm, nvcpu_thr, m))
 		goto out;
 	ret = 0;
 out:
@@ -948,6 +993,7 @@ int align_samples_load(struct align_samples *s, const char *host_dir, const char
 	s->in.snaps = s->snaps;
 	s->in.guest_markers = s->guest_markers;
 	s->in.host_markers = s->host_markers;
+	s->in.stops = s->stops;
 	if (s->n_bad_guest_markers)
 		note(s, "guest: %zu marker records rejected (corrupt/truncated)",
 		     s->n_bad_guest_markers);
@@ -960,6 +1006,7 @@ void align_samples_free(struct align_samples *s)
 	free(s->snaps);
 	free(s->guest_markers);
 	free(s->host_markers);
+	free(s->stops);
 	free(s->notes);
 	memset(s, 0, sizeof(*s));
 }

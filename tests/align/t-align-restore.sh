@@ -70,4 +70,13 @@ print("sync markers: %d instants, host threads %s, %d flow events" % (len(sm), s
 assert len(sm) == 80 and len(flows) == 80, "want 40 markers on each side, 40 flows"
 assert len(host_tids) == 2, "host markers on %s, want the two QEMUs' vCPU threads" % host_tids
 assert not [e for e in sm if gap[1] < e["ts"] < gap[2]], "a marker inside the gap"
+# each marker's host instant follows its guest reading (mapped) by its exit
+# latency: never before it by more than the bound, never seconds after (a
+# restored guest's stamps mapped through the saved VM's offset would be)
+bound_us = max(g["bound_ns"] for g in json.load(open(sys.argv[2]))["segments"] if g["bound_ns"]) / 1e3
+g = {e["args"]["seq"]: e["ts"] for e in sm if e["pid"] >= 10000000}
+h = {e["args"]["seq"]: e["ts"] for e in sm if e["pid"] < 10000000}
+d = [h[k] - g[k] for k in sorted(g) if k in h]
+print("host - guest per marker: %.1f .. %.1f us (bound %.1f us)" % (min(d), max(d), bound_us))
+assert len(d) == 40 and all(-bound_us <= x <= 5000 for x in d), "markers mapped off their host instants"
 PYEOF
