@@ -37,6 +37,7 @@ rc=0
 trace-cmd report "$out/host/trace.dat" >report.txt 2>report.err || rc=$?
 grep -m1 -q 'qemu-system-x86.*sys_enter' report.txt || {
 	head -5 report.err; grep -c . report.txt; cut -c1-60 report.txt | awk '{print $1}' | sort | uniq -c | sort -rn | head
+	grep -i "vmtrace" "$out/qemu.log" | tail -5
 	cp "$out/host/trace.dat" "${VT_KEEP_FAILED:-/tmp}/fallback-trace.dat" 2>/dev/null
 	echo "FAIL: trace-cmd report (exit $rc) shows no QEMU syscall in $out/host/trace.dat"; exit 1; }
 /usr/bin/python3 "$VT_SRC/tests/examples/check_outputs.py" "$out" __main__.write_file sys_enter_
