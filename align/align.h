@@ -297,6 +297,8 @@ struct align_samples {
 	struct align_vcpu_stop *stops;
 	size_t n_bad_guest_markers;	/* rejected records of markers.dat */
 	int host_truncated;		/* trace.dat's CPU data was cut short */
+	int vms_in_sequence;		/* several VMs, one after the other: one
+					 * guest (decided once, from the meta) */
 	char host_hz_from[64];		/* "meta", "option", ... */
 	char guest_hz_from[64];
 	char *notes;			/* '\n'-separated: what was found/missing */

@@ -49,23 +49,15 @@ void align_clock_segs_build(struct align_model *m)
 void align_cursor_init(struct align_cursor *cur, struct align_clock *c, int vcpu)
 {
 	const struct align_model *m = c->model;
-	size_t i = 0, j;
+	size_t first, last;
 
 	cur->clock = c;
 	cur->seg = cur->end = NULL;
 	cur->last_tsc_guest = 0;
-	if (c->kind != ALIGN_CLOCK_GUEST || !m || !m->nseg)
+	if (c->kind != ALIGN_CLOCK_GUEST || !m || align_model_vcpu_range(m, vcpu, &first, &last))
 		return;
-	if (vcpu != ALIGN_VCPU_ANY) {
-		while (i < m->nseg && m->cseg[i].vcpu != vcpu)
-			i++;
-		if (i == m->nseg)
-			i = 0;
-	}
-	for (j = i; j < m->nseg && m->cseg[j].vcpu == m->cseg[i].vcpu; j++)
-		;
-	cur->seg = &m->cseg[i];
-	cur->end = &m->cseg[j];
+	cur->seg = &m->cseg[first];
+	cur->end = &m->cseg[last];
 }
 
 uint64_t align_clock_guest_ns(struct align_cursor *cur, uint64_t tsc)

@@ -52,6 +52,11 @@ static inline uint64_t align_clock_seg_host(const struct align_clock_seg *cs, ui
 						    cs->host_per_guest);
 }
 
+/* The segments of @vcpu's map, [*@first, *@last) (ALIGN_VCPU_ANY or a vCPU
+ * the model does not know: the first vCPU's); -1 when the model has none.
+ * align/model.c; the queries and the clock cursors use it. */
+int align_model_vcpu_range(const struct align_model *m, int vcpu, size_t *first, size_t *last);
+
 /* Fill m->cseg from m->seg, m->seg_g_lo/hi (allocated by the caller);
  * align/clock.c. */
 void align_clock_segs_build(struct align_model *m);

@@ -871,7 +871,7 @@ uint64_t align_model_host_hz(const struct align_model *m) { return m->host_hz; }
 
 /* the segments of @vcpu: [*first, *last); ALIGN_VCPU_ANY or an unknown
  * vCPU: the first vCPU's */
-static int vcpu_range(const struct align_model *m, int vcpu, size_t *first, size_t *last)
+int align_model_vcpu_range(const struct align_model *m, int vcpu, size_t *first, size_t *last)
 {
 	size_t i = 0, j;
 
@@ -895,7 +895,7 @@ int align_guest_to_host(const struct align_model *m, int vcpu, uint64_t tsc_gues
 {
 	size_t first, last, k;
 
-	if (vcpu_range(m, vcpu, &first, &last) < 0)
+	if (align_model_vcpu_range(m, vcpu, &first, &last) < 0)
 		return -1;
 	/* the last segment that starts at or before this guest time */
 	k = first;
@@ -924,7 +924,7 @@ int align_host_to_guest(const struct align_model *m, int vcpu, uint64_t tsc_host
 	size_t first, last, k;
 	const struct align_segment *s;
 
-	if (vcpu_range(m, vcpu, &first, &last) < 0)
+	if (align_model_vcpu_range(m, vcpu, &first, &last) < 0)
 		return -1;
 	for (k = first; k + 1 < last && tsc_host >= m->seg[k + 1].tsc_host_start; k++)
 		;

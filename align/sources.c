@@ -266,7 +266,8 @@ static int load_debugfs(struct align_samples *s, const struct vt_meta *m, const 
 
 	if (vt_meta_get_u64(m, "kvm.vms", &nvm) || nvm == 0)
 		return 0;
-	if (nvm > 1 && vms_in_sequence(m, nvm)) {
+	s->vms_in_sequence = nvm > 1 && vms_in_sequence(m, nvm);
+	if (s->vms_in_sequence) {
 		use = nvm;
 		note(s, "host: %llu VMs in the recording, one after the other (a saved and "
 		     "restored or restarted guest): one guest's timeline", (unsigned long long)nvm);
@@ -621,14 +622,11 @@ static int hc_inband_markers(struct align_samples *s, struct hc_inband *ib, cons
  * its number stopped at its last kvm_exit for good; the model ends that
  * VM's segment there for guest stamps (struct align_vcpu_stop).
  */
-static int load_stops(struct align_samples *s, const struct tidmap *tm, size_t n,
-		      const struct vt_meta *m)
+static int load_stops(struct align_samples *s, const struct tidmap *tm, size_t n)
 {
-	uint64_t nvm = 0;
 	size_t cap = 0;
 
-	if (!m || !tm || vt_meta_get_u64(m, "kvm.vms", &nvm) || nvm < 2 ||
-	    !vms_in_sequence(m, nvm))
+	if (!s->vms_in_sequence)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		int later = 0;
@@ -724,7 +722,8 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 			continue;
 		}
 		if (kind == EV_KVM_EXIT) {
-			for (size_t i = 0; i < nvcpu_thr; i++)
+			/* only load_stops() wants them: VMs one after the other */
+			for (size_t i = 0; s->vms_in_sequence && i < nvcpu_thr; i++)
 				if (tm[i].tid == ev.pid)
 					tm[i].last_exit = ev.ts;
 		} else if (kind == EV_TSC_OFFSET) {
@@ -811,7 +810,7 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 		goto out;
 	if (hc_inband_markers(s, &ib, path))
 		goto out;
-	if (load_stops(s, tm, nvcpu_thr, m))
+	if (load_stops(s, tm, nvcpu_thr))
 		goto out;
 	ret = 0;
 out:
