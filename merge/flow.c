@@ -46,30 +46,22 @@ static uint64_t marker_key[FLOW_MARKERS];
 
 static const char *const kick_names[] = {
 	"virtqueue_notify", "virtqueue_kick", "virtqueue_kick_prepare", "vp_notify",
-	"vm_notify", "vmtrace_marker", "virtio_notify",
+	"vm_notify", "vmtrace_marker", "virtio_notify", NULL,
 };
 static const char *const host_io_names[] = {
 	"kvm_pio", "kvm_mmio", "kvm_hypercall", "kvm_fast_mmio", "exit: IO_INSTRUCTION",
 	"exit: EPT_MISCONFIG", "exit: EPT_VIOLATION", "exit: io", "exit: npf",
 	"exit: vmmcall", "exit: VMCALL", "exit: EXIT_IOIO", "exit: EXIT_NPF",
-	"exit: EXIT_VMMCALL",
+	"exit: EXIT_VMMCALL", NULL,
 };
 static const char *const inject_names[] = {
-	"kvm_inj_virq", "kvm_apic_accept_irq", "kvm_msi_set_irq", "kvm_set_irq",
+	"kvm_inj_virq", "kvm_apic_accept_irq", "kvm_msi_set_irq", "kvm_set_irq", NULL,
 };
 static const char *const guest_irq_names[] = {
 	"irq_handler_entry", "vring_interrupt", "vp_interrupt", "do_IRQ",
 	"common_interrupt", "handle_irq_event", "local_timer_entry",
-	"call_function_entry", "call_function_single_entry", "reschedule_entry",
+	"call_function_entry", "call_function_single_entry", "reschedule_entry", NULL,
 };
-
-static int in_list(const char *s, const char *const *l, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(s, l[i]))
-			return 1;
-	return 0;
-}
 
 static int classify(uint32_t id, int guest)
 {
@@ -78,15 +70,15 @@ static int classify(uint32_t id, int guest)
 	if (!strcmp(s, "sync marker"))
 		return CL_MARKER;
 	if (guest) {
-		if (in_list(s, kick_names, VT_ARRAY_SIZE(kick_names)))
+		if (merge_name_in(s, kick_names))
 			return CL_KICK;
-		if (in_list(s, guest_irq_names, VT_ARRAY_SIZE(guest_irq_names)))
+		if (merge_name_in(s, guest_irq_names))
 			return CL_GUEST_IRQ;
 		return CL_NONE;
 	}
-	if (in_list(s, host_io_names, VT_ARRAY_SIZE(host_io_names)))
+	if (merge_name_in(s, host_io_names))
 		return CL_HOST_IO;
-	if (in_list(s, inject_names, VT_ARRAY_SIZE(inject_names)))
+	if (merge_name_in(s, inject_names))
 		return CL_INJECT;
 	return CL_NONE;
 }

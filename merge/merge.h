@@ -174,6 +174,9 @@ struct merge_sink_ops {
  * registers itself from its own file with MERGE_SINK(ops) (run at start-up);
  * `vmtrace merge --format NAME` and the output name's ending look it up.
  */
+/* 1 if @s is one of the NULL-terminated @list (NULL: an empty list). */
+int merge_name_in(const char *s, const char *const *list);
+
 #define MERGE_SINKS_MAX	16
 void merge_sink_register(const struct merge_sink_ops *ops);
 #define MERGE_SINK(ops) \

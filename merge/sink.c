@@ -33,10 +33,10 @@ void merge_sink_register(const struct merge_sink_ops *ops)
 	sinks[nr_sinks++] = ops;
 }
 
-static int in_names(const char *s, const char *const *l)
+int merge_name_in(const char *s, const char *const *list)
 {
-	for (; l && *l; l++)
-		if (!strcmp(s, *l))
+	for (; list && *list; list++)
+		if (!strcmp(s, *list))
 			return 1;
 	return 0;
 }
@@ -50,7 +50,7 @@ const struct merge_sink_ops *merge_sink_find(const char *fmt, const char *out)
 
 	if (fmt) {
 		for (int i = 0; i < nr_sinks; i++)
-			if (!strcmp(fmt, sinks[i]->name) || in_names(fmt, sinks[i]->also))
+			if (!strcmp(fmt, sinks[i]->name) || merge_name_in(fmt, sinks[i]->also))
 				return sinks[i];
 		return NULL;
 	}
@@ -60,7 +60,7 @@ const struct merge_sink_ops *merge_sink_find(const char *fmt, const char *out)
 	dir = (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) || (n && out[n - 1] == '/') ||
 	      !dot || strchr(dot, '/');
 	for (int i = 0; i < nr_sinks; i++)
-		if (dir ? sinks[i]->dir : in_names(dot, sinks[i]->ext))
+		if (dir ? sinks[i]->dir : merge_name_in(dot, sinks[i]->ext))
 			return sinks[i];
 	return NULL;
 }
