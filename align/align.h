@@ -28,14 +28,16 @@
 #define ALIGN_VCPU_ANY		(-1)	/* unknown vCPU / "the guest's clock" */
 #define ALIGN_TSC_END		UINT64_MAX	/* open end of the last segment */
 
-/* Where a segment's parameters came from (ranked by the table seg_sources in
- * align/model.c: user, markers, debugfs, tracepoint; docs/align.md). */
+/* Where a segment's parameters came from (one file each, align/src_*.c,
+ * ranked there: user, markers, debugfs, tracepoint, tsync; docs/align.md). */
 enum align_source {
 	ALIGN_SRC_NONE = 0,
 	ALIGN_SRC_MARKERS,	/* sync markers: proven, with an error bound */
 	ALIGN_SRC_DEBUGFS,	/* /sys/kernel/debug/kvm/<vm>/vcpuN/tsc-offset */
 	ALIGN_SRC_TRACEPOINT,	/* kvm:kvm_write_tsc_offset */
 	ALIGN_SRC_USER,		/* given on the command line */
+	ALIGN_SRC_TSYNC,	/* trace-cmd's TIME_SHIFT (host-guest recording) */
+	ALIGN_SRC_COUNT
 };
 
 /* ---- samples (the model's input) ---- */
@@ -87,6 +89,25 @@ struct align_marker_pair {
 	uint32_t outlier;		/* 1: rejected by the estimator */
 };
 
+/* One sample of trace-cmd's TIME_SHIFT (a host-guest recording's guest
+ * file, ALIGN_SRC_TSYNC): from guest TSC @tsc_guest on, trace-cmd maps
+ *     host = ((guest * scaling) >> frac) + offset
+ * for guest CPU @vcpu (lib/tracedat.h). */
+struct align_tsync_sample {
+	int32_t vcpu;
+	uint64_t tsc_guest;
+	int64_t offset;
+	uint64_t scaling;		/* 0 or 1: none */
+	uint32_t frac;
+};
+
+/* A vCPU ran guest code within [tsc_entry, tsc_exit] of host TSC: one
+ * kvm_entry ... kvm_exit of its thread (the inside check). */
+struct align_run {
+	int32_t vcpu;
+	uint64_t tsc_entry, tsc_exit;
+};
+
 struct align_input {
 	uint64_t host_hz;		/* host TSC frequency (required) */
 	uint64_t guest_hz;		/* guest's own measurement, 0 = unknown */
@@ -103,6 +124,8 @@ struct align_input {
 	size_t n_host_markers;
 	const struct align_vcpu_stop *stops;	/* VMs that stopped (restore) */
 	size_t n_stops;
+	const struct align_tsync_sample *tsync;	/* trace-cmd's TIME_SHIFT */
+	size_t n_tsync;
 	/* ALIGN_SRC_USER: a fixed offset (and slope 1) when has_user_offset. */
 	int has_user_offset;
 	int64_t user_offset_tsc;
@@ -295,6 +318,12 @@ struct align_samples {
 	struct vt_marker *guest_markers;
 	struct align_host_marker *host_markers;
 	struct align_vcpu_stop *stops;
+	struct align_tsync_sample *tsync;
+	struct align_run *runs;		/* per vCPU thread, in host time order */
+	size_t n_runs;
+	char guest_td[4096];		/* the guest's trace.dat ("" none): its
+					 * events for the inside check */
+	uint64_t guest_trace_id;	/* its trace-cmd trace id, 0 unknown */
 	size_t n_bad_guest_markers;	/* rejected records of markers.dat */
 	int host_truncated;		/* trace.dat's CPU data was cut short */
 	int vms_in_sequence;		/* several VMs, one after the other: one
@@ -312,6 +341,31 @@ void align_load_opts_init(struct align_load_opts *o);
 int align_samples_load(struct align_samples *s, const char *host_dir, const char *guest_dir,
 		       const struct align_load_opts *o);
 void align_samples_free(struct align_samples *s);
+
+/* ---- the inside check (align/inside.c) ---- */
+
+/* What the inside check found: guest events mapped to host time must fall
+ * inside a [kvm_entry, kvm_exit] of their vCPU's thread. */
+struct align_inside {
+	int checked;			/* events were checked */
+	size_t n_runs;			/* host runs known */
+	uint64_t n_events;		/* guest readings checked */
+	uint64_t n_inside;
+	uint64_t n_trace_events;	/* of the guest's trace.dat */
+	uint64_t n_marker_readings;	/* marker brackets' rdtsc readings */
+	uint64_t n_outside_span;	/* before the first / after the last run */
+	uint64_t n_unmapped;		/* no segment covers them */
+	uint64_t n_no_runs;		/* of a vCPU with no run on the host */
+	double worst_ns;		/* the farthest outside, 0 if none */
+	int32_t worst_vcpu;
+	uint64_t worst_tsc_guest;
+};
+
+/* Check the guest's trace.dat events (s->guest_td) and marker readings of
+ * @s against its host runs (s->runs) through model @m into @out.  0, or -1
+ * with a message (the guest file cannot be read, out of memory). */
+int align_inside_check(const struct align_model *m, const struct align_samples *s,
+		       struct align_inside *out);
 
 /* Convenience for merge: load + build.  NULL with a message on failure.
  * *@n_bad_markers (if not NULL) gets the count of rejected (corrupt or

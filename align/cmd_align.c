@@ -201,8 +201,43 @@ static void print_notes(FILE *fp, const char *notes, int json)
 	}
 }
 
+/* The inside check in one line (text) or as an object (JSON). */
+static void print_inside(FILE *fp, const struct align_inside *in, int json)
+{
+	char b[32];
+	double pct = in->n_events ? 100.0 * (double)in->n_inside / (double)in->n_events : 0;
+
+	if (json) {
+		if (!in->checked) {
+			fprintf(fp, ", \"inside\": null");
+			return;
+		}
+		fprintf(fp, ", \"inside\": {\"events\": %" PRIu64 ", \"inside\": %" PRIu64
+			", \"fraction\": %.6f, \"worst_outside_ns\": %.1f, \"trace_events\": %"
+			PRIu64 ", \"marker_readings\": %" PRIu64 ", \"outside_span\": %" PRIu64
+			", \"unmapped\": %" PRIu64 ", \"runs\": %zu}", in->n_events, in->n_inside,
+			pct / 100, in->worst_ns, in->n_trace_events, in->n_marker_readings,
+			in->n_outside_span, in->n_unmapped, in->n_runs);
+		return;
+	}
+	if (!in->checked) {
+		fprintf(fp, "inside check: %s\n", !in->n_runs ?
+			"no host kvm_entry/kvm_exit of the vCPU threads recorded" :
+			"no guest events with a vCPU (a guest trace.dat or markers) to check");
+		return;
+	}
+	fmt_ns(b, sizeof(b), in->worst_ns);
+	fprintf(fp, "inside check: %" PRIu64 " of %" PRIu64 " guest events (%.2f%%) fall inside "
+		"a host [kvm_entry, kvm_exit] of their vCPU; worst outside by %s", in->n_inside,
+		in->n_events, pct, b);
+	if (in->n_inside < in->n_events)
+		fprintf(fp, " (vCPU %d, guest TSC %" PRIu64 ")", (int)in->worst_vcpu,
+			in->worst_tsc_guest);
+	fprintf(fp, "\n");
+}
+
 static void print_text(FILE *fp, const struct opts *o, const struct align_samples *s,
-		       const struct align_model *m)
+		       const struct align_model *m, const struct align_inside *in)
 {
 	char b1[32], b2[32], vb[16];
 	size_t nout = 0;
@@ -268,6 +303,7 @@ static void print_text(FILE *fp, const struct opts *o, const struct align_sample
 		}
 	}
 	fprintf(fp, "method: %s\n", align_model_summary(m));
+	print_inside(fp, in, 0);
 	if (align_model_nr_warnings(m)) {
 		fprintf(fp, "warnings:\n");
 		for (size_t i = 0; i < align_model_nr_warnings(m); i++)
@@ -284,7 +320,7 @@ static void json_num_or_null(FILE *fp, double v, int ok)
 }
 
 static void print_json(FILE *fp, const struct opts *o, const struct align_samples *s,
-		       const struct align_model *m)
+		       const struct align_model *m, const struct align_inside *in)
 {
 	fputs("{\"host_dir\": ", fp);
 	json_str(fp, o->host_dir);
@@ -349,6 +385,7 @@ static void print_json(FILE *fp, const struct opts *o, const struct align_sample
 		}
 		fputs("]", fp);
 	}
+	print_inside(fp, in, 1);
 	fprintf(fp, ", \"method\": \"%s\", \"bound_ns\": ",
 		align_source_name(align_model_method(m)));
 	json_num_or_null(fp, align_model_bound_ns(m), align_model_bound_ns(m) >= 0);
@@ -368,6 +405,7 @@ static void print_json(FILE *fp, const struct opts *o, const struct align_sample
 int cmd_align(int argc, char **argv)
 {
 	struct align_samples s;
+	struct align_inside in;
 	struct align_model *m;
 	struct opts o;
 	int ret;
@@ -390,10 +428,16 @@ int cmd_align(int argc, char **argv)
 		align_samples_free(&s);
 		return VT_EXIT_FAIL;
 	}
+	if (align_inside_check(m, &s, &in) < 0) {
+		vt_err_print("align");
+		align_model_free(m);
+		align_samples_free(&s);
+		return VT_EXIT_FAIL;
+	}
 	if (o.json)
-		print_json(stdout, &o, &s, m);
+		print_json(stdout, &o, &s, m, &in);
 	else
-		print_text(stdout, &o, &s, m);
+		print_text(stdout, &o, &s, m, &in);
 	for (size_t i = 0; i < align_model_nr_warnings(m); i++)
 		vt_warn("%s", align_model_warning(m, i));
 	ret = s.n_bad_guest_markers || s.host_truncated ? VT_EXIT_PARTIAL : VT_EXIT_OK;

@@ -31,6 +31,64 @@ struct align_model {
 	char summary[192];
 };
 
+/* ---- the alignment sources (align/src_*.c), registered in model.c ---- */
+
+/* A line guest = ref_g + b + slope * (host - ref_h): a source's view of
+ * one segment. */
+struct line {
+	uint64_t ref_h, ref_g;
+	double b, slope;
+};
+
+/* What a source's estimator is given of one segment. */
+struct seg_ctx {
+	const struct align_input *in;
+	int32_t vcpu;				/* ALIGN_VCPU_ANY: all */
+	uint64_t start, end;			/* host TSC [start, end) */
+	uint64_t ref_h;				/* where the lines are compared */
+	const struct align_offset_event *ev;	/* the write that starts the segment */
+	const struct align_debugfs_snap *snap;	/* its latest debugfs reading */
+	uint64_t ratio;				/* debugfs scaling (0: none) */
+	uint32_t frac;
+	const struct line *markers;		/* the markers' estimate, NULL: none */
+	int only;				/* the vCPU's one segment */
+};
+
+struct align_source_def {
+	enum align_source id;
+	const char *name;		/* in reports and JSON */
+	unsigned rank;			/* lower: chosen first */
+	/* 1 with @l when the source has something to say of the segment */
+	int (*estimate)(const struct seg_ctx *x, struct line *l);
+};
+
+extern const struct align_source_def align_src_markers, align_src_debugfs,
+	align_src_tracepoint, align_src_tsync, align_src_user;
+
+struct vt_td_tsync;
+/* The samples of a trace-cmd TIME_SHIFT option as the model takes them:
+ * their count, a malloc'ed array in *@out (0 and NULL if none or out of
+ * memory).  align/src_tsync.c. */
+size_t align_tsync_from_file(const struct vt_td_tsync *t, struct align_tsync_sample **out);
+
+/* A line from KVM's definition: guest = ((h * ratio) >> frac) + offset
+ * (ratio 0: no scaling), through host TSC @ref_h. */
+static inline struct line align_line_kvm(uint64_t ref_h, int64_t offset, uint64_t ratio,
+					 uint32_t frac)
+{
+	struct line l = { ref_h, 0, 0.0, 1.0 };
+
+	if (ratio && frac && frac < 64) {
+		unsigned __int128 g = ((unsigned __int128)ref_h * ratio) >> frac;
+
+		l.ref_g = (uint64_t)g + (uint64_t)offset;
+		l.slope = (double)ratio / (double)(1ull << frac);
+	} else {
+		l.ref_g = ref_h + (uint64_t)offset;
+	}
+	return l;
+}
+
 /* A segment in the form the per-event path applies (align/clock.c). */
 struct align_clock_seg {
 	uint64_t g_lo, g_hi;		/* guest TSC range (as seg_g_lo/hi) */

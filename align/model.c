@@ -32,11 +32,6 @@
 
 
 /* One line: guest = ref_g + b + slope * (host - ref_h), b in ticks. */
-struct line {
-	uint64_t ref_h, ref_g;
-	double b, slope;
-};
-
 struct mest {
 	int ok;
 	int free_slope;
@@ -61,17 +56,6 @@ static VT_PRINTF(2, 3) void warn(struct align_model *m, const char *fmt, ...)
 	if (!s)
 		return;
 	m->warn[m->nwarn++] = s;
-}
-
-const char *align_source_name(enum align_source s)
-{
-	switch (s) {
-	case ALIGN_SRC_MARKERS:		return "markers";
-	case ALIGN_SRC_DEBUGFS:		return "debugfs";
-	case ALIGN_SRC_TRACEPOINT:	return "tracepoint";
-	case ALIGN_SRC_USER:		return "user";
-	default:			return "none";
-	}
 }
 
 /* ---- ns conversions: lib/tsc.h's vt_tsc_ns through the model's host clock ---- */
@@ -99,22 +83,6 @@ static uint64_t line_guest(const struct line *l, uint64_t h)
 	if (l->slope == 1.0)
 		return l->ref_g + (uint64_t)llround(l->b) + (h - l->ref_h);
 	return l->ref_g + (uint64_t)llround(line_eval_rel(l, h));
-}
-
-/* a line from KVM's definition: guest = ((h * ratio) >> frac) + offset */
-static struct line line_kvm(uint64_t ref_h, int64_t offset, uint64_t ratio, uint32_t frac)
-{
-	struct line l = { ref_h, 0, 0.0, 1.0 };
-
-	if (ratio && frac && frac < 64) {
-		unsigned __int128 g = ((unsigned __int128)ref_h * ratio) >> frac;
-
-		l.ref_g = (uint64_t)g + (uint64_t)offset;
-		l.slope = (double)ratio / (double)(1ull << frac);
-	} else {
-		l.ref_g = ref_h + (uint64_t)offset;
-	}
-	return l;
 }
 
 /* ---- the marker estimator ---- */
@@ -374,71 +342,29 @@ static int view_add(struct align_model *m, const struct align_source_view *v)
 }
 
 /*
- * The sources a segment can be aligned by: one estimator each, and the
- * ranking as data (the present source of lowest rank is chosen; the rows
- * stand in report order: views, JSON).  A user-given offset overrides all
- * (the user knows better, e.g. of a lying tracepoint); markers are the one
- * source that proves an error bound; debugfs is read back from the vCPU;
- * the tracepoint is what KVM was asked to write.  Every other present
- * source is cross-checked against the chosen one (docs/align.md).  A new
- * source: an enum value, its samples in struct align_input (gathered in
- * align/sources.c), an estimator and a row here.
+ * The sources a segment can be aligned by, one file each (align/src_*.c:
+ * its estimator, name and rank), registered here.  The present source of
+ * lowest rank is chosen; every other present one is cross-checked against
+ * it; the rows stand in report order (views, JSON).  docs/align.md says
+ * why the ranks are what they are.  A new source: an enum value, its
+ * samples in struct align_input (gathered by align/sources.c or its own
+ * file), its file and a row here.
  */
-struct seg_ctx {
-	const struct align_input *in;
-	uint64_t ref_h;				/* where the lines are compared */
-	const struct align_offset_event *ev;	/* the write that starts the segment */
-	const struct align_debugfs_snap *snap;	/* its latest debugfs reading */
-	uint64_t ratio;				/* debugfs scaling (0: none) */
-	uint32_t frac;
-	const struct mest *e;			/* the markers' estimate */
+static const struct align_source_def *const seg_sources[] = {
+	&align_src_markers,
+	&align_src_debugfs,
+	&align_src_tracepoint,
+	&align_src_tsync,
+	&align_src_user,
 };
 
-/* 1 with @l when the source has something to say of the segment */
-typedef int (*seg_estimate_fn)(const struct seg_ctx *x, struct line *l);
-
-static int est_src_markers(const struct seg_ctx *x, struct line *l)
+const char *align_source_name(enum align_source s)
 {
-	if (!x->e->ok)
-		return 0;
-	*l = x->e->l;
-	return 1;
+	for (size_t i = 0; i < VT_ARRAY_SIZE(seg_sources); i++)
+		if (seg_sources[i]->id == s)
+			return seg_sources[i]->name;
+	return "none";
 }
-
-static int est_src_debugfs(const struct seg_ctx *x, struct line *l)
-{
-	if (!x->snap)
-		return 0;
-	*l = line_kvm(x->ref_h, x->snap->offset_tsc, x->ratio, x->frac);
-	return 1;
-}
-
-static int est_src_tracepoint(const struct seg_ctx *x, struct line *l)
-{
-	if (!x->ev)
-		return 0;
-	*l = line_kvm(x->ref_h, x->ev->next_offset_tsc, x->ratio, x->frac);
-	return 1;
-}
-
-static int est_src_user(const struct seg_ctx *x, struct line *l)
-{
-	if (!x->in->has_user_offset)
-		return 0;
-	*l = line_kvm(x->ref_h, x->in->user_offset_tsc, 0, 0);
-	return 1;
-}
-
-static const struct seg_source {
-	enum align_source id;
-	unsigned rank;			/* lower: chosen first */
-	seg_estimate_fn estimate;
-} seg_sources[] = {
-	{ ALIGN_SRC_MARKERS,	1, est_src_markers },
-	{ ALIGN_SRC_DEBUGFS,	2, est_src_debugfs },
-	{ ALIGN_SRC_TRACEPOINT,	3, est_src_tracepoint },
-	{ ALIGN_SRC_USER,	0, est_src_user },
-};
 
 /* a candidate: a source's line for one segment */
 struct cand {
@@ -451,7 +377,7 @@ static int build_segment(struct align_model *m, const struct align_input *in, in
 			 uint64_t start, uint64_t end, const struct align_offset_event *ev,
 			 int n_segs_v, int is_last)
 {
-	struct cand c[ALIGN_SRC_USER + 1];
+	struct cand c[ALIGN_SRC_COUNT];
 	const struct align_debugfs_snap *snap = NULL;
 	struct align_segment *sg = &m->seg[m->nseg];
 	struct mest e = { 0 };
@@ -571,11 +497,12 @@ static int build_segment(struct align_model *m, const struct align_input *in, in
 		bound_ns = ticks_to_ns(m, (e.bound_ticks + ROUND_TICKS / 4) / e.l.slope);
 	ref_h = ms.n ? ms.ref_h : (ev ? ev->tsc_host : span_lo);
 	{
-		const struct seg_ctx x = { in, ref_h, ev, snap, ratio, frac, &e };
+		const struct seg_ctx x = { in, v, start, end, ref_h, ev, snap, ratio, frac,
+					   e.ok ? &e.l : NULL, is_last && n_segs_v == 1 };
 		unsigned best = UINT_MAX;
 
 		for (size_t i = 0; i < VT_ARRAY_SIZE(seg_sources); i++) {
-			const struct seg_source *ss = &seg_sources[i];
+			const struct align_source_def *ss = seg_sources[i];
 			struct cand *cd = &c[ss->id];
 
 			cd->src = ss->id;
@@ -608,7 +535,7 @@ static int build_segment(struct align_model *m, const struct align_input *in, in
 	/* cross-check every source against the chosen one at ref_h */
 	tol_ns = (bound_ns > 0 ? bound_ns : 0) + ticks_to_ns(m, ROUND_TICKS);
 	for (size_t i = 0; i < VT_ARRAY_SIZE(seg_sources); i++) {
-		int s = (int)seg_sources[i].id;
+		int s = (int)seg_sources[i]->id;
 		struct align_source_view vw = { 0 };
 		char d1[32], d2[32];
 
@@ -681,7 +608,7 @@ struct align_model *align_model_build(const struct align_input *in)
 	struct align_model *m = calloc(1, sizeof(*m));
 	const struct align_offset_event **ev = NULL;
 	struct vcpu_list vl = { 0 };
-	size_t um_g = 0, um_h = 0, cap_seg, nproven = 0, counts[ALIGN_SRC_USER + 1] = { 0 };
+	size_t um_g = 0, um_h = 0, cap_seg, nproven = 0, counts[ALIGN_SRC_COUNT] = { 0 };
 	int any_marker_vcpu_unknown = 0;
 
 	if (!m)
@@ -795,7 +722,7 @@ struct align_model *align_model_build(const struct align_input *in)
 		}
 	}
 	align_clock_segs_build(m);
-	for (int s = ALIGN_SRC_MARKERS; s <= ALIGN_SRC_USER; s++)
+	for (int s = ALIGN_SRC_MARKERS; s < ALIGN_SRC_COUNT; s++)
 		if (counts[s] > counts[m->method])
 			m->method = (enum align_source)s;
 	if (m->method == ALIGN_SRC_NONE) {

@@ -1,7 +1,11 @@
 # align/: the clock model guest TSC <-> host TSC <-> ns (pure), its
 # gathering layer, `vmtrace align` and the guest's `vmtrace marker`.
 ALIGN_MODEL_SRCS := align/model.c align/match.c align/clock.c
-VMTRACE_SRCS += $(ALIGN_MODEL_SRCS) align/sources.c align/cmd_align.c align/cmd_marker.c
+# the alignment sources, one file each (registered in align/model.c)
+ALIGN_MODEL_SRCS += align/src_markers.c align/src_debugfs.c align/src_tracepoint.c \
+	align/src_tsync.c align/src_user.c
+VMTRACE_SRCS += $(ALIGN_MODEL_SRCS) align/sources.c align/inside.c align/cmd_align.c \
+	align/cmd_marker.c
 VMTRACE_LIBS += $(TRACECMD_LIBS)
 
 # tests/unit/t-align and t-clockmap link the pure model objects (no I/O, no

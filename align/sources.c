@@ -1,7 +1,11 @@
 /*
  * sources.c - the gathering layer of the aligner: reads a HOST directory
  * (trace.dat through lib/tracedat.h, vmtrace.meta) and a GUEST directory
- * (markers.dat, vmtrace.meta) into the samples align_model_build() takes.
+ * (markers.dat, vmtrace.meta, trace.dat) into the samples
+ * align_model_build() takes.  Either may also be a trace.dat file alone: a
+ * trace-cmd host-guest recording is trace.dat + trace-GUEST.dat, whose
+ * TIME_SHIFT (align/src_tsync.c), GUEST and TSC2NSEC options stand in for
+ * the meta.
  * Tools only (align, merge): blocking I/O, allocates.  Guest files are
  * untrusted: lib/marker.c bounds them.
  */
@@ -12,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "align/align.h"
+#include "align/internal.h"
 #include "err.h"
 #include "meta.h"
 #include "tracedat.h"
@@ -34,6 +39,7 @@ struct tidmap {
 	int tid;
 	int vcpu;
 	uint64_t last_exit;	/* host TSC of its last kvm_exit, 0: none */
+	uint64_t entry;		/* its kvm_entry not yet closed by an exit, 0: none */
 };
 
 static int grow_push(void **p, size_t *n, size_t *cap, size_t size, const void *item)
@@ -86,15 +92,20 @@ static int file_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-static int need_dir(const char *dir, const char *what)
+/* A HOST or GUEST input: 1 a directory, 0 a file (a trace.dat alone), -1
+ * with a message if neither. */
+static int input_is_dir(const char *dir, const char *what)
 {
 	struct stat st;
 
 	if (stat(dir, &st) < 0)
 		return vt_err_errno("%s directory %s", what, dir);
+	if (S_ISREG(st.st_mode))
+		return 0;
 	if (!S_ISDIR(st.st_mode))
-		return vt_err_set("%s directory %s: not a directory", what, dir);
-	return 0;
+		return vt_err_set("%s directory %s: not a directory nor a trace.dat file", what,
+				  dir);
+	return 1;
 }
 
 /* frac bits of the scaling ratio: meta's kvm.tsc_scaling_frac_bits, else
@@ -385,7 +396,7 @@ static int addr_has(const struct addr_set *set, uint64_t a)
 
 /* what an event type is to the aligner, decided once per type id */
 enum ev_kind { EV_UNKNOWN = 0, EV_OTHER, EV_KVM_EXIT, EV_TSC_OFFSET, EV_PIO, EV_MMIO, EV_HYPERCALL,
-	       EV_WRITE };
+	       EV_WRITE, EV_KVM_ENTRY };
 #define SRC_MAX_EVENT_ID	65536
 
 static enum ev_kind event_kind(uint8_t *kinds, const struct vt_td_event *ev)
@@ -406,6 +417,8 @@ static enum ev_kind event_kind(uint8_t *kinds, const struct vt_td_event *ev)
 		k = EV_HYPERCALL;
 	else if (!strcmp(ev->system, "kvm") && !strcmp(ev->name, "kvm_exit"))
 		k = EV_KVM_EXIT;
+	else if (!strcmp(ev->system, "kvm") && !strcmp(ev->name, "kvm_entry"))
+		k = EV_KVM_ENTRY;
 	else if (!strcmp(ev->system, "syscalls") && is_write_syscall(ev->name))
 		k = EV_WRITE;
 	kinds[ev->id] = (uint8_t)k;
@@ -650,6 +663,62 @@ static int load_stops(struct align_samples *s, const struct tidmap *tm, size_t n
 }
 
 
+/* A vCPU thread's kvm_entry (@entry) or kvm_exit: an exit closes the run
+ * its thread entered, appended to s->runs.  -1 on allocation failure. */
+static int track_run(struct align_samples *s, struct vt_td_reader *r, struct tidmap *tm,
+		     size_t *ntm, const struct vt_td_event *ev, int entry, size_t *cap)
+{
+	int32_t v = tid_vcpu(r, tm, ntm, ev->pid);
+	struct tidmap *t = NULL;
+	struct align_run run;
+
+	if (v < 0)
+		return 0;
+	for (size_t i = 0; i < *ntm && !t; i++)
+		if (tm[i].tid == ev->pid)
+			t = &tm[i];
+	if (!t)
+		return 0;
+	if (entry) {
+		t->entry = ev->ts;
+		return 0;
+	}
+	if (!t->entry || ev->ts < t->entry)
+		return 0;
+	run = (struct align_run){ v, t->entry, ev->ts };
+	t->entry = 0;
+	return grow_push((void **)&s->runs, &s->n_runs, cap, sizeof(run), &run);
+}
+
+/* No vmtrace.meta: the vCPU threads from the file's GUEST option (a
+ * trace-cmd host-guest recording), the one of the guest loaded (its trace
+ * id), else the only one. */
+static void guest_threads(struct align_samples *s, struct vt_td_reader *r, const char *path,
+			  struct tidmap *tm, size_t *ntm)
+{
+	const struct vt_td_guest *g = NULL;
+	int n = vt_td_read_nr_guests(r);
+
+	for (int i = 0; i < n && !g; i++)
+		if (s->guest_trace_id && vt_td_read_guest(r, i)->trace_id == s->guest_trace_id)
+			g = vt_td_read_guest(r, i);
+	if (!g && n == 1)
+		g = vt_td_read_guest(r, 0);
+	if (!g) {
+		if (n)
+			note(s, "host: %s: %d guests in its GUEST options, none with the guest "
+			     "file's trace id: vCPU threads from their names", path, n);
+		return;
+	}
+	for (uint32_t i = 0; i < g->nr_vcpus && *ntm < SRC_MAX_THREADS; i++) {
+		tm[*ntm].tid = (int)g->tid[i];
+		tm[*ntm].vcpu = (int)g->vcpu[i];
+		(*ntm)++;
+	}
+	note(s, "host: %s: guest \"%s\" (trace-cmd GUEST option): %u vCPU threads", path,
+	     g->name, g->nr_vcpus);
+}
+
 static int load_tracedat(struct align_samples *s, const char *path, const struct vt_meta *m,
 			 const struct align_load_opts *o, size_t *cap_off, size_t *cap_hm)
 {
@@ -657,7 +726,7 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 	uint8_t *kinds = calloc(SRC_MAX_EVENT_ID, 1);
 	struct cwrite *cw = NULL;
 	enum ev_kind kind;
-	size_t ntm = 0, ncw = 0, cap_cw = 0, nev = 0, npio = 0, nmmio = 0, nhc = 0;
+	size_t ntm = 0, ncw = 0, cap_cw = 0, nev = 0, npio = 0, nmmio = 0, nhc = 0, cap_run = 0;
 	size_t nvcpu_thr = 0, nforeign = 0;
 	struct addr_set ports = { { 0 }, 0 }, gpas = { { 0 }, 0 }, hcs = { { 0 }, 0 };
 	struct vt_td_reader *r;
@@ -700,6 +769,12 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 			path);
 		s->host_truncated = 1;
 	}
+	if (!s->in.host_hz && !vt_td_read_tsc_hz(r, &s->in.host_hz))
+		snprintf(s->host_hz_from, sizeof(s->host_hz_from), "trace.dat TSC2NSEC option");
+	if (!nvcpu_thr) {
+		guest_threads(s, r, path, tm, &ntm);
+		nvcpu_thr = ntm;
+	}
 	clock = vt_td_read_clock(r);
 	if (vt_td_clock_is_ns(clock)) {
 		vt_err_set("%s: recorded with trace clock '%s' (ns): guest TSC values cannot be "
@@ -716,8 +791,15 @@ static int load_tracedat(struct align_samples *s, const char *path, const struct
 		if (ev.ts > s->in.span_tsc_host_end)
 			s->in.span_tsc_host_end = ev.ts;
 		kind = event_kind(kinds, &ev);
-		if (kind != EV_OTHER && kind != EV_KVM_EXIT && kind != EV_WRITE &&
-		    unlikely(!tid_is_vcpu(tm, nvcpu_thr, ev.pid))) {
+		if (kind == EV_KVM_ENTRY || kind == EV_KVM_EXIT) {
+			/* what a vCPU thread ran in guest mode (the inside check) */
+			if (tid_is_vcpu(tm, nvcpu_thr, ev.pid) &&
+			    track_run(s, r, tm, &ntm, &ev, kind == EV_KVM_ENTRY, &cap_run))
+				goto out;
+			if (kind == EV_KVM_ENTRY)
+				continue;
+		} else if (kind != EV_OTHER && kind != EV_WRITE &&
+			   unlikely(!tid_is_vcpu(tm, nvcpu_thr, ev.pid))) {
 			nforeign++;
 			continue;
 		}
@@ -887,7 +969,8 @@ static void note_unapplied_offsets(struct align_samples *s)
 	}
 }
 
-static int load_host(struct align_samples *s, const char *dir, const struct align_load_opts *o)
+static int load_host(struct align_samples *s, const char *dir, int is_dir,
+		     const struct align_load_opts *o)
 {
 	char path[SRC_PATH_MAX], mpath[SRC_PATH_MAX];
 	size_t cap_snap = 0, cap_off = 0, cap_hm = 0;
@@ -897,7 +980,10 @@ static int load_host(struct align_samples *s, const char *dir, const struct alig
 
 	snprintf(mpath, sizeof(mpath), "%s/%s", dir, VT_META_FILE);
 	snprintf(path, sizeof(path), "%s/%s", dir, VT_TD_FILE);
-	if (file_exists(mpath)) {
+	if (!is_dir) {
+		/* a trace.dat alone (trace-cmd's): its options stand in */
+		snprintf(path, sizeof(path), "%s", dir);
+	} else if (file_exists(mpath)) {
 		m = vt_meta_read(mpath);
 		if (!m)
 			return -1;
@@ -934,13 +1020,56 @@ out:
 	return ret;
 }
 
-static int load_guest(struct align_samples *s, const char *dir, const struct align_load_opts *o)
+/*
+ * The guest's trace.dat (a trace-cmd guest file, or the guest kernel
+ * recording of a vmtrace guest directory): its TIME_SHIFT samples, trace
+ * id and TSC frequency; its path kept for the inside check.  Only the
+ * header is read here.
+ */
+static int load_guest_tracedat(struct align_samples *s, const char *path,
+			       const struct align_load_opts *o)
+{
+	struct vt_td_reader *r = vt_td_read_open(path);
+	const struct vt_td_tsync *t;
+	uint64_t hz;
+
+	if (!r)
+		return -1;
+	if (vt_td_read_warning(r))
+		vt_warn("%s", vt_td_read_warning(r));
+	snprintf(s->guest_td, sizeof(s->guest_td), "%s", path);
+	(void)vt_td_read_trace_id(r, &s->guest_trace_id);
+	if (!s->in.guest_hz && !o->guest_hz && !vt_td_read_tsc_hz(r, &hz)) {
+		s->in.guest_hz = hz;
+		snprintf(s->guest_hz_from, sizeof(s->guest_hz_from), "trace.dat TSC2NSEC option");
+	}
+	t = vt_td_read_tsync(r);
+	if (t) {
+		s->in.n_tsync = align_tsync_from_file(t, &s->tsync);
+		note(s, "guest: %s: trace-cmd time sync (TIME_SHIFT): %zu samples over %u "
+		     "vCPUs, flags 0x%x%s", path, s->in.n_tsync, t->nr_cpus, t->flags,
+		     t->flags & VT_TD_TSYNC_INTERPOLATE ? " (interpolated)" : "");
+	} else {
+		note(s, "guest: %s: %d CPUs, clock %s, no time-sync data", path,
+		     vt_td_read_nr_cpus(r), *vt_td_read_clock(r) ? vt_td_read_clock(r) : "unknown");
+	}
+	vt_td_read_close(r);
+	return 0;
+}
+
+static int load_guest(struct align_samples *s, const char *dir, int is_dir,
+		      const struct align_load_opts *o)
 {
 	char path[SRC_PATH_MAX], mpath[SRC_PATH_MAX];
 	struct vt_meta *m = NULL;
 	uint64_t v;
 
+	if (!is_dir)
+		return load_guest_tracedat(s, dir, o);
 	snprintf(mpath, sizeof(mpath), "%s/%s", dir, VT_META_FILE);
+	snprintf(path, sizeof(path), "%s/%s", dir, VT_TD_FILE);
+	if (file_exists(path) && load_guest_tracedat(s, path, o))
+		return -1;
 	snprintf(path, sizeof(path), "%s/%s", dir, VT_MARKER_FILE);
 	if (file_exists(mpath)) {
 		m = vt_meta_read(mpath);
@@ -977,12 +1106,16 @@ int align_samples_load(struct align_samples *s, const char *host_dir, const char
 		align_load_opts_init(&def);
 		o = &def;
 	}
-	if ((host_dir && need_dir(host_dir, "host")) || (guest_dir && need_dir(guest_dir, "guest")))
+	int host_is_dir = host_dir ? input_is_dir(host_dir, "host") : 1;
+	int guest_is_dir = guest_dir ? input_is_dir(guest_dir, "guest") : 1;
+
+	if (host_is_dir < 0 || guest_is_dir < 0)
 		return -1;
-	/* the guest first: chardev matching on the host side needs its markers */
-	if (guest_dir && load_guest(s, guest_dir, o))
+	/* the guest first: chardev matching on the host side needs its
+	 * markers, the GUEST option its trace id */
+	if (guest_dir && load_guest(s, guest_dir, guest_is_dir, o))
 		return -1;
-	if (host_dir && load_host(s, host_dir, o))
+	if (host_dir && load_host(s, host_dir, host_is_dir, o))
 		return -1;
 	if (!s->in.host_hz && o->host_hz)
 		s->in.host_hz = o->host_hz;
@@ -993,6 +1126,7 @@ int align_samples_load(struct align_samples *s, const char *host_dir, const char
 	s->in.guest_markers = s->guest_markers;
 	s->in.host_markers = s->host_markers;
 	s->in.stops = s->stops;
+	s->in.tsync = s->tsync;
 	if (s->n_bad_guest_markers)
 		note(s, "guest: %zu marker records rejected (corrupt/truncated)",
 		     s->n_bad_guest_markers);
@@ -1006,6 +1140,8 @@ void align_samples_free(struct align_samples *s)
 	free(s->guest_markers);
 	free(s->host_markers);
 	free(s->stops);
+	free(s->tsync);
+	free(s->runs);
 	free(s->notes);
 	memset(s, 0, sizeof(*s));
 }

@@ -10,8 +10,10 @@ CORE_SRCS += lib/filekind.c
 CORE_SRCS += lib/cli.c
 CORE_SRCS += lib/tracedat_write.c
 # trace.dat reader half (merge/align): libtracecmd + libtraceevent
-CORE_SRCS += lib/tracedat_read.c
-DEPS += libtracecmd-dev libtraceevent-dev
+# (tracedat_check.c guards libtracecmd; tracedat_unzip.c inflates compressed
+# v7 files with zlib and libzstd, whatever libtracecmd was built with)
+CORE_SRCS += lib/tracedat_read.c lib/tracedat_check.c lib/tracedat_unzip.c
+DEPS += libtracecmd-dev libtraceevent-dev zlib1g-dev libzstd-dev
 # guest<->host sync markers (markers.dat, emitters): align/ owns the design
 CORE_SRCS += lib/marker.c
 # ring-buffer page builder (fixtures): added by align/ for its trace.dat fixtures

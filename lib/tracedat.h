@@ -177,6 +177,54 @@ const char *vt_td_read_clock(const struct vt_td_reader *r);
  * x86-tsc / counter / unknown. */
 int vt_td_clock_is_ns(const char *clock);
 
+/*
+ * trace-cmd's host-guest recordings (trace-cmd record -A, trace-cmd 3.x;
+ * man 5 trace-cmd.dat.v7): the guest's file carries TIME_SHIFT, the
+ * corrections its protocol measured per guest CPU over time, with which
+ * trace-cmd maps a guest stamp ts of CPU c to the host's clock:
+ *     host = ((ts * scaling) >> frac) + offset
+ * the sample at or before ts (the first one before it), or, with
+ * VT_TD_TSYNC_INTERPOLATE, the offset interpolated between the two samples
+ * around ts; the host's file carries one GUEST option per guest: its
+ * name, trace id and vCPU -> host thread map.
+ */
+#define VT_TD_TSYNC_INTERPOLATE	0x1	/* flags: interpolate the offset */
+
+struct vt_td_tsync_sample {
+	uint64_t time;		/* guest stamp where it was measured */
+	int64_t offset;
+	uint64_t scaling;
+	uint32_t frac;		/* fraction bits of scaling (0: none stored) */
+};
+
+struct vt_td_tsync {
+	uint64_t peer_id;	/* trace id of the host's file */
+	uint32_t flags;		/* VT_TD_TSYNC_* */
+	uint32_t nr_cpus;
+	uint32_t *count;	/* per guest CPU: samples */
+	struct vt_td_tsync_sample **samples;	/* per guest CPU, as stored */
+};
+
+struct vt_td_guest {
+	char name[64];
+	uint64_t trace_id;
+	uint32_t nr_vcpus;
+	uint32_t *vcpu;		/* guest CPU id */
+	uint32_t *tid;		/* the host thread running it */
+};
+
+/* The file's TIME_SHIFT (a guest's file of a host-guest recording), NULL
+ * if it has none.  Valid while @r is open. */
+const struct vt_td_tsync *vt_td_read_tsync(const struct vt_td_reader *r);
+/* The guests the file's GUEST options name (a host's file): count, each. */
+int vt_td_read_nr_guests(const struct vt_td_reader *r);
+const struct vt_td_guest *vt_td_read_guest(const struct vt_td_reader *r, int i);
+/* The file's trace id (TRACEID option): 0 with *@id set, -1 if none. */
+int vt_td_read_trace_id(const struct vt_td_reader *r, uint64_t *id);
+/* The TSC frequency implied by the file's TSC2NSEC option (ns = tsc *
+ * mult >> shift): 0 with *@hz set, -1 if none. */
+int vt_td_read_tsc_hz(const struct vt_td_reader *r, uint64_t *hz);
+
 /* The next event of @cpu in time order: 1 with *ev filled, 0 at the end
  * of that CPU's data. */
 int vt_td_read_next(struct vt_td_reader *r, int cpu, struct vt_td_event *ev);

@@ -17,12 +17,15 @@
 #include "err.h"
 #include "filekind.h"
 #include "tracedat.h"
+#include "tracedat_check.h"
+#include "tsc.h"
 
 /* Exported by libtracecmd 3.x but missing from its public header: the
  * clock named in the file's TRACECLOCK option (NULL if none). */
 extern const char *tracecmd_get_trace_clock(struct tracecmd_input *handle);
 
 #define COPY_CHUNK	(1 << 20)
+#define VT_TD_MSG_MAX	1024
 
 struct td_format {
 	struct tep_event *event;
@@ -42,705 +45,18 @@ struct vt_td_reader {
 	int nr_fmts;
 	char clock[32];
 	int truncated;		/* read from a padded copy, or a CPU stalled */
+	int compressed;		/* v7 compressed: read from an inflated copy */
 	char warning[4400];	/* vt_td_read_warning(), "" if none */
 	uint64_t skipped;	/* records without a known format */
+	struct vt_td_tsync *tsync;	/* TIME_SHIFT, NULL if none */
+	int nr_guests;
+	struct vt_td_guest *guests;	/* GUEST options */
+	int has_trace_id, has_tsc_hz;
+	uint64_t trace_id, tsc_hz;
 };
 
 /* common_type, common_flags, common_preempt_count, common_pid */
 #define TD_COMMON_SIZE	8
-
-/*
- * The header of every file is walked before libtracecmd sees it:
- * libtracecmd allocates what the file's sizes and counts say before
- * reading, so a corrupt one would be a multi-gigabyte allocation.  Checked
- * against the file size: every section size (v6) or section (v7), the page
- * size, the CPU count and ids, the counts inside the options libtracecmd
- * allocates by (TIME_SHIFT, GUEST, PROCMAPS), the chunk tables and
- * uncompressed sizes of compressed v7 data.  CPU data cut short (a killed
- * or full-disk writer) is legal: its sizes are clipped in a copy.
- */
-#define HDR_MAGIC_LEN	10	/* 0x17 0x08 0x44 "tracing" */
-#define HDR_STR_MAX	64	/* version string, system names */
-#define HDR_OPT_NAME	10	/* "options  \0", "flyrecord\0", "latency  \0" */
-#define HDR_V7		7	/* the sectioned format (man 5 trace-cmd.dat.v7) */
-#define HDR_PAGE_MIN	4096	/* ring-buffer page (sub-buffer) sizes */
-#define HDR_PAGE_MAX	(1U << 20)
-#define HDR_MAX_CPUS	8192
-#define HDR_MAX_SECTIONS 4096	/* options sections followed (a loop ends here) */
-#define HDR_ZRATIO_MAX	1100	/* zlib's ceiling is 1032:1 */
-#define HDR_ZHDR	8	/* u32 compressed size, u32 uncompressed size */
-#define HDR_SEC_HDR	16	/* u16 id, u16 flags, u32 string id, u64 size */
-#define HDR_SEC_COMPRESSED 1
-#define HDR_OPT_BUFFER	3
-#define HDR_OPT_TRACECLOCK 4
-#define HDR_OPT_PROCMAPS 10
-#define HDR_OPT_TIME_SHIFT 12
-#define HDR_OPT_GUEST	13
-#define HDR_OPT_HEADER_INFO 16
-#define HDR_OPT_CMDLINES 21
-#define HDR_TS_SAMPLE	24	/* time, offset, scaling: 3 u64 per sample */
-#define HDR_GUEST_VCPU	8	/* u32 cpu id, u32 pid */
-#define HDR_MAX_CLIPS	HDR_MAX_CPUS
-
-struct hdr_clip {
-	uint64_t field;		/* file offset of a CPU's u64 data size */
-	uint64_t size;		/* the size that fits in the file */
-};
-
-/* A malformed page: its commit becomes the bytes of its sound events. */
-struct hdr_bad {
-	uint64_t off;		/* file offset of the page */
-	uint32_t good;
-};
-
-/* One CPU's uncompressed data: its pages are checked (pages_check). */
-struct hdr_span {
-	uint64_t off, size;	/* size clipped to the file */
-};
-
-struct hdr_cur {
-	int fd;
-	uint64_t off, size;	/* read position, file size */
-	uint64_t end;		/* reads stop here (file size, or a section's end) */
-	uint64_t field;		/* offset of the last number read */
-	int swap;		/* big-endian file */
-	int compressed;		/* v7 with a compression algorithm */
-	uint32_t page;		/* page size of the header */
-	int nr_clips;		/* CPU data cut short: sizes to rewrite */
-	struct hdr_clip *clips;
-	uint64_t pad_to;	/* a clipped copy is padded up to here */
-	uint8_t long_size;	/* of the file header */
-	uint64_t hp_off, hp_len;	/* the header_page text */
-	int nr_spans;
-	struct hdr_span *spans;
-	uint64_t nr_bad;	/* malformed pages: cut to their sound events in a copy */
-	struct hdr_bad *bad;
-	int long8;		/* page headers hold a u64 commit */
-};
-
-static int hdr_read(struct hdr_cur *c, void *buf, size_t len)
-{
-	if (c->off > c->end || len > c->end - c->off ||
-	    pread(c->fd, buf, len, (off_t)c->off) != (ssize_t)len)
-		return -1;
-	c->off += len;
-	return 0;
-}
-
-static int hdr_skip(struct hdr_cur *c, uint64_t len)
-{
-	if (c->off > c->end || len > c->end - c->off)
-		return -1;
-	c->off += len;
-	return 0;
-}
-
-static int hdr_u16(struct hdr_cur *c, uint16_t *v)
-{
-	c->field = c->off;
-	if (hdr_read(c, v, sizeof(*v)))
-		return -1;
-	if (c->swap)
-		*v = __builtin_bswap16(*v);
-	return 0;
-}
-
-static int hdr_u32(struct hdr_cur *c, uint32_t *v)
-{
-	c->field = c->off;
-	if (hdr_read(c, v, sizeof(*v)))
-		return -1;
-	if (c->swap)
-		*v = __builtin_bswap32(*v);
-	return 0;
-}
-
-static int hdr_u64(struct hdr_cur *c, uint64_t *v)
-{
-	c->field = c->off;
-	if (hdr_read(c, v, sizeof(*v)))
-		return -1;
-	if (c->swap)
-		*v = __builtin_bswap64(*v);
-	return 0;
-}
-
-/* A NUL-terminated string of at most @max bytes into @buf (NULL: skip). */
-static int hdr_strn(struct hdr_cur *c, char *buf, int max)
-{
-	char ch;
-
-	c->field = c->off;
-	for (int i = 0; i < max; i++) {
-		if (hdr_read(c, &ch, 1))
-			return -1;
-		if (buf)
-			buf[i] = ch;
-		if (!ch)
-			return 0;
-	}
-	return -1;
-}
-
-static int hdr_str(struct hdr_cur *c, char *buf)
-{
-	return hdr_strn(c, buf, HDR_STR_MAX);
-}
-
-/* A section "NAME\0" + u64 size + size bytes (header_page: its text
- * is remembered for pages_check). */
-static int hdr_named(struct hdr_cur *c, const char *name)
-{
-	char buf[HDR_STR_MAX];
-	uint64_t n;
-
-	if (hdr_str(c, buf) || strcmp(buf, name) || hdr_u64(c, &n))
-		return -1;
-	if (!strcmp(name, "header_page")) {
-		c->hp_off = c->off;
-		c->hp_len = n;
-	}
-	return hdr_skip(c, n);
-}
-
-/* @nr entries of u64 size + text. */
-static int hdr_texts(struct hdr_cur *c, uint32_t nr)
-{
-	uint64_t n;
-
-	for (uint32_t i = 0; i < nr; i++)
-		if (hdr_u64(c, &n) || hdr_skip(c, n))
-			return -1;
-	return 0;
-}
-
-static int hdr_page_ok(uint32_t page)
-{
-	return page >= HDR_PAGE_MIN && page <= HDR_PAGE_MAX && !(page & (page - 1));
-}
-
-/* An uncompressed size libtracecmd will allocate for @zsize compressed
- * bytes: bounded by the best ratio of the algorithms trace-cmd uses. */
-static int hdr_zsize_ok(uint32_t zsize, uint32_t usize)
-{
-	return (uint64_t)usize <= (uint64_t)zsize * HDR_ZRATIO_MAX + HDR_PAGE_MAX;
-}
-
-/* One CPU's data at @off, @size bytes: must start in the file; if it runs
- * past the end its size is clipped (remembered at c->field's offset). */
-static int hdr_cpu_data(struct hdr_cur *c, uint64_t size_field, uint64_t off, uint64_t size)
-{
-	uint64_t have, keep;
-
-	if (c->compressed && size && off >= c->size)
-		return -1;
-	if (c->compressed && size) {
-		/* u32 chunk count, then @size bytes of chunks: u32 zsize,
-		 * u32 usize, data */
-		uint64_t save = c->off, save_end = c->end;
-		uint32_t count, zs, us;
-
-		if (size > c->size - off || c->size - off - size < sizeof(count))
-			return -1;	/* a cut compressed stream cannot be resumed */
-		c->off = off;
-		c->end = off + sizeof(count) + size;
-		if (hdr_u32(c, &count) || count > size / HDR_ZHDR)
-			return -1;
-		for (uint32_t i = 0; i < count; i++)
-			if (hdr_u32(c, &zs) || hdr_u32(c, &us) || !hdr_zsize_ok(zs, us) ||
-			    hdr_skip(c, zs))
-				return -1;
-		c->off = save;
-		c->end = save_end;
-		return 0;
-	}
-	have = off < c->size ? c->size - off : 0;	/* a CPU past the cut: none */
-	if (size && have && c->nr_spans < HDR_MAX_CPUS) {
-		if (!c->spans && !(c->spans = calloc(HDR_MAX_CPUS, sizeof(*c->spans))))
-			return -1;
-		c->spans[c->nr_spans].off = off;
-		c->spans[c->nr_spans++].size = size < have ? size : have;
-	}
-	if (size <= have)
-		return 0;
-	if (c->nr_clips >= HDR_MAX_CLIPS)
-		return -1;
-	if (!c->clips && !(c->clips = calloc(HDR_MAX_CLIPS, sizeof(*c->clips))))
-		return -1;
-	keep = (have + c->page - 1) / c->page * c->page;
-	c->clips[c->nr_clips].field = size_field;
-	c->clips[c->nr_clips++].size = keep;
-	if (keep && off + keep > c->pad_to)
-		c->pad_to = off + keep;
-	return 0;
-}
-
-/* The counts inside options libtracecmd allocates by, in @d (@n bytes). */
-static int hdr_option_data(struct hdr_cur *c, uint16_t id, const uint8_t *d, uint32_t n)
-{
-	uint32_t pos = 0, cnt, nr;
-
-#define HDR_GET32(v) do {						\
-		if (n - pos < sizeof(uint32_t))				\
-			return -1;					\
-		memcpy(&(v), d + pos, sizeof(uint32_t));		\
-		if (c->swap)						\
-			(v) = __builtin_bswap32(v);			\
-		pos += sizeof(uint32_t);				\
-	} while (0)
-
-	switch (id) {
-	case HDR_OPT_TIME_SHIFT:	/* u64 peer, u32 flags, u32 cpus, samples */
-		if (n < 2 * sizeof(uint64_t))
-			return -1;
-		pos = sizeof(uint64_t) + sizeof(uint32_t);
-		HDR_GET32(nr);
-		if (nr > HDR_MAX_CPUS)
-			return -1;
-		for (uint32_t i = 0; i < nr; i++) {
-			HDR_GET32(cnt);
-			if (cnt > (n - pos) / HDR_TS_SAMPLE)
-				return -1;
-			pos += cnt * HDR_TS_SAMPLE;
-		}
-		return 0;
-	case HDR_OPT_GUEST:	/* name, u64 trace id, u32 vcpus, vcpus * 8 */
-		while (pos < n && d[pos])
-			pos++;
-		if (n - pos < 1 + sizeof(uint64_t))
-			return -1;
-		pos += 1 + sizeof(uint64_t);
-		HDR_GET32(cnt);
-		return cnt > (n - pos) / HDR_GUEST_VCPU ? -1 : 0;
-	case HDR_OPT_PROCMAPS:	/* per process "%x %x name\n" + one line per map */
-		while (pos < n && d[pos]) {
-			unsigned pid, maps, lines = 0;
-			const uint8_t *nl = memchr(d + pos, '\n', n - pos);
-
-			if (!nl || sscanf((const char *)d + pos, "%x %x", &pid, &maps) != 2)
-				return 0;	/* libtracecmd stops there too */
-			pos = (uint32_t)(nl - d) + 1;
-			for (uint32_t i = pos; i < n && d[i] && lines <= maps; i++)
-				lines += d[i] == '\n';
-			if (maps > lines)
-				return -1;
-			for (; maps && pos < n; pos++)
-				maps -= d[pos] == '\n';
-		}
-		return 0;
-	}
-	return 0;
-#undef HDR_GET32
-}
-
-/* One option's data (@n bytes at the cursor): its counts, and for v7 a
- * BUFFER option's CPU table. */
-static int hdr_option(struct hdr_cur *c, uint16_t id, uint32_t n, int v7)
-{
-	uint64_t start = c->off, end = c->end, off, size, size_field;
-	uint32_t page, cpus, cpu;
-	uint8_t *d;
-	int ret;
-
-	if (id == HDR_OPT_PROCMAPS || id == HDR_OPT_TIME_SHIFT || id == HDR_OPT_GUEST) {
-		if (n > c->end - c->off || !(d = malloc(n ? n : 1)))
-			return -1;
-		ret = hdr_read(c, d, n) || hdr_option_data(c, id, d, n) ? -1 : 0;
-		free(d);
-		return ret;
-	}
-	if (!v7 || id != HDR_OPT_BUFFER)
-		return hdr_skip(c, n);
-	/* u64 section offset, name, clock, u32 page size, u32 cpus, cpu table */
-	if (n > c->end - c->off)
-		return -1;
-	c->end = c->off + n;
-	ret = -1;
-	if (hdr_u64(c, &off) || off > c->size || hdr_strn(c, NULL, n) || hdr_strn(c, NULL, n) ||
-	    hdr_u32(c, &page) || !hdr_page_ok(page) || hdr_u32(c, &cpus) || cpus > HDR_MAX_CPUS)
-		goto out;
-	for (uint32_t i = 0; i < cpus; i++) {
-		if (hdr_u32(c, &cpu) || cpu >= HDR_MAX_CPUS || hdr_u64(c, &off))
-			goto out;
-		size_field = c->off;
-		if (hdr_u64(c, &size) || hdr_cpu_data(c, size_field, off, size))
-			goto out;
-	}
-	c->field = start;
-	ret = 0;
-out:
-	c->end = end;
-	if (!ret)
-		c->off = start + n;
-	return ret;
-}
-
-/* v6 file, after the version string. */
-static int hdr_v6(struct hdr_cur *c)
-{
-	char buf[HDR_STR_MAX];
-	uint8_t endian, lsize;
-	uint32_t nr, nsys, n32;
-	uint64_t n64, off, size, size_field;
-	uint16_t id;
-	int clock = 0;
-
-	if (hdr_read(c, &endian, 1) || hdr_read(c, &lsize, 1) || hdr_u32(c, &c->page))
-		return -1;
-	c->swap = endian != 0;
-	c->long_size = lsize;
-	if (c->swap)
-		c->page = __builtin_bswap32(c->page);
-	if (!hdr_page_ok(c->page))
-		return -1;
-	if (hdr_named(c, "header_page") || hdr_named(c, "header_event") ||
-	    hdr_u32(c, &nr) || hdr_texts(c, nr) || hdr_u32(c, &nsys))
-		return -1;
-	for (uint32_t i = 0; i < nsys; i++)
-		if (hdr_str(c, buf) || hdr_u32(c, &nr) || hdr_texts(c, nr))
-			return -1;
-	if (hdr_u32(c, &n32) || hdr_skip(c, n32) ||		/* kallsyms */
-	    hdr_u32(c, &n32) || hdr_skip(c, n32) ||		/* printk formats */
-	    hdr_u64(c, &n64) || hdr_skip(c, n64) ||		/* cmdlines */
-	    hdr_u32(c, &nr) || nr > HDR_MAX_CPUS || hdr_read(c, buf, HDR_OPT_NAME))	/* cpus */
-		return -1;
-	if (!memcmp(buf, "options  ", HDR_OPT_NAME)) {
-		for (;;) {
-			if (hdr_u16(c, &id))
-				return -1;
-			if (!id)
-				break;
-			clock |= id == HDR_OPT_TRACECLOCK;
-			if (hdr_u32(c, &n32) || hdr_option(c, id, n32, 0))
-				return -1;
-		}
-		if (hdr_read(c, buf, HDR_OPT_NAME))
-			return -1;
-	}
-	if (memcmp(buf, "flyrecord", HDR_OPT_NAME))
-		return 0;
-	/* the CPU count sizes libtracecmd's tables: its offsets must be here */
-	c->field = c->off;
-	if (nr > (c->size - c->off) / (2 * sizeof(uint64_t)))
-		return -1;
-	for (uint32_t i = 0; i < nr; i++) {
-		if (hdr_u64(c, &off))
-			return -1;
-		size_field = c->off;
-		if (hdr_u64(c, &size) || hdr_cpu_data(c, size_field, off, size))
-			return -1;
-	}
-	/* with a TRACECLOCK option libtracecmd then reads u64 size + text */
-	if (clock && (hdr_u64(c, &n64) || hdr_skip(c, n64)))
-		return -1;
-	return 0;
-}
-
-/* A v7 section header at @off with id @want: its data is then [c->off,
- * c->end).  1 if it is compressed (its compression header checked). */
-static int hdr_section(struct hdr_cur *c, uint64_t off, uint16_t want)
-{
-	uint16_t id, flags;
-	uint32_t strid, zs, us;
-	uint64_t size;
-
-	c->off = off;
-	c->end = c->size;
-	if (off > c->size || hdr_u16(c, &id) || id != want || hdr_u16(c, &flags) ||
-	    hdr_u32(c, &strid) || hdr_u64(c, &size) || size > c->size - c->off)
-		return -1;
-	c->end = c->off + size;
-	if (!(flags & HDR_SEC_COMPRESSED))
-		return 0;
-	if (hdr_u32(c, &zs) || hdr_u32(c, &us) || zs > c->end - c->off || !hdr_zsize_ok(zs, us))
-		return -1;
-	return 1;
-}
-
-/* The content of the v7 metadata section @id (uncompressed). */
-static int hdr_v7_meta(struct hdr_cur *c, uint16_t id)
-{
-	char buf[HDR_STR_MAX];
-	uint32_t nr, nsys, n32;
-	uint64_t n64;
-
-	switch (id) {
-	case HDR_OPT_HEADER_INFO:
-		return hdr_named(c, "header_page") || hdr_named(c, "header_event") ? -1 : 0;
-	case HDR_OPT_HEADER_INFO + 1:	/* ftrace event formats */
-		return hdr_u32(c, &nr) || hdr_texts(c, nr) ? -1 : 0;
-	case HDR_OPT_HEADER_INFO + 2:	/* event formats */
-		if (hdr_u32(c, &nsys))
-			return -1;
-		for (uint32_t i = 0; i < nsys; i++)
-			if (hdr_str(c, buf) || hdr_u32(c, &nr) || hdr_texts(c, nr))
-				return -1;
-		return 0;
-	case HDR_OPT_HEADER_INFO + 3:	/* kallsyms */
-	case HDR_OPT_HEADER_INFO + 4:	/* printk formats */
-		return hdr_u32(c, &n32) || hdr_skip(c, n32) ? -1 : 0;
-	case HDR_OPT_CMDLINES:
-		return hdr_u64(c, &n64) || hdr_skip(c, n64) ? -1 : 0;
-	}
-	return 0;
-}
-
-/* v7 file, after the version string: the options sections in their chain
- * and every section an option points to. */
-static int hdr_v7(struct hdr_cur *c)
-{
-	char name[HDR_STR_MAX];
-	uint8_t endian, lsize;
-	uint64_t next, off, prev = 0;
-	uint32_t n32, seen = 0;
-	uint16_t id;
-	int z;
-
-	if (hdr_read(c, &endian, 1) || hdr_read(c, &lsize, 1))
-		return -1;
-	c->swap = endian != 0;
-	c->long_size = lsize;
-	if (hdr_u32(c, &c->page) || !hdr_page_ok(c->page) || hdr_str(c, name) ||
-	    hdr_str(c, NULL) || hdr_u64(c, &next))
-		return -1;
-	c->compressed = strcmp(name, "none") != 0;
-	/* each section is walked once: the options chain only goes forward
-	 * (trace-cmd appends), a metadata section is named by one option */
-	for (int s = 0; next && s < HDR_MAX_SECTIONS; s++) {
-		uint64_t data_end;
-
-		c->field = next;
-		if (next <= prev)
-			return -1;
-		prev = next;
-		z = hdr_section(c, next, 0);
-		if (z < 0)
-			return -1;
-		if (z)
-			return 0;	/* compressed options: sizes above checked */
-		next = 0;
-		data_end = c->end;
-		for (;;) {
-			if (hdr_u16(c, &id) || hdr_u32(c, &n32))
-				return -1;
-			if (!id) {
-				if (n32 < sizeof(next) || hdr_u64(c, &next))
-					return -1;
-				break;
-			}
-			if (id >= HDR_OPT_HEADER_INFO && id <= HDR_OPT_CMDLINES) {
-				uint64_t save = c->off + n32;
-
-				if (n32 < sizeof(off) || (seen & (1U << (id - HDR_OPT_HEADER_INFO))) ||
-				    hdr_u64(c, &off))
-					return -1;
-				seen |= 1U << (id - HDR_OPT_HEADER_INFO);
-				c->field = off;
-				z = hdr_section(c, off, id);
-				if (z < 0 || (!z && hdr_v7_meta(c, id)))
-					return -1;
-				c->off = save;
-				c->end = data_end;
-				if (c->off > c->end)
-					return -1;
-				continue;
-			}
-			if (hdr_option(c, id, n32, 1))
-				return -1;
-		}
-	}
-	return 0;
-}
-
-/* 0 if the header of @path (fd @fd, @size bytes) is sound, filling
- * c->clips when CPU data is cut short; -1 with a message naming the file
- * and the offset of the bad field. */
-static int hdr_check(const char *path, int fd, uint64_t size, struct hdr_cur *c)
-{
-	char buf[HDR_STR_MAX];
-	long version;
-
-	uint8_t head[VT_FILE_KIND_HEAD];
-	ssize_t got = pread(fd, head, sizeof(head), 0);
-
-	/* another kind of file: say what it is, not that its header is bad */
-	if (got >= 0 && !vt_file_is_tracedat(head, (size_t)got))
-		return vt_err_set("%s: not a trace.dat: this is %s; give recording directories "
-				  "(vmtrace record -o DIR, a guest tracer's -o DIR) or trace.dat "
-				  "files", path, vt_file_kind(head, (size_t)got));
-	memset(c, 0, sizeof(*c));
-	c->fd = fd;
-	c->size = c->end = size;
-	if (hdr_skip(c, HDR_MAGIC_LEN))
-		return 0;	/* not even a header: libtracecmd says so */
-	if (hdr_str(c, buf))
-		goto bad;
-	/* libtracecmd takes the number the version string starts with */
-	version = strtol(buf, NULL, 10);
-	if (version > HDR_V7)
-		return 0;	/* libtracecmd refuses it */
-	if (version == HDR_V7 ? hdr_v7(c) : hdr_v6(c))
-		goto bad;
-	return 0;
-bad:
-	return vt_err_set("%s: corrupt trace.dat header: the size, count or offset at offset "
-			  "%llu does not fit in the file (%llu bytes)", path,
-			  (unsigned long long)c->field, (unsigned long long)size);
-}
-
-/*
- * Ring-buffer pages as libtraceevent's kbuffer walks them (it trusts the
- * page: a commit beyond the page or an event length pointing backwards
- * or past the commit makes it read out of bounds or loop).  A page is
- * sound when its commit fits, every event header and length word lies in
- * the page, every step moves forward, and every data record (type_len
- * 0..28) ends within the commit.  Any other page is read from the copy
- * up to its last sound event (its commit rewritten).
- */
-#define PG_COMMIT_MASK	((1U << 27) - 1)
-#define PG_MISSING	(1ULL << 31)
-#define PG_STORED	(1ULL << 30)
-#define PG_TYPE_DATA_MAX 28
-#define PG_TYPE_PADDING	29
-#define PG_TYPE_BITS	0x1f
-#define PG_TYPE_SHIFT_BE 27
-#define PG_WORD		4
-#define PG_TS_SIZE	8
-
-static uint32_t pg_u32(const uint8_t *p, int swap)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return swap ? __builtin_bswap32(v) : v;
-}
-
-/* 1 if the page is sound; else 0 with *good = the bytes of whole, sound
- * events it starts with (its commit in the copy). */
-static int page_ok(const uint8_t *p, uint32_t page, int long8, int swap, uint32_t *good)
-{
-	uint32_t start = long8 ? 2 * PG_TS_SIZE : PG_TS_SIZE + PG_WORD;
-	uint32_t room = page - start, lsz = long8 ? PG_TS_SIZE : PG_WORD;
-	uint64_t commit;
-	int64_t curr = 0, next, size, end;
-	const uint8_t *d = p + start;
-	int sound;
-
-	if (long8) {
-		memcpy(&commit, p + PG_TS_SIZE, sizeof(commit));
-		if (swap)
-			commit = __builtin_bswap64(commit);
-	} else {
-		commit = pg_u32(p + PG_TS_SIZE, swap);
-	}
-	size = commit & PG_COMMIT_MASK;
-	/* the commit, and a stored lost-events count after it, in the page */
-	sound = size <= room && (!(commit & PG_MISSING) || !(commit & PG_STORED) ||
-				 size + lsz <= room);
-	end = size < room ? size : room;
-	while (curr < end) {
-		uint32_t hdr, type;
-
-		if (curr + PG_TS_SIZE > room)
-			break;	/* header + length/extend word */
-		hdr = pg_u32(d + curr, swap);
-		type = swap ? (hdr >> PG_TYPE_SHIFT_BE) & PG_TYPE_BITS : hdr & PG_TYPE_BITS;
-		if (type == PG_TYPE_PADDING)
-			next = curr + PG_WORD + (int32_t)pg_u32(d + curr + PG_WORD, swap);
-		else if (type > PG_TYPE_PADDING)
-			next = curr + PG_TS_SIZE;
-		else if (type == 0)
-			next = curr + PG_TS_SIZE +
-			       (((int64_t)(int32_t)pg_u32(d + curr + PG_WORD, swap) - PG_WORD +
-				 PG_WORD - 1) & ~(int64_t)(PG_WORD - 1));
-		else
-			next = curr + PG_WORD + (int64_t)type * PG_WORD;
-		if (next <= curr || (type <= PG_TYPE_DATA_MAX &&
-				     (next > end || next < curr + (type ? PG_WORD : PG_TS_SIZE))))
-			break;
-		curr = next;
-	}
-	if (curr >= end)
-		return sound ? 1 : (*good = (uint32_t)end, 0);
-	*good = (uint32_t)curr;
-	return 0;
-}
-
-/* Check every page of the uncompressed CPU data of @path (spans found by
- * hdr_check) the way libtracecmd will read it: the page header's long size
- * comes from the header_page text, parsed by libtraceevent as libtracecmd
- * does (after the probe child survived that parse).  Malformed pages go
- * to @c->bad.  -1 with a message when the file cannot be read. */
-static int pages_check(const char *path, struct hdr_cur *c)
-{
-	struct tep_handle *tep = NULL;
-	uint8_t *buf = NULL;
-	char *hp = NULL;
-	uint64_t cap = 0;
-	int fd, long8, ret = -1;
-
-	if (!c->nr_spans)
-		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return vt_err_errno("%s: cannot open", path);
-	tep = tep_alloc();
-	hp = malloc(c->hp_len ? c->hp_len : 1);
-	buf = malloc(c->page);
-	if (!tep || !hp || !buf) {
-		vt_err_set("%s: out of memory", path);
-		goto out;
-	}
-	if (pread(fd, hp, c->hp_len, (off_t)c->hp_off) != (ssize_t)c->hp_len) {
-		vt_err_errno("%s: cannot read the header_page text", path);
-		goto out;
-	}
-	tep_parse_header_page(tep, hp, (unsigned long)c->hp_len, c->long_size);
-	if (tep_is_old_format(tep)) {
-		vt_err_set("%s: no header_page text (pre-2.6.31 ring-buffer format): not supported",
-			   path);
-		goto out;
-	}
-	long8 = tep_get_header_page_size(tep) == sizeof(uint64_t);
-	c->long8 = long8;
-	for (int i = 0; i < c->nr_spans; i++) {
-		for (uint64_t o = 0; o < c->spans[i].size; o += c->page) {
-			uint64_t at = c->spans[i].off + o;
-			ssize_t n = pread(fd, buf, c->page, (off_t)at);
-
-			if (n < 0) {
-				vt_err_errno("%s: read failed at offset %llu", path,
-					     (unsigned long long)at);
-				goto out;
-			}
-			uint32_t good;
-
-			memset(buf + n, 0, c->page - n);
-			if (page_ok(buf, c->page, long8, c->swap, &good))
-				continue;
-			if (c->nr_bad == cap) {
-				struct hdr_bad *nb = realloc(c->bad, (cap ? 2 * cap : 64) * sizeof(*nb));
-
-				if (!nb) {
-					vt_err_set("%s: out of memory", path);
-					goto out;
-				}
-				c->bad = nb;
-				cap = cap ? 2 * cap : 64;
-			}
-			c->bad[c->nr_bad].off = at;
-			c->bad[c->nr_bad++].good = good;
-		}
-	}
-	ret = 0;
-out:
-	if (tep)
-		tep_free(tep);
-	free(hp);
-	free(buf);
-	close(fd);
-	return ret;
-}
 
 /* Copy @path to a temporary file (unlinked at once) whose cut CPU sizes
  * (@h->clips) are clipped to whole pages of what the file holds, the cut
@@ -846,34 +162,174 @@ static int formats_ok(const char *path)
 	return vt_err_set("%s: corrupt event formats (libtraceevent crashed parsing them)", path);
 }
 
-static void hdr_free(struct hdr_cur *h)
+static void tsync_free(struct vt_td_tsync *t)
 {
-	free(h->clips);
-	free(h->spans);
-	free(h->bad);
+	if (!t)
+		return;
+	for (uint32_t i = 0; t->samples && i < t->nr_cpus; i++)
+		free(t->samples[i]);
+	free(t->samples);
+	free(t->count);
+	free(t);
 }
 
-/* Open @path and check its header into @h (hdr_check); -1 with a message. */
-static int header_ok(const char *path, struct hdr_cur *h)
+/* TIME_SHIFT: u64 peer, u32 flags, u32 cpus, per CPU u32 count + count
+ * times, offsets, scalings; then (trace-cmd >= 3.0) per CPU count fraction
+ * bits.  Its counts were checked against its size (tdh_check). */
+static struct vt_td_tsync *tsync_decode(const uint8_t *d, uint32_t n, int swap)
 {
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+	struct vt_td_tsync *t = calloc(1, sizeof(*t));
+	uint32_t pos = 2 * sizeof(uint64_t);
 
-	memset(h, 0, sizeof(*h));
-	if (fd < 0)
-		return vt_err_errno("%s: cannot open", path);
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return vt_err_errno("%s: cannot stat", path);
+	if (!t || n < pos)
+		goto bad;
+	t->peer_id = tdh_get64(d, swap);
+	t->flags = tdh_get32(d + sizeof(uint64_t), swap);
+	t->nr_cpus = tdh_get32(d + sizeof(uint64_t) + sizeof(uint32_t), swap);
+	t->count = calloc(t->nr_cpus + 1, sizeof(*t->count));
+	t->samples = calloc(t->nr_cpus + 1, sizeof(*t->samples));
+	if (!t->count || !t->samples)
+		goto bad;
+	for (uint32_t c = 0; c < t->nr_cpus; c++) {
+		uint32_t cnt = tdh_get32(d + pos, swap);
+		struct vt_td_tsync_sample *s = calloc(cnt + 1, sizeof(*s));
+
+		if (!s)
+			goto bad;
+		pos += sizeof(uint32_t);
+		t->count[c] = cnt;
+		t->samples[c] = s;
+		for (uint32_t k = 0; k < cnt; k++) {
+			s[k].time = tdh_get64(d + pos + k * 8, swap);
+			s[k].offset = (int64_t)tdh_get64(d + pos + (cnt + k) * 8, swap);
+			s[k].scaling = tdh_get64(d + pos + (2 * cnt + k) * 8, swap);
+		}
+		pos += 3 * cnt * sizeof(uint64_t);
 	}
-	ret = hdr_check(path, fd, (uint64_t)st.st_size, h);
-	close(fd);
-	return ret;
+	for (uint32_t c = 0; c < t->nr_cpus; c++) {
+		if (n - pos < (uint64_t)t->count[c] * sizeof(uint64_t))
+			break;	/* no fractions (older writers): 0 */
+		for (uint32_t k = 0; k < t->count[c]; k++)
+			t->samples[c][k].frac = (uint32_t)tdh_get64(d + pos + k * 8, swap);
+		pos += t->count[c] * sizeof(uint64_t);
+	}
+	return t;
+bad:
+	tsync_free(t);
+	return NULL;
+}
+
+/* GUEST: name, u64 trace id, u32 vcpus, per vCPU u32 id + u32 host pid. */
+static int guest_decode(struct vt_td_guest *g, const uint8_t *d, uint32_t n, int swap)
+{
+	const uint8_t *z = memchr(d, 0, n);
+	uint32_t pos;
+
+	if (!z)
+		return -1;
+	pos = (uint32_t)(z - d) + 1;
+	snprintf(g->name, sizeof(g->name), "%s", (const char *)d);
+	if (n - pos < sizeof(uint64_t) + sizeof(uint32_t))
+		return -1;
+	g->trace_id = tdh_get64(d + pos, swap);
+	g->nr_vcpus = tdh_get32(d + pos + sizeof(uint64_t), swap);
+	pos += sizeof(uint64_t) + sizeof(uint32_t);
+	if (g->nr_vcpus > (n - pos) / (2 * sizeof(uint32_t)))
+		return -1;
+	g->vcpu = calloc(g->nr_vcpus + 1, sizeof(*g->vcpu));
+	g->tid = calloc(g->nr_vcpus + 1, sizeof(*g->tid));
+	if (!g->vcpu || !g->tid)
+		return -1;
+	for (uint32_t i = 0; i < g->nr_vcpus; i++) {
+		g->vcpu[i] = tdh_get32(d + pos + 8 * i, swap);
+		g->tid[i] = tdh_get32(d + pos + 8 * i + 4, swap);
+	}
+	return 0;
+}
+
+/* The host-guest options tdh_check() kept, decoded into @r. */
+static int options_decode(struct vt_td_reader *r, const struct hdr_cur *h)
+{
+	for (int i = 0; i < h->nr_opts; i++) {
+		const struct hdr_opt *o = &h->opts[i];
+
+		if (o->id == HDR_OPT_TIME_SHIFT && !r->tsync) {
+			if (!(r->tsync = tsync_decode(o->d, o->n, h->swap)))
+				return vt_err_set("%s: corrupt TIME_SHIFT option", r->path);
+		} else if (o->id == HDR_OPT_GUEST) {
+			struct vt_td_guest *g = realloc(r->guests, (r->nr_guests + 1) * sizeof(*g));
+
+			if (!g)
+				return vt_err_set("%s: out of memory", r->path);
+			r->guests = g;
+			memset(&g[r->nr_guests], 0, sizeof(*g));
+			if (guest_decode(&g[r->nr_guests++], o->d, o->n, h->swap))
+				return vt_err_set("%s: corrupt GUEST option", r->path);
+		} else if (o->id == HDR_OPT_TRACEID && o->n >= sizeof(uint64_t)) {
+			r->trace_id = tdh_get64(o->d, h->swap);
+			r->has_trace_id = 1;
+		} else if (o->id == HDR_OPT_TSC2NSEC && o->n >= 2 * sizeof(uint32_t)) {
+			uint32_t mult = tdh_get32(o->d, h->swap), shift = tdh_get32(o->d + 4, h->swap);
+
+			/* ns = tsc * mult >> shift: hz = 1e9 << shift / mult */
+			if (mult && shift < 64 && (unsigned __int128)VT_NS_PER_SEC << shift >= mult) {
+				r->tsc_hz = (uint64_t)((((unsigned __int128)VT_NS_PER_SEC << shift) +
+						       mult / 2) / mult);
+				r->has_tsc_hz = 1;
+			}
+		}
+	}
+	return 0;
+}
+
+const struct vt_td_tsync *vt_td_read_tsync(const struct vt_td_reader *r)
+{
+	return r->tsync;
+}
+
+int vt_td_read_nr_guests(const struct vt_td_reader *r)
+{
+	return r->nr_guests;
+}
+
+const struct vt_td_guest *vt_td_read_guest(const struct vt_td_reader *r, int i)
+{
+	return i >= 0 && i < r->nr_guests ? &r->guests[i] : NULL;
+}
+
+int vt_td_read_trace_id(const struct vt_td_reader *r, uint64_t *id)
+{
+	if (!r->has_trace_id)
+		return -1;
+	*id = r->trace_id;
+	return 0;
+}
+
+int vt_td_read_tsc_hz(const struct vt_td_reader *r, uint64_t *hz)
+{
+	if (!r->has_tsc_hz)
+		return -1;
+	*hz = r->tsc_hz;
+	return 0;
+}
+
+/* A failure reading the uncompressed copy of @path: the message names
+ * @path first (the copy is a temporary file the user never saw). */
+static void copy_failed(const char *path)
+{
+	char msg[VT_TD_MSG_MAX];
+
+	snprintf(msg, sizeof(msg), "%s", vt_err_msg());
+	vt_err_set("%s (compressed; read from its uncompressed copy): %s", path, msg);
 }
 
 struct vt_td_reader *vt_td_read_open(const char *path)
 {
 	struct vt_td_reader *r = calloc(1, sizeof(*r));
+	const char *rpath = path;	/* the file libtracecmd reads */
+	char tmp[4096] = "";
+	uint64_t bad_chunks = 0, nr_chunks = 0;
+	char zname[HDR_STR_MAX] = "";
 	struct hdr_cur h;
 
 	if (!r) {
@@ -882,20 +338,44 @@ struct vt_td_reader *vt_td_read_open(const char *path)
 	}
 	tracecmd_set_loglevel(TEP_LOG_CRITICAL);
 	r->path = strdup(path);
-	if (header_ok(path, &h) < 0 || formats_ok(path) < 0 || pages_check(path, &h) < 0)
+	if (tdh_header_ok(path, &h) < 0)
 		goto fail;
-	if (h.nr_bad)
+	if (h.compressed) {
+		/* inflated by vmtrace: libtracecmd then reads plain v7 */
+		if (tdh_unzip(path, &h, tmp, sizeof(tmp), &bad_chunks, &nr_chunks) < 0) {
+			tmp[0] = 0;
+			goto fail;
+		}
+		snprintf(zname, sizeof(zname), "%s", h.zname);
+		tdh_free(&h);
+		rpath = tmp;
+		if (tdh_header_ok(rpath, &h) < 0) {
+			copy_failed(path);
+			goto fail;
+		}
+		r->compressed = 1;
+	}
+	if (formats_ok(rpath) < 0 || tdh_pages_check(rpath, &h) < 0) {
+		if (rpath != path)
+			copy_failed(path);
+		goto fail;
+	}
+	if (bad_chunks)
+		snprintf(r->warning, sizeof(r->warning), "%s: %llu of %llu compressed chunks do "
+			 "not inflate (%s): their pages read as empty", path,
+			 (unsigned long long)bad_chunks, (unsigned long long)nr_chunks, zname);
+	else if (h.nr_bad)
 		snprintf(r->warning, sizeof(r->warning), "%s: %llu malformed or cut ring-buffer "
 			 "pages read up to their last sound event", path,
 			 (unsigned long long)h.nr_bad);
 	if (h.nr_clips || h.nr_bad) {
 		/* CPU data cut short (killed or full-disk writer) or damaged */
-		r->in = clipped_open(path, &h);
+		r->in = clipped_open(rpath, &h);
 		if (!r->in)
 			goto fail;
 		r->truncated = 1;
 	} else {
-		r->in = tracecmd_open_head(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+		r->in = tracecmd_open_head(rpath, TRACECMD_FL_LOAD_NO_PLUGINS);
 		if (!r->in) {
 			vt_err_set("%s: not a readable trace.dat (missing, truncated headers or "
 				   "corrupt)", path);
@@ -909,6 +389,12 @@ struct vt_td_reader *vt_td_read_open(const char *path)
 			goto fail;
 		}
 	}
+	r->truncated |= bad_chunks != 0;
+	if (options_decode(r, &h) < 0)
+		goto fail;
+	if (tmp[0])
+		unlink(tmp);	/* libtracecmd holds its own descriptor */
+	tmp[0] = 0;
 	r->tep = tracecmd_get_tep(r->in);
 	r->nr_cpus = tep_get_cpus(r->tep);
 	if (r->nr_cpus < 0 || r->nr_cpus > HDR_MAX_CPUS) {
@@ -925,10 +411,12 @@ struct vt_td_reader *vt_td_read_open(const char *path)
 	const char *c = tracecmd_get_trace_clock(r->in);
 
 	snprintf(r->clock, sizeof(r->clock), "%s", c ? c : "");
-	hdr_free(&h);
+	tdh_free(&h);
 	return r;
 fail:
-	hdr_free(&h);
+	if (tmp[0])
+		unlink(tmp);
+	tdh_free(&h);
 	vt_td_read_close(r);
 	return NULL;
 }
@@ -951,6 +439,12 @@ void vt_td_read_close(struct vt_td_reader *r)
 	free(r->next_off);
 	if (r->in)
 		tracecmd_close(r->in);
+	tsync_free(r->tsync);
+	for (int i = 0; i < r->nr_guests; i++) {
+		free(r->guests[i].vcpu);
+		free(r->guests[i].tid);
+	}
+	free(r->guests);
 	free(r->path);
 	free(r);
 }

@@ -108,6 +108,30 @@ static const char *meta_dir_of(const char *path, char *buf, size_t len)
 /* tsc.hz of @path's vmtrace.meta (0 if absent), its clock, its domain
  * (DOM_*) and VM name (meta vm=, else left as is), and for a host input the
  * QEMU pid and vCPU threads the recorder found (kvm.* keys). */
+/* No meta: the TSC frequency a trace-cmd trace.dat states (its TSC2NSEC
+ * option), of the file @path or of the trace.dat in directory @path; 0 if
+ * none. */
+static uint64_t td_tsc_hz(const char *path)
+{
+	char p[4200];
+	struct vt_td_reader *r;
+	uint64_t hz = 0;
+
+	if (is_dir(path)) {
+		if (!has_file(path, VT_TD_FILE))
+			return 0;
+		snprintf(p, sizeof(p), "%s/%s", path, VT_TD_FILE);
+		path = p;
+	}
+	r = vt_td_read_open(path);
+	if (!r)
+		return 0;	/* said when it is read as an input */
+	if (vt_td_read_tsc_hz(r, &hz) < 0)
+		hz = 0;
+	vt_td_read_close(r);
+	return hz;
+}
+
 static uint64_t meta_hz(const char *path, int *is_ns, int *domain, char *vm,
 			struct merge_source *host)
 {
@@ -130,7 +154,7 @@ static uint64_t meta_hz(const char *path, int *is_ns, int *domain, char *vm,
 		/* a plain `uftrace record` directory: uftrace's own ns clock */
 		if (is_dir(path) && has_file(path, "info") && !has_file(path, VT_META_FILE))
 			*is_ns = 1;
-		return 0;
+		return td_tsc_hz(path);
 	}
 	if (vt_meta_get_u64(m, "tsc.hz", &hz) < 0 && vt_meta_get_double(m, "tsc.hz", &d) == 0)
 		hz = (uint64_t)(d + 0.5);
@@ -413,7 +437,8 @@ int cmd_merge(int argc, char **argv)
 				hz = own_hz[i];
 			if (!is_dir(s->path) || has_file(s->path, VT_TD_FILE)) {
 				host_td = 1;
-				if (!host_dir && is_dir(s->path))
+				/* a trace.dat alone too: trace-cmd's host file */
+				if (!host_dir)
 					host_dir = s->path;
 			}
 			s->machine = MERGE_MACHINE_HOST;
@@ -426,10 +451,13 @@ int cmd_merge(int argc, char **argv)
 				snprintf(s->label, sizeof(s->label), "guest %.*s", VM_NAME_MAX - 8, vm[i]);
 			else
 				snprintf(s->label, sizeof(s->label), "guest");
-			/* the VM's clock: markers.dat in any of its directories */
-			if (is_dir(s->path) && !samp[i] && (!vm_clock_dir[v] ||
+			/* the VM's clock: markers.dat in any of its directories,
+			 * else its trace.dat (a trace-cmd guest file's TIME_SHIFT) */
+			if (is_dir(s->path) && !samp[i] && (!vm_clock_dir[v] || !is_dir(vm_clock_dir[v]) ||
 			    (has_file(s->path, VT_MARKER_FILE) &&
 			     !has_file(vm_clock_dir[v], VT_MARKER_FILE))))
+				vm_clock_dir[v] = s->path;
+			else if (!is_dir(s->path) && !vm_clock_dir[v])
 				vm_clock_dir[v] = s->path;
 		}
 	}

@@ -1,0 +1,122 @@
+/*
+ * src_tsync.c - trace-cmd's time sync as an alignment source: the
+ * TIME_SHIFT option of a host-guest recording's guest file (trace-cmd
+ * record -A ... with its kvm or ptp protocol), the corrections trace-cmd
+ * measured per guest CPU over time.  Loaded from the guest's trace.dat
+ * (lib/tracedat.h decodes the option), estimated per segment as trace-cmd
+ * applies it, and cross-checked like the others: by markers when the
+ * recording has them, by the inside check (align/inside.c) when it has
+ * not.  Ranked last: what trace-cmd computed from what KVM or its PTP-like
+ * exchange said, unproven.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "align/internal.h"
+#include "err.h"
+#include "tracedat.h"
+
+#define TSYNC_MAX_SAMPLES	(1U << 20)	/* per recording */
+
+/* Host TSC of guest TSC @g through sample @s, as trace-cmd maps it. */
+static long double tsync_host(const struct align_tsync_sample *s, uint64_t g)
+{
+	long double h = (long double)g;
+
+	if (s->scaling > 1 || s->frac)
+		h = h * (long double)s->scaling / (long double)(1ULL << (s->frac & 63));
+	return h + (long double)s->offset;
+}
+
+static int cmp_ld(const void *a, const void *b)
+{
+	long double x = *(const long double *)a, y = *(const long double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The segment's line from the samples of its vCPU whose host time falls in
+ * it (all of the vCPU's when it has one segment and none falls in it): the
+ * median of their guest - host at ref_h, the slope of the first one's
+ * scaling (1 without scaling: the kvm protocol on a host without TSC
+ * scaling, the ptp protocol).
+ */
+static int est_tsync(const struct seg_ctx *x, struct line *l)
+{
+	const struct align_input *in = x->in;
+	long double *d;
+	const struct align_tsync_sample *first = NULL;
+	size_t n = 0;
+
+	if (!in->n_tsync)
+		return 0;
+	d = malloc(in->n_tsync * sizeof(*d));
+	if (!d)
+		return 0;
+	for (int pass = 0; pass < 2 && !n; pass++) {
+		if (pass && !x->only)
+			break;
+		for (size_t i = 0; i < in->n_tsync; i++) {
+			const struct align_tsync_sample *s = &in->tsync[i];
+			long double h = tsync_host(s, s->tsc_guest);
+
+			if (s->vcpu != x->vcpu && x->vcpu != ALIGN_VCPU_ANY)
+				continue;
+			if (!pass && (h < (long double)x->start ||
+				      (x->end != ALIGN_TSC_END && h >= (long double)x->end)))
+				continue;
+			/* guest - host at ref_h, through this sample */
+			long double a = tsync_host(s, 1ULL << 32) - tsync_host(s, 0);
+
+			a /= (long double)(1ULL << 32);
+			d[n++] = ((long double)x->ref_h - (long double)s->offset) / a -
+				 (long double)x->ref_h;
+			if (!first)
+				first = s;
+		}
+	}
+	if (!n) {
+		free(d);
+		return 0;
+	}
+	qsort(d, n, sizeof(*d), cmp_ld);
+	long double med = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+	long double a = (tsync_host(first, 1ULL << 32) - tsync_host(first, 0)) /
+			(long double)(1ULL << 32);
+
+	free(d);
+	l->ref_h = x->ref_h;
+	l->ref_g = x->ref_h + (uint64_t)(int64_t)llroundl(med);
+	l->b = 0.0;
+	l->slope = (double)(1.0L / a);
+	return 1;
+}
+
+const struct align_source_def align_src_tsync = {
+	.id = ALIGN_SRC_TSYNC,
+	.name = "tsync",
+	.rank = 4,
+	.estimate = est_tsync,
+};
+
+size_t align_tsync_from_file(const struct vt_td_tsync *t, struct align_tsync_sample **out)
+{
+	size_t n = 0, k = 0;
+
+	*out = NULL;
+	for (uint32_t c = 0; c < t->nr_cpus; c++)
+		n += t->count[c];
+	if (!n || n > TSYNC_MAX_SAMPLES)
+		return 0;
+	*out = calloc(n, sizeof(**out));
+	if (!*out)
+		return 0;
+	for (uint32_t c = 0; c < t->nr_cpus; c++)
+		for (uint32_t i = 0; i < t->count[c]; i++) {
+			const struct vt_td_tsync_sample *s = &t->samples[c][i];
+
+			(*out)[k++] = (struct align_tsync_sample){ (int32_t)c, s->time, s->offset,
+								   s->scaling, s->frac };
+		}
+	return k;
+}
