@@ -357,6 +357,9 @@ struct align_inside {
 	uint64_t n_unmapped;		/* no segment covers them */
 	uint64_t n_no_runs;		/* of a vCPU with no run on the host */
 	double worst_ns;		/* the farthest outside, 0 if none */
+	double shift_lo_ns, shift_hi_ns;	/* the map moved by any shift in
+					 * [lo, hi] keeps every inside event in
+					 * its run (lo <= 0 <= hi) */
 	int32_t worst_vcpu;
 	uint64_t worst_tsc_guest;
 };

@@ -215,9 +215,11 @@ static void print_inside(FILE *fp, const struct align_inside *in, int json)
 		fprintf(fp, ", \"inside\": {\"events\": %" PRIu64 ", \"inside\": %" PRIu64
 			", \"fraction\": %.6f, \"worst_outside_ns\": %.1f, \"trace_events\": %"
 			PRIu64 ", \"marker_readings\": %" PRIu64 ", \"outside_span\": %" PRIu64
-			", \"unmapped\": %" PRIu64 ", \"runs\": %zu}", in->n_events, in->n_inside,
+			", \"unmapped\": %" PRIu64 ", \"runs\": %zu, \"shift_lo_ns\": %.1f, "
+			"\"shift_hi_ns\": %.1f}", in->n_events, in->n_inside,
 			pct / 100, in->worst_ns, in->n_trace_events, in->n_marker_readings,
-			in->n_outside_span, in->n_unmapped, in->n_runs);
+			in->n_outside_span, in->n_unmapped, in->n_runs, in->shift_lo_ns,
+			in->shift_hi_ns);
 		return;
 	}
 	if (!in->checked) {
@@ -234,6 +236,13 @@ static void print_inside(FILE *fp, const struct align_inside *in, int json)
 		fprintf(fp, " (vCPU %d, guest TSC %" PRIu64 ")", (int)in->worst_vcpu,
 			in->worst_tsc_guest);
 	fprintf(fp, "\n");
+	if (in->n_inside == in->n_events) {
+		char lo[32], hi[32];
+
+		fmt_ns(lo, sizeof(lo), in->shift_lo_ns);
+		fmt_ns(hi, sizeof(hi), in->shift_hi_ns);
+		fprintf(fp, "  every one stays inside for a shift of the map in [%s, +%s]\n", lo, hi);
+	}
 }
 
 static void print_text(FILE *fp, const struct opts *o, const struct align_samples *s,
@@ -440,6 +449,11 @@ int cmd_align(int argc, char **argv)
 		print_text(stdout, &o, &s, m, &in);
 	for (size_t i = 0; i < align_model_nr_warnings(m); i++)
 		vt_warn("%s", align_model_warning(m, i));
+	if (in.checked && in.n_inside < in.n_events)
+		vt_warn("INSIDE CHECK FAILS: %" PRIu64 " of %" PRIu64 " guest events map outside "
+			"every host run of their vCPU (worst by %.0f ns): the chosen map is wrong "
+			"by at least that much there", in.n_events - in.n_inside, in.n_events,
+			in.worst_ns);
 	ret = s.n_bad_guest_markers || s.host_truncated ? VT_EXIT_PARTIAL : VT_EXIT_OK;
 	if (fflush(stdout) != 0) {
 		vt_err_errno("stdout");

@@ -32,6 +32,7 @@ struct inside_ctx {
 	struct align_run *runs;
 	size_t n;
 	struct align_inside *out;
+	double shift_lo, shift_hi;	/* host ticks, over the inside events */
 };
 
 /* The runs of @vcpu: [*lo, *hi) of c->runs (sorted). */
@@ -87,7 +88,14 @@ static void check_one(struct inside_ctx *c, int32_t vcpu, uint64_t tsc)
 	}
 	o->n_events++;
 	if (h <= c->runs[a].tsc_exit) {
-		o->n_inside++;
+		/* how far the map could move with this event still inside */
+		double s_lo = -(double)(h - c->runs[a].tsc_entry);
+		double s_hi = (double)(c->runs[a].tsc_exit - h);
+
+		if (!o->n_inside++ || s_lo > c->shift_lo)
+			c->shift_lo = s_lo;
+		if (o->n_inside == 1 || s_hi < c->shift_hi)
+			c->shift_hi = s_hi;
 		return;
 	}
 	/* between the exit of run a and the entry of run a + 1 */
@@ -105,7 +113,7 @@ static void check_one(struct inside_ctx *c, int32_t vcpu, uint64_t tsc)
 int align_inside_check(const struct align_model *m, const struct align_samples *s,
 		       struct align_inside *out)
 {
-	struct inside_ctx c = { m, NULL, s->n_runs, out };
+	struct inside_ctx c = { m, NULL, s->n_runs, out, 0, 0 };
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -143,6 +151,12 @@ int align_inside_check(const struct align_model *m, const struct align_samples *
 			goto out;
 	}
 	out->checked = out->n_events > 0;
+	if (out->n_inside) {
+		double ns_per_tick = 1e9 / (double)align_model_host_hz(m);
+
+		out->shift_lo_ns = c.shift_lo * ns_per_tick;
+		out->shift_hi_ns = c.shift_hi * ns_per_tick;
+	}
 	ret = 0;
 out:
 	free(c.runs);

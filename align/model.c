@@ -633,7 +633,7 @@ struct align_model *align_model_build(const struct align_input *in)
 		warn(m, "%zu of %zu host marker observations have no guest record: ignored",
 		     um_h, in->n_host_markers);
 
-	vl.v = calloc(in->n_offsets + in->n_snaps + m->npair + 1, sizeof(*vl.v));
+	vl.v = calloc(in->n_offsets + in->n_snaps + m->npair + in->n_tsync + 1, sizeof(*vl.v));
 	ev = calloc(in->n_offsets + 1, sizeof(*ev));
 	if (!vl.v || !ev)
 		goto oom;
@@ -641,6 +641,8 @@ struct align_model *align_model_build(const struct align_input *in)
 		vcpu_add(&vl, in->offsets[i].vcpu);
 	for (size_t i = 0; i < in->n_snaps; i++)
 		vcpu_add(&vl, in->snaps[i].vcpu);
+	for (size_t i = 0; i < in->n_tsync; i++)
+		vcpu_add(&vl, in->tsync[i].vcpu);
 	for (size_t i = 0; i < m->npair; i++) {
 		vcpu_add(&vl, m->pair[i].vcpu);
 		if (m->pair[i].vcpu == ALIGN_VCPU_ANY)

@@ -21,6 +21,13 @@ $(OUT)/tests/align/mkfixture: $(SRC)/tests/align/mkfixture.c $(OUT)/lib/libvtcor
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(OUT)/lib/libvtcore.a \
 		$(VMTRACE_LIBS) -lm
 
+# tests/align: a trace-cmd-shaped host-guest pair (TIME_SHIFT, GUEST options)
+TEST_TARGETS += $(OUT)/tests/align/mktcpair
+$(OUT)/tests/align/mktcpair: $(SRC)/tests/align/mktcpair.c $(OUT)/lib/libvtcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(OUT)/lib/libvtcore.a \
+		$(VMTRACE_LIBS) -lm
+
 # tests/align: a freestanding multiboot guest emitting markers (real-data
 # tests under TCG and KVM); chardev markers, and a PIO-marker variant
 MARKER_GUEST_FLAGS := -m32 -ffreestanding -nostdlib -static -no-pie -fno-pic -O2 \

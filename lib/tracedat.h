@@ -119,6 +119,11 @@ int vt_td_page_count(const void *page, size_t len, struct vt_td_cpu_stats *st);
  * synthesise trace.dat files (test fixtures, converters).  Small events
  * only (payload 1..112 bytes), in time order; a gap of 2^27 ticks or more
  * gets a time-extend record. */
+/* The header_page text of 4096-byte pages with a u64 commit and the
+ * header_event text, for synthesised files (NUL-terminated). */
+extern const char vt_td_header_page[];
+extern const char vt_td_header_event[];
+
 struct vt_td_page {
 	uint8_t *buf;		/* the page, @size bytes */
 	size_t size;

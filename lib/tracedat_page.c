@@ -6,6 +6,19 @@
 #include <string.h>
 #include "tracedat.h"
 
+/* A 4096-byte page with a u64 commit, and the entry header of every kernel
+ * since 2.6.31: what vmtrace's fixtures and converters write as
+ * events/header_page and events/header_event. */
+const char vt_td_header_page[] =
+	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+	"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+const char vt_td_header_event[] =
+	"# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n"
+	"\tarray       :   32 bits\n\n\tpadding     : type == 29\n\ttime_extend : type == 30\n"
+	"\ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
+
 #define PG_TYPE_TIME_EXTEND	30
 #define PG_TYPE_SHIFT		5
 #define PG_DELTA_BITS		27

@@ -23,6 +23,11 @@
 /* Exported by libtracecmd 3.x but missing from its public header: the
  * clock named in the file's TRACECLOCK option (NULL if none). */
 extern const char *tracecmd_get_trace_clock(struct tracecmd_input *handle);
+/* Also exported but private (trace-cmd-private.h): a handle's flags, and
+ * TRACECMD_FL_RAW_TS of enum tracecmd_flags (3.x): timestamps as recorded,
+ * no TIME_SHIFT, TSC2NSEC, OFFSET or date applied. */
+extern void tracecmd_set_flag(struct tracecmd_input *handle, int flag);
+#define VT_TRACECMD_FL_RAW_TS	(1 << 3)
 
 #define COPY_CHUNK	(1 << 20)
 #define VT_TD_MSG_MAX	1024
@@ -57,6 +62,19 @@ struct vt_td_reader {
 
 /* common_type, common_flags, common_preempt_count, common_pid */
 #define TD_COMMON_SIZE	8
+
+/* libtracecmd's handle of @path, its headers read, reading raw stamps:
+ * vmtrace converts every stamp itself (align/), so a trace-cmd guest
+ * file's TIME_SHIFT or a host file's TSC2NSEC must not be applied first.
+ * NULL on failure. */
+static struct tracecmd_input *open_raw(const char *path)
+{
+	struct tracecmd_input *in = tracecmd_open_head(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+
+	if (in)
+		tracecmd_set_flag(in, VT_TRACECMD_FL_RAW_TS);
+	return in;
+}
 
 /* Copy @path to a temporary file (unlinked at once) whose cut CPU sizes
  * (@h->clips) are clipped to whole pages of what the file holds, the cut
@@ -115,7 +133,7 @@ static struct tracecmd_input *clipped_open(const char *path, const struct hdr_cu
 		vt_err_errno("%s: CPU data truncated; padding %s failed", path, tmp);
 		goto out;
 	}
-	in = tracecmd_open_head(tmp, TRACECMD_FL_LOAD_NO_PLUGINS);
+	in = open_raw(tmp);
 	if (in && tracecmd_init_data(in) < 0)
 		in = NULL;	/* leaked: see vt_td_read_open */
 	if (!in)
@@ -375,7 +393,7 @@ struct vt_td_reader *vt_td_read_open(const char *path)
 			goto fail;
 		r->truncated = 1;
 	} else {
-		r->in = tracecmd_open_head(rpath, TRACECMD_FL_LOAD_NO_PLUGINS);
+		r->in = open_raw(rpath);
 		if (!r->in) {
 			vt_err_set("%s: not a readable trace.dat (missing, truncated headers or "
 				   "corrupt)", path);

@@ -309,7 +309,32 @@ static void summary(const struct merge_sink_ops *sink, const char *out, uint64_t
 	fprintf(stderr, "  flows    %" PRIu64 "\n", merge_flow_count());
 }
 
-int cmd_merge(int argc, char **argv)
+/* What the command line asked for. */
+struct merge_opts {
+	const char *out, *fmt;
+	uint64_t tsc_hz;		/* --tsc-hz, 0: from the host's meta */
+	int64_t guest_offset;		/* --offset */
+	int has_offset, no_align, quiet;
+};
+
+/* Which inputs are the host's, which a guest's and of which VM, and their
+ * clocks: decided once, before any is read. */
+static struct merge_plan {
+	int nin;
+	int dom[MERGE_MAX_SOURCES], is_ns[MERGE_MAX_SOURCES];
+	/* sampling sessions: the clock domain their meta declares (host) */
+	int samp[MERGE_MAX_SOURCES], samp_clock[MERGE_MAX_SOURCES];
+	uint64_t own_hz[MERGE_MAX_SOURCES];
+	char vm[MERGE_MAX_SOURCES][VM_NAME_MAX];
+	uint64_t hz;			/* the host TSC frequency: one decision */
+	int any_host, host_td;
+	int unscaled;			/* an input with no TSC frequency (warned) */
+	struct merge_source host_info;
+	const char *host_dir;		/* align's HOSTDIR (or trace.dat) */
+} plan;
+
+/* Options into @o; -1 to go on, else the exit status. */
+static int parse_opts(int argc, char **argv, struct merge_opts *o)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -324,34 +349,32 @@ int cmd_merge(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL, *fmt = NULL;
-	uint64_t tsc_hz = 0;
-	int64_t guest_offset = 0;
-	int no_align = 0, quiet = 0, has_offset = 0, c, ret = VT_EXIT_OK;
+	int c;
 
+	memset(o, 0, sizeof(*o));
 	while ((c = getopt_long(argc, argv, "o:F:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			out = optarg;
+			o->out = optarg;
 			break;
 		case 'F':
-			fmt = optarg;
+			o->fmt = optarg;
 			break;
 		case 'H':
-			if (vt_parse_hz(optarg, &tsc_hz)) {
+			if (vt_parse_hz(optarg, &o->tsc_hz)) {
 				fprintf(stderr, "vmtrace merge: bad --tsc-hz '%s'\n", optarg);
 				return VT_EXIT_USAGE;
 			}
 			break;
 		case 'G':
-			if (vt_parse_i64(optarg, &guest_offset)) {
+			if (vt_parse_i64(optarg, &o->guest_offset)) {
 				fprintf(stderr, "vmtrace merge: bad --offset '%s'\n", optarg);
 				return VT_EXIT_USAGE;
 			}
-			has_offset = 1;
+			o->has_offset = 1;
 			break;
 		case 'N':
-			no_align = 1;
+			o->no_align = 1;
 			break;
 		case 'M':
 			merge_perfetto_machine_ids = 0;
@@ -360,160 +383,161 @@ int cmd_merge(int argc, char **argv)
 			merge_perfetto_machine_ids = 1;
 			break;
 		case 'q':
-			quiet = 1;
+			o->quiet = 1;
 			break;
 		default:
 			return vt_cli_usage(usage, c == 'h');
 		}
 	}
-	int nin = argc - optind;
+	return -1;
+}
 
-	if (nin < 1 || !out)
-		return vt_cli_usage(usage, 0);
-	if (nin > MERGE_MAX_SOURCES) {
-		fprintf(stderr, "vmtrace merge: at most %d inputs\n", MERGE_MAX_SOURCES);
-		return VT_EXIT_USAGE;
-	}
-	const struct merge_sink_ops *sink = merge_sink_find(fmt, out);
-
-	if (!sink) {
-		fprintf(stderr, "vmtrace merge: %s: unknown output format (use --format "
-			"perfetto|chrome|uftrace or .pftrace/.json/a directory)\n",
-			fmt ? fmt : out);
-		return VT_EXIT_USAGE;
-	}
-
-	/* which inputs are the host's, which a guest's, and of which VM */
-	int dom[MERGE_MAX_SOURCES], is_ns[MERGE_MAX_SOURCES], any_host = 0, host_td = 0;
-	/* sampling sessions: the clock domain their meta declares (host) */
-	int samp[MERGE_MAX_SOURCES], samp_clock[MERGE_MAX_SOURCES];
-	uint64_t own_hz[MERGE_MAX_SOURCES], hz = tsc_hz;
-	int unscaled = -1;	/* an input with no TSC frequency (warned) */
-	char vm[MERGE_MAX_SOURCES][VM_NAME_MAX];
-	struct merge_source host_info;
-	const char *host_dir = NULL;
-
-	memset(&host_info, 0, sizeof(host_info));
-	for (int i = 0; i < nin; i++) {
+/* Each input's declared domain, VM and frequency (its meta, DIR@NAME). */
+static int plan_declared(char **args)
+{
+	memset(&plan.host_info, 0, sizeof(plan.host_info));
+	for (int i = 0; i < plan.nin; i++) {
 		struct merge_source *s = &sources[i];
+		int *dom = &plan.dom[i];
+		char *vm = plan.vm[i];
 
-		if (split_arg(argv[optind + i], s->path, sizeof(s->path), vm[i]) < 0) {
-			fprintf(stderr, "vmtrace merge: %s: path too long\n", argv[optind + i]);
+		if (split_arg(args[i], s->path, sizeof(s->path), vm) < 0) {
+			fprintf(stderr, "vmtrace merge: %s: path too long\n", args[i]);
 			return VT_EXIT_USAGE;
 		}
-		int named = *vm[i] != 0;	/* DIR@NAME: overrides the meta */
+		int named = *vm != 0;	/* DIR@NAME: overrides the meta */
 
-		dom[i] = DOM_UNKNOWN;
-		own_hz[i] = meta_hz(s->path, &is_ns[i], &dom[i], named ? NULL : vm[i], NULL);
+		*dom = DOM_UNKNOWN;
+		plan.own_hz[i] = meta_hz(s->path, &plan.is_ns[i], dom, named ? NULL : vm, NULL);
 		/* guest stack samples stamped on the host (vmtrace-sample writes
 		 * domain=host): the meta's domain is their clock's; the samples
 		 * belong to a guest VM like any undeclared guest input */
-		samp[i] = is_dir(s->path) && has_file(s->path, VT_SAMPLES_FILE);
-		if (samp[i]) {
-			samp_clock[i] = dom[i] == DOM_GUEST ? ALIGN_CLOCK_GUEST : ALIGN_CLOCK_HOST;
-			dom[i] = DOM_GUEST;
+		plan.samp[i] = is_dir(s->path) && has_file(s->path, VT_SAMPLES_FILE);
+		if (plan.samp[i]) {
+			plan.samp_clock[i] = *dom == DOM_GUEST ? ALIGN_CLOCK_GUEST : ALIGN_CLOCK_HOST;
+			*dom = DOM_GUEST;
 		}
-		if (named && !strcmp(vm[i], "host"))
-			dom[i] = DOM_HOST;
-		else if (named || (*vm[i] && dom[i] == DOM_UNKNOWN))
-			dom[i] = DOM_GUEST;	/* DIR@NAME, or a vm= in the meta */
-		if (dom[i] == DOM_HOST)
-			*vm[i] = 0;
-		any_host |= dom[i] == DOM_HOST;
+		if (named && !strcmp(vm, "host"))
+			*dom = DOM_HOST;
+		else if (named || (*vm && *dom == DOM_UNKNOWN))
+			*dom = DOM_GUEST;	/* DIR@NAME, or a vm= in the meta */
+		if (*dom == DOM_HOST)
+			*vm = 0;
+		plan.any_host |= *dom == DOM_HOST;
 	}
+	return -1;
+}
+
+/* Host or guest for the undeclared; labels; the host's trace and each VM's
+ * clock input (align's HOSTDIR and GUESTDIR). */
+static void plan_roles(void)
+{
+	int nin = plan.nin;
+
 	for (int i = 0; i < nin; i++) {
 		struct merge_source *s = &sources[i];
+		int *dom = &plan.dom[i];
 
 		/* undeclared: the first input is the host, the others guests */
-		if (dom[i] == DOM_UNKNOWN)
-			dom[i] = !any_host && i == 0 ? DOM_HOST : DOM_GUEST;
+		if (*dom == DOM_UNKNOWN)
+			*dom = !plan.any_host && i == 0 ? DOM_HOST : DOM_GUEST;
 		if (nin == 1)
-			dom[i] = DOM_HOST;	/* a plain conversion */
+			*dom = DOM_HOST;	/* a plain conversion */
 		s->single = nin == 1;
-		s->samples = samp[i];
-		if (dom[i] == DOM_HOST) {
-			meta_hz(s->path, &is_ns[i], NULL, NULL, &host_info);
-			if (!hz && !is_ns[i])
-				hz = own_hz[i];
+		s->samples = plan.samp[i];
+		if (*dom == DOM_HOST) {
+			meta_hz(s->path, &plan.is_ns[i], NULL, NULL, &plan.host_info);
+			if (!plan.hz && !plan.is_ns[i])
+				plan.hz = plan.own_hz[i];
 			if (!is_dir(s->path) || has_file(s->path, VT_TD_FILE)) {
-				host_td = 1;
+				plan.host_td = 1;
 				/* a trace.dat alone too: trace-cmd's host file */
-				if (!host_dir)
-					host_dir = s->path;
+				if (!plan.host_dir)
+					plan.host_dir = s->path;
 			}
 			s->machine = MERGE_MACHINE_HOST;
 			snprintf(s->label, sizeof(s->label), nin == 1 ? "trace" : "host");
-		} else {
-			int v = vm_index(vm[i]);
-
-			s->machine = (uint32_t)v + 1;
-			if (*vm[i])
-				snprintf(s->label, sizeof(s->label), "guest %.*s", VM_NAME_MAX - 8, vm[i]);
-			else
-				snprintf(s->label, sizeof(s->label), "guest");
-			/* the VM's clock: markers.dat in any of its directories,
-			 * else its trace.dat (a trace-cmd guest file's TIME_SHIFT) */
-			if (is_dir(s->path) && !samp[i] && (!vm_clock_dir[v] || !is_dir(vm_clock_dir[v]) ||
-			    (has_file(s->path, VT_MARKER_FILE) &&
-			     !has_file(vm_clock_dir[v], VT_MARKER_FILE))))
-				vm_clock_dir[v] = s->path;
-			else if (!is_dir(s->path) && !vm_clock_dir[v])
-				vm_clock_dir[v] = s->path;
+			continue;
 		}
+		int v = vm_index(plan.vm[i]);
+
+		s->machine = (uint32_t)v + 1;
+		if (*plan.vm[i])
+			snprintf(s->label, sizeof(s->label), "guest %.*s", VM_NAME_MAX - 8, plan.vm[i]);
+		else
+			snprintf(s->label, sizeof(s->label), "guest");
+		/* the VM's clock: markers.dat in any of its directories, else its
+		 * trace.dat (a trace-cmd guest file's TIME_SHIFT) */
+		if (is_dir(s->path) && !plan.samp[i] &&
+		    (!vm_clock_dir[v] || !is_dir(vm_clock_dir[v]) ||
+		     (has_file(s->path, VT_MARKER_FILE) && !has_file(vm_clock_dir[v], VT_MARKER_FILE))))
+			vm_clock_dir[v] = s->path;
+		else if (!is_dir(s->path) && !vm_clock_dir[v])
+			vm_clock_dir[v] = s->path;
 	}
-	for (int i = 0; !host_dir && i < nin; i++)
-		if (dom[i] == DOM_HOST && is_dir(sources[i].path))
-			host_dir = sources[i].path;
-	for (int i = 0; i < nin; i++) {
-		struct merge_source *s = &sources[i];
-		uint64_t h = hz ? hz : own_hz[i];	/* no host frequency: the guest's own */
-		enum align_clock_kind cdom = dom[i] == DOM_HOST ? ALIGN_CLOCK_HOST : ALIGN_CLOCK_GUEST;
+	for (int i = 0; !plan.host_dir && i < nin; i++)
+		if (plan.dom[i] == DOM_HOST && is_dir(sources[i].path))
+			plan.host_dir = sources[i].path;
+}
 
-		if (dom[i] == DOM_HOST) {
-			s->qemu_pid = host_info.qemu_pid;
-			s->nr_vthreads = host_info.nr_vthreads;
-			memcpy(s->vthread_tid, host_info.vthread_tid, sizeof(s->vthread_tid));
-			memcpy(s->vthread_vcpu, host_info.vthread_vcpu, sizeof(s->vthread_vcpu));
-			s->lane = host_td && nin > 1;
+/* Each input's clock map (host ticks, guest ticks, ns).  -1 to go on, else
+ * the exit status. */
+static int plan_clocks(const struct merge_opts *o)
+{
+	for (int i = 0; i < plan.nin; i++) {
+		struct merge_source *s = &sources[i];
+		/* no host frequency: the guest's own */
+		uint64_t h = plan.hz ? plan.hz : plan.own_hz[i];
+		enum align_clock_kind cdom = plan.dom[i] == DOM_HOST ? ALIGN_CLOCK_HOST
+								      : ALIGN_CLOCK_GUEST;
+
+		if (plan.dom[i] == DOM_HOST) {
+			s->qemu_pid = plan.host_info.qemu_pid;
+			s->nr_vthreads = plan.host_info.nr_vthreads;
+			memcpy(s->vthread_tid, plan.host_info.vthread_tid, sizeof(s->vthread_tid));
+			memcpy(s->vthread_vcpu, plan.host_info.vthread_vcpu, sizeof(s->vthread_vcpu));
+			s->lane = plan.host_td && plan.nin > 1;
 		}
-		/* no frequency at all: 1 tick = 1 ns (warned below) */
-		if (samp[i])
-			cdom = (enum align_clock_kind)samp_clock[i];
+		/* no frequency at all: 1 tick = 1 ns (warned later) */
+		if (plan.samp[i])
+			cdom = (enum align_clock_kind)plan.samp_clock[i];
 		s->tsc_kind = cdom;
 		s->tsc_hz = h ? h : VT_NS_PER_SEC;
-		if (align_clock_init(&s->clock, is_ns[i] ? ALIGN_CLOCK_NS : s->tsc_kind,
+		if (align_clock_init(&s->clock, plan.is_ns[i] ? ALIGN_CLOCK_NS : s->tsc_kind,
 				     s->tsc_hz) < 0) {
 			vt_err_print("merge");
 			return VT_EXIT_FAIL;
 		}
-		s->clock.offset_tsc = guest_offset;
-		if (!h && !is_ns[i] && unscaled < 0)
-			unscaled = i;
+		s->clock.offset_tsc = o->guest_offset;
+		if (!h && !plan.is_ns[i] && plan.unscaled < 0)
+			plan.unscaled = i;
 	}
+	return -1;
+}
 
-	/* one clock model per VM (align/), when it is built in */
-	for (int v = 0; v < nr_vms && !no_align; v++) {
+/* One clock model per VM (align/), handed to its inputs' clock maps. */
+static void build_models(const struct merge_opts *o)
+{
+	for (int v = 0; v < nr_vms && !o->no_align && plan.host_dir; v++) {
 		struct align_load_opts ao;
 
-		if (!host_dir)
-			break;
 		if (!vm_clock_dir[v])
 			continue;	/* only trace.dat files given: no directory */
 		align_load_opts_init(&ao);
-		ao.host_hz = hz;	/* the host frequency merge uses: one decision */
-		ao.has_offset = has_offset;
-		ao.offset_tsc = guest_offset;
-		models[v] = align_model_from_dirs(host_dir, vm_clock_dir[v], &ao,
+		ao.host_hz = plan.hz;	/* the host frequency merge uses: one decision */
+		ao.has_offset = o->has_offset;
+		ao.offset_tsc = o->guest_offset;
+		models[v] = align_model_from_dirs(plan.host_dir, vm_clock_dir[v], &ao,
 						  &vm_bad_markers[v]);
 		if (!models[v]) {
 			vt_warn("%s: no clock model (%s): guest TSC - %" PRId64 " taken as host TSC",
-				vm_clock_dir[v], vt_err_msg(), guest_offset);
+				vm_clock_dir[v], vt_err_msg(), o->guest_offset);
 			continue;
 		}
 		for (size_t w = 0; w < align_model_nr_warnings(models[v]); w++)
 			vt_warn("align %s: %s", *vm_name[v] ? vm_name[v] : "guest",
 				align_model_warning(models[v], w));
-		for (int i = 0; i < nin; i++) {
+		for (int i = 0; i < plan.nin; i++) {
 			struct merge_source *s = &sources[i];
 
 			if (s->machine != (uint32_t)v + 1 || s->clock.kind != ALIGN_CLOCK_GUEST)
@@ -521,15 +545,20 @@ int cmd_merge(int argc, char **argv)
 			align_clock_set_model(&s->clock, models[v]);
 		}
 	}
+}
 
-	nr_sources = nin;
-	for (int i = 0; i < nin; i++) {
+/* Every input's readers, then each VM's sync markers as its model matched
+ * them (instants on both sides and a flow between).  0, or -1 with the
+ * message printed. */
+static int open_inputs(void)
+{
+	nr_sources = plan.nin;
+	for (int i = 0; i < plan.nin; i++) {
 		int found = 0;
 
 		if (add_input(&sources[i], i, &found) < 0) {
 			vt_err_print("merge");
-			ret = VT_EXIT_FAIL;
-			goto out_free;
+			return -1;
 		}
 		if (!found && sources[i].machine != MERGE_MACHINE_HOST &&
 		    is_dir(sources[i].path) && has_file(sources[i].path, VT_MARKER_FILE)) {
@@ -539,25 +568,21 @@ int cmd_merge(int argc, char **argv)
 		if (!found) {
 			fprintf(stderr, "vmtrace: merge: %s: no trace.dat, no uftrace data "
 				"(info) and no samples.tsv found\n", sources[i].path);
-			ret = VT_EXIT_FAIL;
-			goto out_free;
+			return -1;
 		}
 	}
-
-	/* each VM's sync markers, as its model matched them: instants on both
-	 * sides and a flow between them */
 	for (int v = 0; v < nr_vms; v++) {
 		int g = -1, h = -1;
 
 		if (!models[v])
 			continue;
-		for (int i = 0; i < nin; i++) {
+		for (int i = 0; i < plan.nin; i++) {
 			if (sources[i].machine == (uint32_t)v + 1 &&
 			    sources[i].clock.kind == ALIGN_CLOCK_GUEST && (g < 0 || sources[i].clock_only))
 				g = i;
 			if (sources[i].machine == MERGE_MACHINE_HOST &&
 			    sources[i].clock.kind == ALIGN_CLOCK_HOST && h < 0 &&
-			    !strcmp(sources[i].path, host_dir ? host_dir : ""))
+			    !strcmp(sources[i].path, plan.host_dir ? plan.host_dir : ""))
 				h = i;
 		}
 		if (g < 0)
@@ -565,25 +590,27 @@ int cmd_merge(int argc, char **argv)
 		if (merge_reader_markers(&sources[g], (uint16_t)g, h >= 0 ? &sources[h] : NULL,
 					 (uint16_t)(h >= 0 ? h : 0), models[v]) < 0) {
 			vt_err_print("merge");
-			ret = VT_EXIT_FAIL;
-			goto out_free;
+			return -1;
 		}
 	}
+	return 0;
+}
 
-	if (unscaled >= 0 && sources[unscaled].clock.kind != ALIGN_CLOCK_NS)
-		vt_warn("%s: no tsc.hz in vmtrace.meta and no --tsc-hz: timestamps are "
-			"written unscaled (1 tick = 1 ns)", sources[unscaled].path);
-
+/* Every event, in time order, into @sink's output @o->out; the summary.
+ * The exit status. */
+static int write_events(const struct merge_sink_ops *sink, const struct merge_opts *o)
+{
+	const char *out = o->out;
+	int nin = plan.nin, quiet = o->quiet, ret = VT_EXIT_OK;
+	int tty = !quiet && isatty(STDERR_FILENO);
+	uint64_t total = 0, first_ns = 0, last_ns = 0;
+	struct merge_event *e, ev;
 	void *sk = sink->open(out);
 
 	if (!sk) {
 		vt_err_print("merge");
-		ret = VT_EXIT_FAIL;
-		goto out_free;
+		return VT_EXIT_FAIL;
 	}
-	int tty = !quiet && isatty(STDERR_FILENO);
-	uint64_t total = 0, first_ns = 0, last_ns = 0;
-	struct merge_event *e, ev;
 
 	while ((e = merge_sort_next())) {
 		struct merge_track *t = merge_track(e->track);
@@ -656,7 +683,47 @@ int cmd_merge(int argc, char **argv)
 		}
 	if (meta_bad && ret == VT_EXIT_OK)
 		ret = VT_EXIT_PARTIAL;	/* warned when read */
-out_free:
+	return ret;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	struct merge_opts o;
+	const struct merge_sink_ops *sink;
+	int ret;
+
+	if ((ret = parse_opts(argc, argv, &o)) >= 0)
+		return ret;
+	memset(&plan, 0, sizeof(plan));
+	plan.nin = argc - optind;
+	plan.hz = o.tsc_hz;
+	plan.unscaled = -1;
+	if (plan.nin < 1 || !o.out)
+		return vt_cli_usage(usage, 0);
+	if (plan.nin > MERGE_MAX_SOURCES) {
+		fprintf(stderr, "vmtrace merge: at most %d inputs\n", MERGE_MAX_SOURCES);
+		return VT_EXIT_USAGE;
+	}
+	sink = merge_sink_find(o.fmt, o.out);
+	if (!sink) {
+		fprintf(stderr, "vmtrace merge: %s: unknown output format (use --format "
+			"perfetto|chrome|uftrace or .pftrace/.json/a directory)\n",
+			o.fmt ? o.fmt : o.out);
+		return VT_EXIT_USAGE;
+	}
+	if ((ret = plan_declared(argv + optind)) >= 0)
+		return ret;
+	plan_roles();
+	if ((ret = plan_clocks(&o)) >= 0)
+		return ret;
+	build_models(&o);
+	ret = open_inputs() < 0 ? VT_EXIT_FAIL : VT_EXIT_OK;
+	if (ret == VT_EXIT_OK) {
+		if (plan.unscaled >= 0 && sources[plan.unscaled].clock.kind != ALIGN_CLOCK_NS)
+			vt_warn("%s: no tsc.hz in vmtrace.meta and no --tsc-hz: timestamps are "
+				"written unscaled (1 tick = 1 ns)", sources[plan.unscaled].path);
+		ret = write_events(sink, &o);
+	}
 	merge_sort_free();
 	for (int v = 0; v < nr_vms; v++)
 		if (models[v])

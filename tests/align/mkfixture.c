@@ -63,15 +63,6 @@
 #define FOREIGN_TID	5151
 #define FOREIGN_OFF	(-123456789012345ll)
 
-static const char header_page[] =
-	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-	"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
-static const char header_event[] =
-	"# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n"
-	"\tarray       :   32 bits\n\n\tpadding     : type == 29\n\ttime_extend : type == 30\n"
-	"\ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
 #define COMMON_FIELDS \
 	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
 	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
@@ -353,8 +344,8 @@ int main(int argc, char **argv)
 
 		snprintf(cl, sizeof(cl), "%d qemu-system-x86\n%d CPU 0/KVM\n%d CPU 0/KVM\n", IO_TID,
 			 VCPU_TID, FOREIGN_TID);
-		if (vt_td_write_headers(w, header_page, sizeof(header_page) - 1, header_event,
-					sizeof(header_event) - 1) ||
+		if (vt_td_write_headers(w, vt_td_header_page, strlen(vt_td_header_page), vt_td_header_event,
+					strlen(vt_td_header_event)) ||
 		    vt_td_write_ftrace_formats(w, 0, NULL, NULL) || vt_td_systems_begin(w, 2) ||
 		    vt_td_write_system(w, "kvm", 3, kvm, kvml) ||
 		    vt_td_write_system(w, "syscalls", 1, sys, sysl) ||

@@ -21,15 +21,6 @@
 #define EV_ID		1001
 #define NR_EVENTS	700	/* more than one page */
 
-static const char header_page[] =
-	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-	"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
-static const char header_event[] =
-	"# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n"
-	"\tarray       :   32 bits\n\n\tpadding     : type == 29\n\ttime_extend : type == 30\n"
-	"\ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
 static const char fmt[] =
 	"name: vt_test\nID: 1001\nformat:\n"
 	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
@@ -121,8 +112,8 @@ static int write_file_ks(const char *path, const char *raw0, const char *raw1, i
 	w = vt_td_create(path, PAGE);
 	if (!w)
 		return -1;
-	ret = vt_td_write_headers(w, header_page, sizeof(header_page) - 1, header_event,
-				  sizeof(header_event) - 1) ||
+	ret = vt_td_write_headers(w, vt_td_header_page, strlen(vt_td_header_page), vt_td_header_event,
+				  strlen(vt_td_header_event)) ||
 	      vt_td_write_ftrace_formats(w, 0, NULL, NULL) ||
 	      vt_td_systems_begin(w, 1) ||
 	      vt_td_write_system(w, "vt", 1, fmts, lens) ||
@@ -261,7 +252,7 @@ static void test_order_and_errors(const char *dir)
 	w = vt_td_create(path, PAGE);
 	CHECK(w != NULL);
 	memset(big, 'x', sizeof(big));
-	CHECK(vt_td_write_headers(w, (char *)big, sizeof(big), header_event, 10) == -1);
+	CHECK(vt_td_write_headers(w, (char *)big, sizeof(big), vt_td_header_event, 10) == -1);
 	CHECK(strstr(vt_err_msg(), "order.dat: write failed at offset") != NULL);
 	setrlimit(RLIMIT_FSIZE, &old);
 	vt_td_abort(w);

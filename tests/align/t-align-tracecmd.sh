@@ -1,0 +1,88 @@
+#!/bin/bash
+# A trace-cmd host-guest pair (trace.dat + trace-GUEST.dat, no vmtrace
+# files; tests/align/mktcpair writes it the way trace-cmd 3.x does: GUEST,
+# TRACEID, TSC2NSEC options on the host, TIME_SHIFT on the guest):
+# - `vmtrace align HOST.dat GUEST.dat` takes trace-cmd's time sync as the
+#   source "tsync" (its offset exactly the truth), the host frequency from
+#   TSC2NSEC, the vCPU thread from GUEST; the inside check finds every
+#   guest event inside its vCPU's [kvm_entry, kvm_exit];
+# - a wrong time sync (TIME_SHIFT 45 us off) or a wrong --offset fails the
+#   inside check loudly, with how far outside;
+# - the same with the guest file as v7 zstd (Debian's trace-cmd convert);
+# - `vmtrace merge` places each guest event where trace-cmd itself puts it
+#   (`trace-cmd report` of the guest file applies TIME_SHIFT), and `vmtrace
+#   report` takes the pair.
+set -u
+. "$VT_SRC/tests/align/lib.sh"
+MK="$VT_BUILD/tests/align/mktcpair"
+W=$VT_TMP/w
+mkdir -p "$W"
+cd "$W" || exit 1
+bad=0
+ok() { echo "ok   $*"; }
+no() { echo "FAIL $*"; bad=1; }
+
+"$MK" host.dat guest.dat >truth.json || fail "mktcpair"
+"$VT_BIN" align host.dat guest.dat --json >a.json 2>a.err || fail "align: $(cat a.err)"
+check_json a.json truth.json \
+	'j["method"] == "tsync"' \
+	'[s["source"] for s in j["segments"]] == ["tsync"] and j["segments"][0]["vcpu"] == 0' \
+	'j["segments"][0]["offset_tsc"] == t["offset"]' \
+	'j["host_hz_from"] == "trace.dat TSC2NSEC option" and abs(j["host_hz"] - t["hz"]) < 1000' \
+	'j["inside"]["events"] == t["runs"] and j["inside"]["inside"] == t["runs"]' \
+	'j["inside"]["worst_outside_ns"] == 0' \
+	'-31000 < j["inside"]["shift_lo_ns"] < -29000 and 29000 < j["inside"]["shift_hi_ns"] < 31000' \
+	'any("GUEST option" in n for n in j["notes"]) and any("TIME_SHIFT" in n for n in j["notes"])' ||
+	bad=1
+"$VT_BIN" align host.dat guest.dat >a.txt 2>&1
+grep -q "inside check: 200 of 200 guest events (100.00%)" a.txt && ok "text: inside 200 of 200" ||
+	no "text: $(grep inside a.txt)"
+
+# a wrong time sync, and a wrong --offset: caught without any marker
+"$MK" h45.dat g45.dat -s 45 >t45.json || fail "mktcpair -s"
+"$VT_BIN" align h45.dat g45.dat --json >b.json 2>b.err
+check_json b.json t45.json \
+	'j["method"] == "tsync" and j["segments"][0]["offset_tsc"] == t["offset"] - t["tsync_error_ticks"]' \
+	'j["inside"]["inside"] == 0 and 14000 < j["inside"]["worst_outside_ns"] < 16000' || bad=1
+grep -q "INSIDE CHECK FAILS: 199 of 199 guest events" b.err && ok "wrong tsync: said loudly" ||
+	no "wrong tsync: $(cat b.err)"
+"$VT_BIN" align host.dat guest.dat --offset "$(($(python3 -c 'import json; print(json.load(open("truth.json"))["offset"])') + 100000))" \
+	--json >c.json 2>c.err
+check_json c.json truth.json 'j["method"] == "user" and j["inside"]["inside"] < j["inside"]["events"]' \
+	'any("tsync says" in w for w in j["warnings"])' || bad=1
+
+# the guest file compressed (v7, zstd): the same answer
+if trace-cmd convert -i guest.dat -o guest7.dat --file-version 7 --compression zstd >conv.log 2>&1; then
+	"$VT_BIN" align host.dat guest7.dat --json >d.json 2>d.err || no "align v7: $(cat d.err)"
+	sed 's/guest7\.dat/guest.dat/g' d.json | cmp -s - a.json && ok "v7 zstd guest file: same result" ||
+		{ no "v7 zstd guest file differs"; diff <(sed 's/guest7\.dat/guest.dat/g' d.json) a.json | head -3; }
+else
+	no "trace-cmd convert: $(tail -2 conv.log)"
+fi
+
+# merge: each guest event where trace-cmd report puts it (TIME_SHIFT applied)
+"$VT_BIN" merge host.dat guest.dat -o m.json -q 2>m.err || no "merge: $(cat m.err)"
+trace-cmd report guest.dat 2>/dev/null | grep softirq_entry >tc.txt
+"$PY" - m.json tc.txt a.json <<'EOF' && ok "merge: 200 guest events where trace-cmd report puts them" || no "merge vs trace-cmd report"
+import json, re, sys
+a = json.load(open(sys.argv[3]))       # the host frequency vmtrace decided
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+ours = sorted(e["ts"] for e in ev if e.get("name") == "softirq_entry")
+theirs = []
+for line in open(sys.argv[2]):
+    m = re.search(r"\]\s*(\d+):", line)
+    if m:   # trace-cmd's stamp: guest TSC + TIME_SHIFT offset = host TSC
+        theirs.append(int(m.group(1)) * 1e6 / a["host_hz"])   # us, as Chrome JSON
+theirs.sort()
+if len(ours) != 200 or len(theirs) != 200:
+    print("counts", len(ours), len(theirs)); sys.exit(1)
+worst = max(abs(a - b) for a, b in zip(ours, theirs))
+print("largest difference %.3f us" % worst)
+sys.exit(0 if worst < 0.01 else 1)
+EOF
+"$VT_BIN" report host.dat guest.dat >r.txt 2>r.err && grep -q "VM exits per vCPU" r.txt &&
+	grep -q "align    guest: tsync" r.err && ok "report takes the pair (align: tsync)" ||
+	no "report: $(tail -3 r.err) $(grep -i align r.txt)"
+[ $bad = 0 ] || exit 1
+echo "trace-cmd pair: tsync source, inside check, merge and report"
