@@ -981,9 +981,15 @@ static int load_host(struct align_samples *s, const char *dir, int is_dir,
 	snprintf(mpath, sizeof(mpath), "%s/%s", dir, VT_META_FILE);
 	snprintf(path, sizeof(path), "%s/%s", dir, VT_TD_FILE);
 	if (!is_dir) {
-		/* a trace.dat alone (trace-cmd's): its options stand in */
+		/* a trace.dat given by name: the vmtrace.meta beside it, if any
+		 * (trace-cmd's file has none: its options stand in) */
+		const char *slash = strrchr(dir, '/');
+
 		snprintf(path, sizeof(path), "%s", dir);
-	} else if (file_exists(mpath)) {
+		snprintf(mpath, sizeof(mpath), "%.*s%s", slash ? (int)(slash - dir + 1) : 0, dir,
+			 VT_META_FILE);
+	}
+	if (file_exists(mpath)) {
 		m = vt_meta_read(mpath);
 		if (!m)
 			return -1;
@@ -1106,10 +1112,12 @@ int align_samples_load(struct align_samples *s, const char *host_dir, const char
 		align_load_opts_init(&def);
 		o = &def;
 	}
-	int host_is_dir = host_dir ? input_is_dir(host_dir, "host") : 1;
-	int guest_is_dir = guest_dir ? input_is_dir(guest_dir, "guest") : 1;
+	int host_is_dir = host_dir ? input_is_dir(host_dir, "host") : 1, guest_is_dir;
 
-	if (host_is_dir < 0 || guest_is_dir < 0)
+	if (host_is_dir < 0)
+		return -1;
+	guest_is_dir = guest_dir ? input_is_dir(guest_dir, "guest") : 1;
+	if (guest_is_dir < 0)
 		return -1;
 	/* the guest first: chardev matching on the host side needs its
 	 * markers, the GUEST option its trace id */

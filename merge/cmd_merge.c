@@ -76,6 +76,13 @@ static int is_dir(const char *p)
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+static int is_file(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static int has_file(const char *dir, const char *name)
 {
 	char p[4200];
@@ -452,7 +459,7 @@ static void plan_roles(void)
 			if (!is_dir(s->path) || has_file(s->path, VT_TD_FILE)) {
 				plan.host_td = 1;
 				/* a trace.dat alone too: trace-cmd's host file */
-				if (!plan.host_dir)
+				if (!plan.host_dir && (is_dir(s->path) || is_file(s->path)))
 					plan.host_dir = s->path;
 			}
 			s->machine = MERGE_MACHINE_HOST;
@@ -472,7 +479,7 @@ static void plan_roles(void)
 		    (!vm_clock_dir[v] || !is_dir(vm_clock_dir[v]) ||
 		     (has_file(s->path, VT_MARKER_FILE) && !has_file(vm_clock_dir[v], VT_MARKER_FILE))))
 			vm_clock_dir[v] = s->path;
-		else if (!is_dir(s->path) && !vm_clock_dir[v])
+		else if (is_file(s->path) && !vm_clock_dir[v])
 			vm_clock_dir[v] = s->path;
 	}
 	for (int i = 0; !plan.host_dir && i < nin; i++)
