@@ -615,7 +615,8 @@ struct align_model *align_model_build(const struct align_input *in)
 		goto oom;
 	m->bound_ns = -1.0;
 	if (!in->host_hz) {
-		vt_err_set("host TSC frequency unknown: give --tsc-hz or a vmtrace.meta with tsc.hz");
+		vt_err_set("host TSC frequency unknown: give --tsc-hz, a vmtrace.meta with tsc.hz, or "
+			   "a trace-cmd trace.dat recorded with --tsc2nsec (its TSC2NSEC option)");
 		goto fail;
 	}
 	m->host_hz = in->host_hz;
