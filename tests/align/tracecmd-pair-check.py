@@ -43,10 +43,10 @@ def markers(path):
         die(f"cannot read {path}: {e}")
     out = {}
     for i in range(0, len(data) - 47, 48):
-        magic, _ver, kind, _size, addr, _val, _cpu, seq, before, after = \
+        magic, _ver, kind, _size, addr, _val, cpu, seq, before, after = \
             struct.unpack("<IHBBQIIQQQ", data[i:i + 48])
         if magic == 0x4B4D5456:
-            out[seq] = (kind, addr, before, after)
+            out[seq] = (kind, addr, before, after, cpu)
     return out
 
 
@@ -63,11 +63,23 @@ def main():
     if clocks and clocks[0] != "x86-tsc":
         print(f"clock {clocks[0]}: not comparable with the TSC markers (only x86-tsc rounds are checked)")
         return
-    samples = [(int(o), int(s), int(f), int(t)) for o, s, f, t in
-               re.findall(r"^\s+(-?\d+) (\d+) (\d+) (\d+)\[offset", opts, re.M)]
-    if not samples:
+    # per guest CPU: trace-cmd dump prints the "N [samples count for CPU c]"
+    # lines first, then every CPU's N samples in that order
+    counts, flat = [], []
+    for line in opts.splitlines():
+        m = re.match(r"(\d+) \[samples count for CPU (\d+)\]", line.strip())
+        if m:
+            counts.append((int(m.group(2)), int(m.group(1))))
+            continue
+        m = re.match(r"\s+(-?\d+) (\d+) (\d+) (\d+)\[offset", line)
+        if m:
+            flat.append(tuple(int(x) for x in m.groups()))
+    samples = {}
+    for cpu, n in counts:
+        samples[cpu], flat = flat[:n], flat[n:]
+    if not any(samples.values()):
         die(f"no TimeShift samples in {d}/trace-guest.dat")
-    if any(s not in (0, 1) or f != 0 for _, s, f, _ in samples):
+    if any(s not in (0, 1) or f != 0 for v in samples.values() for _, s, f, _ in v):
         print("note: samples with TSC scaling; the check assumes scaling 1")
     mk = markers(f"{d}/markers.dat")
     host = {}
@@ -79,16 +91,17 @@ def main():
         m = re.search(r"\](\d+): kvm_pio:\s+pio_write at 0x5f0 size 4 count 1 val 0x(56[0-9a-f]{6})", line)
         if m:
             host[int(m.group(2), 16) & 0xFFFFFF] = int(m.group(1))
-    pairs = [(mk[s][2], mk[s][3], host[s]) for s in sorted(mk) if s in host]
+    pairs = [(mk[s][2], mk[s][3], host[s], mk[s][4]) for s in sorted(mk) if s in host]
     if not pairs:
         die(f"no marker of {d}/markers.dat is in the host trace")
-    lo = max(b - h for b, a, h in pairs)
-    hi = min(a - h for b, a, h in pairs)
-    width = min(a - b for b, a, h in pairs)
+    lo = max(b - h for b, a, h, _ in pairs)
+    hi = min(a - h for b, a, h, _ in pairs)
+    width = min(a - b for b, a, h, _ in pairs)
 
-    def offset_at(g):
-        # trace-cmd: linear between the samples around guest time g
-        pts = sorted((t, o) for o, _, _, t in samples)
+    def offset_at(g, cpu):
+        # trace-cmd: the samples of the event's CPU (CPU 0 when the marker's
+        # is unknown), linear between those around guest time g
+        pts = sorted((t, o) for o, _, _, t in samples.get(cpu) or samples[min(samples)])
         if g <= pts[0][0]:
             return pts[0][1]
         for (t0, o0), (t1, o1) in zip(pts, pts[1:]):
@@ -100,8 +113,8 @@ def main():
         return f"{ticks / mhz:.1f} us" if mhz else f"{ticks} ticks"
 
     worst = 0.0
-    for b, a, h in pairs:
-        est = -offset_at(b)  # trace-cmd's guest - host
+    for b, a, h, cpu in pairs:
+        est = -offset_at(b, cpu)  # trace-cmd's guest - host
         err = max(b - h - est, est - (a - h), 0)
         worst = max(worst, err)
     print(f"markers joined: {len(pairs)} of {len(mk)}; narrowest bracket {us(width)}")
@@ -109,12 +122,16 @@ def main():
         print(f"truth: guest - host in [{lo}, {hi}] ticks (constant offset; width {us(hi - lo)})")
     else:
         print(f"truth: the markers allow no single constant offset (spread {us(lo - hi)}): the offset changed")
-    print("trace-cmd: guest - host = " + ", ".join(f"{-o} @ {t}" for o, _, _, t in samples))
     mid = (lo + hi) / 2
-    print("trace-cmd minus the truth's middle: " + ", ".join(us(-o - mid) for o, _, _, _ in samples))
+    for cpu in sorted(samples):
+        v = sorted(samples[cpu], key=lambda x: x[3])
+        offs = [-o for o, _, _, _ in v]
+        print(f"trace-cmd, guest CPU {cpu}: {len(v)} samples, guest - host = "
+              + (", ".join(str(o) for o in offs) if len(offs) <= 4 else
+                 f"{offs[0]} (all)" if len(set(offs)) == 1 else f"{min(offs)} .. {max(offs)}")
+              + f"; minus the truth's middle: {us(min(offs) - mid)} .. {us(max(offs) - mid)}")
     print(f"worst distance of trace-cmd's mapping outside a marker's bracket: {us(worst)}"
           + (" (inside every bracket)" if worst == 0 else ""))
-
 
 if __name__ == "__main__":
     main()
