@@ -3,7 +3,8 @@
 # (tests/align/mkfixture: kvm events, pio markers, write_tsc_offset):
 # `vmtrace merge`, `vmtrace align` and `vmtrace info` never crash and never
 # fail silently; the recordings in tests/faults/regress/ (each once crashed
-# merge) go through merge and info first.
+# merge) go through merge and info first; then 1/3 as many mutants of a
+# trace.dat v7 compressed with zlib (trace-cmd's, tests/lib/fixtures/tc-zlib).
 # timeout: 300
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
@@ -22,3 +23,15 @@ run_ok "merge of the intact recording" "$VT_BIN" merge "$VT_TMP/w/host" -o "$VT_
 	-- "$VT_BIN" merge "{dir}" -o "{out}.json" -q \
 	-- "$VT_BIN" align "{dir}" "{base}/guest" \
 	-- "$VT_BIN" info "{dir}"
+# the same for a compressed v7 file (trace-cmd's zlib, tests/lib/fixtures):
+# corrupt section and chunk headers, streams that do not inflate, a BUFFER
+# option pointing anywhere
+mkdir -p "$VT_TMP/z/host" "$VT_TMP/z/guest"
+FX=$VT_SRC/tests/lib/fixtures/tc-zlib
+cp "$FX/trace-zlib.dat" "$VT_TMP/z/host/trace.dat"
+cp "$FX/vmtrace.meta" "$VT_TMP/z/host/"
+cp "$FX/markers.dat" "$VT_TMP/z/guest/"
+run_ok "merge of the intact zlib recording" "$VT_BIN" merge "$VT_TMP/z/host" -o "$VT_TMP/zok.json" -q
+"$MUTATE" --count "$((MUTANTS / 3))" "$VT_TMP/z/host" trace.dat \
+	-- "$VT_BIN" merge "{dir}" -o "{out}.json" -q \
+	-- "$VT_BIN" align "{dir}" "$VT_TMP/z/guest"
