@@ -14,6 +14,8 @@
 # - held out, every other marker lies inside the bound vmtrace proves from
 #   the others; trace-cmd's own map is measured against every bracket;
 # - `vmtrace merge` and `vmtrace report` take the pair;
+# - vmtrace's own recorder, run beside trace-cmd (`vmtrace record -p QEMU`),
+#   reads the same offset from debugfs as trace-cmd's kvm protocol;
 # - the kvm pair rewritten with zlib (tests/lib/td-zlib.py, as trace-cmd
 #   writes it: Debian's trace-cmd has zstd only) gives the same results.
 # Prints one table row per round (docs/benchmarks.md keeps them).
@@ -79,6 +81,24 @@ print("%s | %d | %.1f us | %s | %+.1f us | %.1f us | %d/%d, shift [%.1f, %.1f] u
     (ts["offset_tsc"] - mk["offset_tsc"]) * 1e6 / hz, worst / 1e3,
     ins["inside"], ins["events"], ins["shift_lo_ns"] / 1e3, ins["shift_hi_ns"] / 1e3))
 EOF
+	# vmtrace's own recorder ran beside trace-cmd (kvm rounds): its debugfs
+	# reading is the offset trace-cmd's kvm protocol read, to the tick
+	if [ -d "$d/vmtrace-host" ]; then
+		"$VT_BIN" align "$d/vmtrace-host" "g-$r" --json >"own-$r.json" 2>"own-$r.err" ||
+			{ cat "own-$r.err"; fail "$r: vmtrace align of vmtrace's own recording"; }
+		"$PY" - "own-$r.json" "full-$r.json" "$r" <<'EOF' || bad=1
+import json, sys
+o, f = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+db = [s for s in o["sources"] if s["source"] == "debugfs"]
+ts = [s for s in f["sources"] if s["source"] == "tsync"]
+mk = [s for s in o["sources"] if s["source"] == "markers"]
+ok = o["markers"]["pairs"] == 100 and db and ts and mk and db[0]["offset_tsc"] == ts[0]["offset_tsc"]
+print("%s, vmtrace record beside trace-cmd: %d pairs, bound %.1f us, debugfs %s, debugfs = trace-cmd's tsync: %s, debugfs minus markers %+.1f us" % (
+    sys.argv[3], o["markers"]["pairs"], o["bound_ns"] / 1e3, db[0]["offset_tsc"] if db else None,
+    "yes" if ok else "NO", (db[0]["diff_ns"] or 0) / 1e3 if db else 0))
+sys.exit(0 if ok else 1)
+EOF
+	fi
 	"$VT_BIN" merge "$d/trace.dat" "g-$r" --tsc-hz "$HZ" -o "m-$r.json" -q 2>"m-$r.err" ||
 		{ cat "m-$r.err"; bad=1; }
 	"$VT_BIN" report "$d/trace.dat" "g-$r" --tsc-hz "$HZ" >"r-$r.txt" 2>&1 &&

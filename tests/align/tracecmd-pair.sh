@@ -48,7 +48,9 @@
 # VT_TCPAIR_MARKERS (per round, default 100), VT_TCPAIR_INTERVAL (ms, default
 # 20), VT_TCPAIR_METHOD (auto|pio|hypercall: auto tries PIO once at boot),
 # VT_TCPAIR_CID (3), VT_TCPAIR_SMP (guest vCPUs, 1), VT_TCPAIR_HOST
-# (auto|lab|direct), VT_TCPAIR_TSYNC_INTERVAL (ms, trace-cmd's
+# (auto|lab|direct), VT_TCPAIR_VMTRACE (1, default: `vmtrace record -p QEMU`
+# beside trace-cmd in the x86-tsc rounds without a hidden debugfs, into
+# ROUND/vmtrace-host; 0: not), VT_TCPAIR_TSYNC_INTERVAL (ms, trace-cmd's
 # --tsync-interval; default none), VT_TCPAIR_BOOT_TIMEOUT / _ROUND_TIMEOUT (s).
 #
 # Exit status: 0 every round made its pair; 1 a round or a step failed (the
@@ -60,6 +62,7 @@ HERE=$(dirname "$SELF")
 SRC=$(cd "$HERE/../.." && pwd)
 BUILD=${VT_BUILD:-$SRC/build}
 VT=$BUILD/bin/vmtrace
+WITH_VMTRACE=${VT_TCPAIR_VMTRACE:-1}
 CACHE=${VT_TCPAIR_CACHE:-$BUILD/tracecmd-pair}
 RUNS=${VT_TCPAIR_RUNS:-kvm ptp ptp-tsc kvm-zstd}
 MARKERS=${VT_TCPAIR_MARKERS:-100}
@@ -205,11 +208,25 @@ round() {
 		echo "options=${opts[*]}${TSYNC_INTERVAL:+ --tsync-interval $TSYNC_INTERVAL}"
 		echo "cid=$CID"
 	} >"$d/run.txt"
+	# vmtrace's own recorder on the same run, beside trace-cmd (its own
+	# tracefs instance): the VM's debugfs tsc-offset and its kvm events
+	local vpid=""
+	if [ "$WITH_VMTRACE" = 1 ] && [ -z "${wrap[*]}" ] && [ "$clock" = x86-tsc ]; then
+		"$VT" record -o "$d/vmtrace-host" -p "$QPID" >"$d/vmtrace-record.log" 2>&1 &
+		vpid=$!
+		wait_line "$d/vmtrace-record.log" "recording to" 30 ||
+			echo "$prog: round $name: vmtrace record did not start ($d/vmtrace-record.log)" >&2
+	fi
 	t0=$(date +%s.%N)
 	(cd "$d" && TCPAIR_CTL=$W/ctl.in TCPAIR_CONSOLE=$OUT/guest-console.log TCPAIR_ROUND_TIMEOUT=$ROUND_TIMEOUT \
 		timeout $((ROUND_TIMEOUT + 120)) "${wrap[@]}" "$TRACECMD" record -o trace.dat -C "$clock" "${opts[@]}" \
 		${TSYNC_INTERVAL:+--tsync-interval "$TSYNC_INTERVAL"} "${HOST_EVENTS[@]}" -A "guest@$CID" "${opts[@]}" "${GUEST_EVENTS[@]}" "$SELF" --go "$i") >"$d/record.log" 2>&1 || rc=$?
 	t1=$(date +%s.%N)
+	if [ -n "$vpid" ]; then
+		kill -INT "$vpid" 2>/dev/null
+		wait "$vpid"
+		echo "vmtrace_record_exit=$?" >>"$d/run.txt"
+	fi
 	echo "record_exit=$rc" >>"$d/run.txt"
 	echo "record_seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')" >>"$d/run.txt"
 	sed 's/^/    /' "$d/record.log"
