@@ -1,6 +1,8 @@
 # host/: the tracefs recorder (`vmtrace record`, also `--guest` inside a
 # VM) and the KVM facts collector.  Needs libtracefs/libtraceevent.
 VMTRACE_SRCS += host/record.c host/kvmfacts.c host/proc.c host/cmd_record.c
+# CPython's USDT markers as uprobe events (record --python, top --python)
+VMTRACE_SRCS += host/usdt_probes.c
 # `vmtrace unpack`: the host end of the guest's trace stream (lib/stream.c)
 VMTRACE_SRCS += host/cmd_unpack.c
 VMTRACE_LIBS += $(TRACEFS_LIBS) -lpthread

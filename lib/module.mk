@@ -34,3 +34,5 @@ CORE_SRCS += lib/samples.c
 # the guest->host trace stream (docs/format/stream.md): writer of `vmtrace
 # stream` (guest), reader/unpacker of `vmtrace unpack` (host)
 CORE_SRCS += lib/stream.c
+# SystemTap SDT notes (USDT markers) of ELF files -> uprobe fetch args
+CORE_SRCS += lib/usdt_note.c
