@@ -17,7 +17,7 @@
 #include "cli.h"
 #include "err.h"
 #include "record.h"
-#include "guest/usdt/usdt.h"
+#include "usdt_probes.h"
 
 #define REC_MAX_EVENTS		256
 #define REC_MAX_BUFFER_KB	(1 << 22)	/* 4 GiB of ring buffer per CPU */
@@ -124,7 +124,7 @@ static void rec_join_args(char *buf, size_t len, char **argv)
 		n += snprintf(buf + n, len - n, "%s%s", i ? " " : "", argv[i]);
 }
 
-/* ---- --python: CPython's USDT markers as uprobe events (guest/usdt) ---- */
+/* ---- --python: CPython's USDT markers as uprobe events (usdt_probes.c) ---- */
 
 static struct usdt_session rec_usdt;
 static const char *const rec_python_sched[] = { "sched:sched_switch", "sched:sched_wakeup" };

@@ -1,6 +1,11 @@
 # host/: the tracefs recorder (`vmtrace record`, also `--guest` inside a
 # VM) and the KVM facts collector.  Needs libtracefs/libtraceevent.
 VMTRACE_SRCS += host/record.c host/kvmfacts.c host/proc.c host/cmd_record.c
+# the recorder's other concerns (host/record_int.h lists them)
+VMTRACE_SRCS += host/record_splice.c host/record_tracefs.c host/record_registry.c
+VMTRACE_SRCS += host/record_tracedat.c host/record_finish.c
+# CPython's USDT markers as uprobe events (record --python, top --python)
+VMTRACE_SRCS += host/usdt_probes.c
 # `vmtrace unpack`: the host end of the guest's trace stream (lib/stream.c)
 VMTRACE_SRCS += host/cmd_unpack.c
 VMTRACE_LIBS += $(TRACEFS_LIBS) -lpthread

@@ -1,7 +1,11 @@
 # lib/: the shared module: trace formats (read + write) and TSC helpers; no
 # command lives here (their mains are in the module that owns their work).
 # Built into libvtcore.a; guest/, host/, align/ and merge/ all link it.
-CORE_SRCS += lib/err.c lib/meta.c lib/uftrace.c lib/elfread.c lib/tsc.c
+CORE_SRCS += lib/err.c lib/meta.c lib/elfread.c lib/tsc.c
+# uftrace data directories (lib/uftrace.h): one file a job, helpers shared
+# through lib/uftrace_int.h
+CORE_SRCS += lib/uftrace_util.c lib/uftrace_write.c lib/uftrace_read.c lib/uftrace_stream.c
+CORE_SRCS += lib/uftrace_convert.c lib/uftrace_fold.c
 # atomic whole-file replace (vmtrace.meta, uftrace side files)
 CORE_SRCS += lib/fileio.c
 # what a file is, from its first bytes (messages for the wrong kind of input)
@@ -19,7 +23,8 @@ CORE_SRCS += lib/marker.c
 # ring-buffer page builder (fixtures): added by align/ for its trace.dat fixtures
 CORE_SRCS += lib/tracedat_page.c
 CORE_SRCS += lib/uftrace-append.c	# incremental .sym appends, .dat trim (guest/python)
-# the Python tracer's stage files: read, fold (docs/format/python.md)
+# the Python tracer's stage files: read (docs/format/python.md); the fold is
+# lib/uftrace_fold.c (the uftrace module uses pystage.c, not the other way)
 CORE_SRCS += lib/pystage.c
 # t-elf uses <sys/sdt.h>; the consumer tests read our output with the real
 # uftrace and check its JSON with Debian's python3
@@ -31,3 +36,5 @@ CORE_SRCS += lib/samples.c
 # the guest->host trace stream (docs/format/stream.md): writer of `vmtrace
 # stream` (guest), reader/unpacker of `vmtrace unpack` (host)
 CORE_SRCS += lib/stream.c
+# SystemTap SDT notes (USDT markers) of ELF files -> uprobe fetch args
+CORE_SRCS += lib/usdt_note.c

@@ -21,8 +21,10 @@
  * A flush is: copy records into the .dat, clear their magic words, then
  * advance dat_off (vt_pystage_clear()), so a torn state reads right.
  *
- * The writer's helpers are inline (hot path, no calls); the readers and
- * the fold (lib/pystage.c) treat the file as untrusted input and allocate.
+ * The writer's helpers are inline (hot path, no calls); the reader
+ * (lib/pystage.c) treats the file as untrusted input and allocates.  The
+ * uftrace module uses the reader (its stream reader, its fold), never the
+ * other way round: of uftrace.h this header takes the record layout only.
  */
 #ifndef VT_PYSTAGE_H
 #define VT_PYSTAGE_H
@@ -83,6 +85,21 @@ static inline VT_NOTRACE void vt_pystage_clear(struct vt_pystage_hdr *h,
  * @dat does not end in ".dat". */
 int vt_pystage_path(char *buf, size_t len, const char *dat);
 
+/* Read and check the stage file @path: its header in *@hdr, its valid
+ * records (a malloc'ed array, free it) in *@recs, count *@nr (0: none,
+ * *@recs NULL).  Returns 1 when there is no such file, 0 when read (also
+ * when the file ends early: the records up to the cut are valid), -1 with
+ * a message naming the file (bad magic, short header, misaligned offset,
+ * too large). */
+int vt_pystage_load(const char *path, struct vt_pystage_hdr *hdr,
+		    struct vt_uft_record **recs, size_t *nr);
+
+/* Of the @nr records at @recs (a stage with header @hdr), keep those that
+ * are new after .dat offset @dat_end: moved to the front of @recs; returns
+ * their count. */
+size_t vt_pystage_newer(const struct vt_pystage_hdr *hdr, struct vt_uft_record *recs,
+			size_t nr, uint64_t dat_end);
+
 /* The records of the stage file @path that are new after .dat offset
  * @dat_end (the end of the .dat's valid records): a malloc'ed array in
  * *@recs (free it), count *@nr (0: none, *@recs NULL).  Records the header
@@ -94,19 +111,8 @@ int vt_pystage_path(char *buf, size_t len, const char *dat);
 int vt_pystage_read(const char *path, uint64_t dat_end, struct vt_uft_record **recs,
 		    size_t *nr);
 
-/* Fold the stage of the .dat file @dat_path into it (a writer that is
- * gone): cut the .dat after its last valid record, write the stage's newer
- * records right after it, remove the stage.  Returns the number of records
- * the .dat then holds, or -1 with a message (the .dat keeps its records
- * and the stage stays when it is corrupt).  No stage: a plain trim. */
-long vt_pystage_fold(const char *dat_path);
-
-/* Fold every stage in @dir and its fork-<PID> subdirectories (the traced
- * processes must be gone).  *@folded gets the number of stages folded.
- * 0, or -1 with a message (the other stages are still folded). */
-int vt_pystage_fold_dir(const char *dir, unsigned *folded);
-/* The same in every directory under @dir (symbolic links not followed):
- * a tree that holds trace directories, e.g. one `vmtrace unpack` rebuilt. */
-int vt_pystage_fold_tree(const char *dir, unsigned *folded);
+/* Folding a stage into its .dat (vt_pystage_fold(), vt_pystage_fold_dir(),
+ * vt_pystage_fold_tree()) is the uftrace module's (lib/uftrace_fold.c),
+ * declared in lib/uftrace.h, which this header includes. */
 
 #endif

@@ -105,9 +105,12 @@ static inline unsigned vt_uft_depth(uint64_t bits) { return (bits >> 6) & VT_UFT
 static inline uint64_t vt_uft_addr(uint64_t bits) { return bits >> 16; }
 
 /*
- * Directory-level API (lib/uftrace.c; Linux only, allocates: never on a
- * per-event hot path).  All functions return 0 / a pointer on success and
- * -1 / NULL on failure with a message naming the file (lib/err.h).
+ * Directory-level API (Linux only, allocates: never on a per-event hot
+ * path).  One file a job: uftrace_write.c, uftrace_read.c,
+ * uftrace_stream.c, uftrace_convert.c, uftrace_fold.c, uftrace-append.c
+ * (their shared helpers: uftrace_int.h, uftrace_util.c).  All functions
+ * return 0 / a pointer on success and -1 / NULL on failure with a message
+ * naming the file (lib/err.h), unless said otherwise.
  */
 #include <stddef.h>
 #include <sys/types.h>
@@ -123,24 +126,46 @@ struct vt_uft_info {
 	uint64_t elapsed_ns;	/* wall time of the run, 0 if unknown */
 };
 
+/* ---- Writing (lib/uftrace_write.c), by the guest runtimes ---- */
+
 /* Create @dir (mode 0755) for a new trace.  An existing non-empty
  * directory is refused unless @force (then its old trace files go); that
  * refusal leaves errno = ENOTEMPTY. */
 int vt_uft_dir_create(const char *dir, int force);
 
 /* Write DIR/info from @info (the header + text sections uftrace 0.13
- * needs for replay/graph/report/dump). */
+ * needs for replay/graph/report/dump).  @info->tids empty: the tids of
+ * DIR's non-empty <TID>.dat files. */
 int vt_uft_write_info(const char *dir, const struct vt_uft_info *info);
 
 /* Append a line to DIR/task.txt (created on first use; O_APPEND, so safe
- * from several threads/processes).  @ts is a timestamp in the trace clock. */
+ * from several threads/processes).  @ts is a timestamp in the trace clock.
+ * SESS: a session @sid of process @pid running @exename. */
 int vt_uft_task_session(const char *dir, uint64_t ts, int pid, const char *sid,
 			const char *exename);
+/* TASK: thread @tid of process @pid started. */
 int vt_uft_task_thread(const char *dir, uint64_t ts, int tid, int pid);
+/* FORK: process @pid was forked by @ppid. */
 int vt_uft_task_fork(const char *dir, uint64_t ts, int pid, int ppid);
+
+/* Length of a session id: exactly 16 characters (uftrace reads 16). */
+#define VT_UFT_SID_LEN	16
+/* Make a session id (16 lowercase hex digits from @pid and @ts) into @buf
+ * of at least VT_UFT_SID_LEN + 1 bytes. */
+void vt_uft_sid_make(char *buf, int pid, uint64_t ts);
 
 /* Write DIR/sid-<SID>.map from /proc/<pid>/maps (pid 0 = self). */
 int vt_uft_write_map(const char *dir, const char *sid, pid_t pid);
+/* Write DIR/sid-<SID>.map for a program whose image @path occupies
+ * [@start, @end) (freestanding or synthetic traces: no /proc/PID/maps).
+ * A "[stack]" line is added: uftrace needs one to place the kernel. */
+int vt_uft_write_map_fixed(const char *dir, const char *sid, uint64_t start, uint64_t end,
+			   const char *path);
+/* Same from the PT_LOAD segments of the ELF file @path loaded at
+ * @load_bias (0 for ET_EXEC), named by its realpath() as
+ * vt_uft_write_syms_elf() names it (use that name in the SESS line too). */
+int vt_uft_write_map_elf(const char *dir, const char *sid, const char *path,
+			 uint64_t load_bias);
 
 /* One symbol of a .sym file. */
 struct vt_uft_sym {
@@ -156,6 +181,10 @@ struct vt_uft_sym {
  * sid-*.map: write the map first (0 is used if there is none). */
 int vt_uft_write_syms(const char *dir, const char *exename,
 		      const struct vt_uft_sym *syms, size_t nr);
+/* Like vt_uft_write_syms(), with addresses made relative to @base (the
+ * start of the executable's first mapping in the sid map). */
+int vt_uft_write_syms_rel(const char *dir, const char *exename,
+			  const struct vt_uft_sym *syms, size_t nr, uint64_t base);
 /* Write DIR/<basename(realpath(path))>.sym from the ELF symbol table of
  * @path (.symtab, else .dynsym; function symbols).  The .sym holds
  * addresses relative to the first PT_LOAD (uftrace's SYM_REL_ADDR), which
@@ -163,30 +192,69 @@ int vt_uft_write_syms(const char *dir, const char *exename,
  * (kept for the API; pass 0). */
 int vt_uft_write_syms_elf(const char *dir, const char *path, uint64_t load_bias);
 
-/* Like vt_uft_write_syms(), with addresses made relative to @base (the
- * start of the executable's first mapping in the sid map). */
-int vt_uft_write_syms_rel(const char *dir, const char *exename,
-			  const struct vt_uft_sym *syms, size_t nr, uint64_t base);
-
-/* Length of a session id: exactly 16 characters (uftrace reads 16). */
-#define VT_UFT_SID_LEN	16
-/* Make a session id (16 lowercase hex digits from @pid and @ts) into @buf
- * of at least VT_UFT_SID_LEN + 1 bytes. */
-void vt_uft_sid_make(char *buf, int pid, uint64_t ts);
-
-/* Write DIR/sid-<SID>.map for a program whose image @path occupies
- * [@start, @end) (freestanding or synthetic traces: no /proc/PID/maps).
- * A "[stack]" line is added: uftrace needs one to place the kernel. */
-int vt_uft_write_map_fixed(const char *dir, const char *sid, uint64_t start, uint64_t end,
-			   const char *path);
-/* Same from the PT_LOAD segments of the ELF file @path loaded at
- * @load_bias (0 for ET_EXEC), named by its realpath() as
- * vt_uft_write_syms_elf() names it (use that name in the SESS line too). */
-int vt_uft_write_map_elf(const char *dir, const char *sid, const char *path,
-			 uint64_t load_bias);
-
 /* The path DIR/<tid>.dat (buffer of @len bytes); -1 if it does not fit. */
 int vt_uft_dat_path(char *buf, size_t len, const char *dir, int tid);
+
+/* ---- Reading (lib/uftrace_read.c; untrusted input: every size and
+ * record is checked) ---- */
+struct vt_uft_reader;
+struct vt_uft_stream;
+
+/* Open a data directory written by vmtrace or by uftrace record: its info,
+ * task.txt, sid maps and the .sym files they name.  NULL on failure. */
+struct vt_uft_reader *vt_uft_open(const char *dir);
+/* Free everything of @r (NULL is fine); close its streams first. */
+void vt_uft_close(struct vt_uft_reader *r);
+/* Number of tasks found in task.txt and as <TID>.dat files, sorted by tid
+ * (indexes 0 .. n-1 of the functions below). */
+int vt_uft_nr_tasks(const struct vt_uft_reader *r);
+/* Thread id / process id of task @idx; -1 if there is no such task. */
+int vt_uft_task_tid(const struct vt_uft_reader *r, int idx);
+int vt_uft_task_pid(const struct vt_uft_reader *r, int idx);
+/* Name of the function at @addr ("" if unknown); valid until close. */
+const char *vt_uft_sym_name(const struct vt_uft_reader *r, uint64_t addr);
+/* Look up the symbol containing @addr: its start address in *@start (if
+ * @start is not NULL) and its name, or NULL; valid until close. */
+const char *vt_uft_sym_find(const struct vt_uft_reader *r, uint64_t addr, uint64_t *start);
+/* Number of symbols loaded from the .sym files the sid maps name. */
+size_t vt_uft_nr_syms(const struct vt_uft_reader *r);
+/* What the info file said (exename, cmdline, exit status, tids,
+ * max_stack); valid until close.  elapsed_ns is 0 if unknown. */
+const struct vt_uft_info *vt_uft_reader_info(const struct vt_uft_reader *r);
+/* feat_mask / info_mask of the info header (VT_UFT_FEAT_*, VT_UFT_INFO_*). */
+uint64_t vt_uft_feat_mask(const struct vt_uft_reader *r);
+uint64_t vt_uft_info_mask(const struct vt_uft_reader *r);
+/* The directory it was opened on. */
+const char *vt_uft_reader_dir(const struct vt_uft_reader *r);
+
+/* ---- Streaming one task's records (lib/uftrace_stream.c) ---- */
+
+/* A forward reader of task @idx's records, with a bounded buffer; NULL on
+ * failure.  A task without a .dat file gives an empty stream. */
+struct vt_uft_stream *vt_uft_stream_open(struct vt_uft_reader *r, int idx);
+/* 1 with *rec filled, 0 at the end, -1 on a corrupt record (the stream
+ * ends there; the message says which file and which offset). */
+int vt_uft_stream_next(struct vt_uft_stream *s, struct vt_uft_record *rec);
+/* Free the stream (NULL is fine). */
+void vt_uft_stream_close(struct vt_uft_stream *s);
+/* After the end: 1 if the file ended inside a record (a truncated last
+ * record, e.g. a killed writer: a clean end, but worth a warning). */
+int vt_uft_stream_truncated(const struct vt_uft_stream *s);
+/* The .dat of a Python tracer writer that was killed (or still runs)
+ * ends in zeroed preallocated space or early; its newest records are in
+ * <TID>.stage (lib/pystage.h): the stream reads them after the .dat's,
+ * without changing either file, and a corrupt stage ends it with -1.
+ * How many records came (or will come) from the stage (0 if none). */
+size_t vt_uft_stream_staged(const struct vt_uft_stream *s);
+/* File offset of the next record. */
+uint64_t vt_uft_stream_offset(const struct vt_uft_stream *s);
+/* The stream's file path (DIR/<TID>.dat). */
+const char *vt_uft_stream_path(const struct vt_uft_stream *s);
+/* The payload of the last record when it had the 'more' bit (an event's
+ * data): its bytes and length, else NULL and 0. */
+const void *vt_uft_stream_payload(const struct vt_uft_stream *s, size_t *len);
+
+/* ---- Converting TSC to ns (lib/uftrace_convert.c) ---- */
 
 /* Copy the clock=tsc data directory @in to @out (created as with
  * vt_uft_dir_create(@out, @force)) with every timestamp converted to
@@ -198,60 +266,10 @@ int vt_uft_dat_path(char *buf, size_t len, const char *dir, int tid);
 #define VT_UFT_PARTIAL	1
 int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int force);
 
-/* Reading (untrusted input: every size and record is checked). */
-struct vt_uft_reader;
-struct vt_uft_stream;
+/* ---- Incremental writing (lib/uftrace-append.c), for runtimes that
+ * learn symbols and mappings while the program runs (may allocate, never
+ * per event) ---- */
 
-/* Open a data directory written by vmtrace or by uftrace record. */
-struct vt_uft_reader *vt_uft_open(const char *dir);
-void vt_uft_close(struct vt_uft_reader *r);
-/* Tasks found in task.txt and as <TID>.dat files, sorted by tid. */
-int vt_uft_nr_tasks(const struct vt_uft_reader *r);
-int vt_uft_task_tid(const struct vt_uft_reader *r, int idx);
-int vt_uft_task_pid(const struct vt_uft_reader *r, int idx);
-/* Name of the function at @addr ("" if unknown); valid until close. */
-const char *vt_uft_sym_name(const struct vt_uft_reader *r, uint64_t addr);
-
-/* A forward reader of one task's records, with a bounded buffer. */
-struct vt_uft_stream *vt_uft_stream_open(struct vt_uft_reader *r, int idx);
-/* 1 with *rec filled, 0 at the end, -1 on a corrupt record (the stream
- * ends there; the message says which file and which offset). */
-int vt_uft_stream_next(struct vt_uft_stream *s, struct vt_uft_record *rec);
-void vt_uft_stream_close(struct vt_uft_stream *s);
-/* After the end: 1 if the file ended inside a record (a truncated last
- * record, e.g. a killed writer: a clean end, but worth a warning). */
-int vt_uft_stream_truncated(const struct vt_uft_stream *s);
-/* The .dat of a Python tracer writer that was killed (or still runs)
- * ends in zeroed preallocated space or early; its newest records are in
- * <TID>.stage (lib/pystage.h): the stream reads them after the .dat's,
- * without changing either file, and a corrupt stage ends it with -1.
- * How many records came (or will come) from the stage (0 if none). */
-size_t vt_uft_stream_staged(const struct vt_uft_stream *s);
-/* File offset of the next record; the stream's file path. */
-uint64_t vt_uft_stream_offset(const struct vt_uft_stream *s);
-const char *vt_uft_stream_path(const struct vt_uft_stream *s);
-/* The payload of the last record when it had the 'more' bit (an event's
- * data): its bytes and length, else NULL and 0. */
-const void *vt_uft_stream_payload(const struct vt_uft_stream *s, size_t *len);
-
-/* What the info file said (exename, cmdline, exit status, tids,
- * max_stack); valid until close.  elapsed_ns is 0 if unknown. */
-const struct vt_uft_info *vt_uft_reader_info(const struct vt_uft_reader *r);
-/* feat_mask / info_mask of the info header. */
-uint64_t vt_uft_feat_mask(const struct vt_uft_reader *r);
-uint64_t vt_uft_info_mask(const struct vt_uft_reader *r);
-/* The directory it was opened on. */
-const char *vt_uft_reader_dir(const struct vt_uft_reader *r);
-/* Number of symbols loaded from the .sym files the sid maps name. */
-size_t vt_uft_nr_syms(const struct vt_uft_reader *r);
-/* Look up the symbol containing @addr: its start address and name, or
- * NULL. */
-const char *vt_uft_sym_find(const struct vt_uft_reader *r, uint64_t addr, uint64_t *start);
-
-/*
- * Incremental writing, for runtimes that learn symbols and mappings while
- * the program runs (lib/uftrace-append.c; may allocate, never per event).
- */
 /* Append one symbol to the open .sym file @fd as two lines: "<addr> <type>
  * <name>" and an end marker at @addr + @size, so the symbol's size is known
  * even if nothing follows (uftrace sorts the file when it reads it). */
@@ -261,5 +279,22 @@ int vt_uft_sym_append(int fd, uint64_t addr, uint64_t size, char type, const cha
  * the records before are not checked).  Returns the number of records
  * kept, or -1. */
 long vt_uft_dat_trim(const char *path);
+
+/* ---- Folding the Python tracer's stages (lib/uftrace_fold.c; the stage
+ * file itself: lib/pystage.h) ---- */
+
+/* Fold the stage of the .dat file @dat_path into it (a writer that is
+ * gone): cut the .dat after its last valid record, write the stage's newer
+ * records right after it, remove the stage.  Returns the number of records
+ * the .dat then holds, or -1 with a message (the .dat keeps its records
+ * and the stage stays when it is corrupt).  No stage: a plain trim. */
+long vt_pystage_fold(const char *dat_path);
+/* Fold every stage in @dir and its fork-<PID> subdirectories (the traced
+ * processes must be gone).  *@folded gets the number of stages folded.
+ * 0, or -1 with a message (the other stages are still folded). */
+int vt_pystage_fold_dir(const char *dir, unsigned *folded);
+/* The same in every directory under @dir (symbolic links not followed):
+ * a tree that holds trace directories, e.g. one `vmtrace unpack` rebuilt. */
+int vt_pystage_fold_tree(const char *dir, unsigned *folded);
 
 #endif

@@ -24,3 +24,13 @@ TEST_TARGETS += $(OUT)/tests/merge/gen-tracedat
 $(OUT)/tests/merge/gen-tracedat: $(SRC)/tests/merge/gen-tracedat.c $(OUT)/lib/libvtcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(OUT)/lib/libvtcore.a -lm
+
+# tests/unit/t-merge-*: merge's pure parts, linked from their objects (the
+# string/track tables, the sink helpers, the sorter, the flow matcher) and
+# align's clock maps (the sorter converts every stamp through one)
+MERGE_UNIT_OBJS := $(addprefix $(OUT)/obj/merge/,tables.o sink.o sort.o flow.o) \
+		   $(ALIGN_MODEL_OBJS)
+MERGE_UNIT_TESTS := $(patsubst $(SRC)/tests/unit/%.c,$(OUT)/tests/%,\
+		    $(wildcard $(SRC)/tests/unit/t-merge-*.c))
+$(MERGE_UNIT_TESTS): $(MERGE_UNIT_OBJS)
+$(MERGE_UNIT_TESTS): LDFLAGS_ALL += $(MERGE_UNIT_OBJS)

@@ -6,6 +6,7 @@
 #ifndef VT_CHECK_H
 #define VT_CHECK_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,6 +29,18 @@ static int check_failures, check_count;
 			__FILE__, __LINE__, #a, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
 	} \
 } while (0)
+
+/* A reproducible pseudo-random sequence for the tests (xorshift64): the
+ * next value of *@state, which must start non-zero. */
+static inline uint64_t check_xorshift(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *state = x;
+}
 
 static inline int check_done(void)
 {

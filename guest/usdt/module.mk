@@ -1,3 +1,4 @@
-# guest/usdt: CPython USDT markers -> uprobe events (vmtrace record --python).
-VMTRACE_SRCS += guest/usdt/usdt.c guest/usdt/top.c
+# guest/usdt: `vmtrace top --python` (the markers: lib/usdt_note.c; their
+# uprobe events: host/usdt_probes.c, shared with `vmtrace record --python`).
+VMTRACE_SRCS += guest/usdt/top.c
 DEPS += libtracefs-dev

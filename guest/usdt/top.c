@@ -3,7 +3,7 @@
  * unprepared interpreter calls most, per second, live, from CPython's
  * function__return USDT marker (it fires for every return on 3.11, where
  * function__entry mostly does not; CPython issue 98894).  Creates the
- * uprobe events (usdt.c), enables function__return in a small tracefs
+ * uprobe events (host/usdt_probes.c), enables function__return in a small tracefs
  * instance of its own limited to the process's threads (set_event_pid +
  * event-fork), reads its per-CPU trace_pipe_raw pages through libtracefs
  * (binary records: no text formatting in the kernel) and counts by
@@ -22,6 +22,7 @@
 #include <tracefs.h>
 #include "err.h"
 #include "usdt.h"
+#include "host/usdt_probes.h"
 #include "cli.h"
 #include "tsc.h"
 
@@ -251,7 +252,7 @@ static int top_sweep_cb(const char *name, void *arg)
 		return 0;
 	inst = tracefs_instance_alloc(NULL, name);
 	if (inst) {
-		char f[USDT_NAME_MAX * 2];
+		char f[VT_USDT_NAME_MAX * 2];
 
 		/* its probes are in the group of the same pid (usdt.c) */
 		snprintf(f, sizeof(f), "events/vmtrace_py_%d/enable", pid);
@@ -349,7 +350,7 @@ static int top_loop(struct top_state *t, struct tep_handle *tep, struct tracefs_
 int usdt_top_main(int argc, char **argv)
 {
 	const char *file_opt = NULL;
-	char file[4096], name[64], event[3 * USDT_NAME_MAX];
+	char file[4096], name[64], event[3 * VT_USDT_NAME_MAX];
 	struct tep_handle *tep = NULL;
 	struct tep_event *ev;
 	struct usdt_session *s = NULL;

@@ -28,9 +28,7 @@ static uint64_t rnd_state = 88172645463325252ull;
 
 static uint64_t rnd(uint64_t n)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
+	check_xorshift(&rnd_state);
 	return n ? rnd_state % n : 0;
 }
 

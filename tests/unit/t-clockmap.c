@@ -17,10 +17,7 @@ static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd64(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return check_xorshift(&rnd_state);
 }
 
 /* a random value in [lo, hi), spread over its bit lengths */

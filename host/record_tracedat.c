@@ -1,0 +1,356 @@
+/*
+ * record_tracedat.c - the end of a recording (record_int.h): trace.dat
+ * from the raw per-CPU pages (lib/tracedat_write.c: event formats,
+ * kallsyms, cmdlines, options, the pages, with the counts of events and
+ * lost events from the page headers) and the end's vmtrace.meta.  For
+ * host_record_stop() and `--finish`; main thread only; allocates.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <tracefs.h>
+#include "err.h"
+#include "fileio.h"
+#include "kvmfacts.h"
+#include "proc.h"
+#include "meta.h"
+#include "record_int.h"
+#include "tracedat.h"
+#include "tsc.h"
+
+/* the UNAME option: 4 utsname fields of up to 65 bytes, separators, NUL */
+#define REC_UNAME_MAX		(4 * sizeof(((struct utsname *)0)->release) + 8)
+#define REC_META_VAL_ROOM	4000
+#define REC_CLOCK_FALLBACK	"[" "x86-tsc" "]"
+
+static int rec_write_formats(struct vt_td_writer *w, const char *sys, char **evs, int nr,
+			     int ftrace)
+{
+	char **fmt = calloc(nr ? nr : 1, sizeof(*fmt));
+	size_t *len = calloc(nr ? nr : 1, sizeof(*len));
+	int ok = 0, ret = -1;
+
+	if (!fmt || !len) {
+		vt_err_set("out of memory");
+		goto out;
+	}
+	for (int i = 0; i < nr; i++) {
+		int l = 0;
+
+		fmt[ok] = tracefs_event_file_read(NULL, sys, evs[i], "format", &l);
+		if (!fmt[ok] || l <= 0) {
+			free(fmt[ok]);
+			fmt[ok] = NULL;
+			continue;
+		}
+		len[ok++] = l;
+	}
+	ret = ftrace ? vt_td_write_ftrace_formats(w, ok, (const char *const *)fmt, len)
+		     : vt_td_write_system(w, sys, ok, (const char *const *)fmt, len);
+out:
+	for (int i = 0; fmt && i < nr; i++)
+		free(fmt[i]);
+	free(fmt);
+	free(len);
+	return ret;
+}
+
+/* The "sys:event" lines of set_event, grouped by system: writes the
+ * systems section.  @set_event is cut into lines in place. */
+static int rec_write_systems(struct vt_td_writer *w, char *set_event)
+{
+	char **sys = NULL, **evs = NULL, **line = NULL;
+	int nsys = 0, nline = 0, ret = -1;
+
+	for (char *p = set_event, *e; *p; p = e) {
+		e = strchr(p, '\n');
+		if (e)
+			*e++ = 0;
+		else
+			e = p + strlen(p);
+		if (strchr(p, ':') && !(line = tracefs_list_add(line, p)))
+			goto oom;
+	}
+	nline = line ? tracefs_list_size(line) : 0;
+	for (int i = 0; i < nline; i++) {
+		char *c = strchr(line[i], ':');
+		int known = 0;
+
+		*c = 0;
+		for (int j = 0; j < nsys; j++)
+			known |= !strcmp(sys[j], line[i]);
+		if (!known) {
+			if (!(sys = tracefs_list_add(sys, line[i])))
+				goto oom;
+			nsys++;
+		}
+		*c = ':';
+	}
+	if (vt_td_systems_begin(w, nsys))
+		goto out;
+	for (int s = 0; s < nsys; s++) {
+		size_t sl = strlen(sys[s]);
+		int nev = 0;
+
+		for (int i = 0; i < nline; i++)
+			if (!strncmp(line[i], sys[s], sl) && line[i][sl] == ':') {
+				if (!(evs = tracefs_list_add(evs, line[i] + sl + 1)))
+					goto oom;
+				nev++;
+			}
+		if (rec_write_formats(w, sys[s], evs, nev, 0))
+			goto out;
+		tracefs_list_free(evs);
+		evs = NULL;
+	}
+	ret = 0;
+	goto out;
+oom:
+	vt_err_set("out of memory");
+out:
+	tracefs_list_free(evs);
+	tracefs_list_free(line);
+	tracefs_list_free(sys);
+	return ret;
+}
+
+static int rec_cmdline_has(const pid_t *pids, int nr, pid_t pid)
+{
+	for (int i = 0; i < nr; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* Our pid->comm map first (vCPU threads, traced tasks), then the lines of
+ * the kernel's saved_cmdlines for other pids.  NULL when out of memory. */
+static char *rec_cmdlines(struct host_record *r, size_t *lenp)
+{
+	char *saved = tracefs_instance_file_read(NULL, "saved_cmdlines", NULL);
+	int nthr = r->kvm ? host_kvm_nr_threads(r->kvm) : 0, nr = 0;
+	size_t cap = (saved ? strlen(saved) : 0) +
+		     (size_t)(r->nr_task + nthr) * (REC_COMM_MAX + 16) + 2;
+	pid_t *mine = calloc(r->nr_task + nthr + 1, sizeof(*mine));
+	char *out = malloc(cap);
+	size_t len = 0;
+
+	if (!out || !mine) {
+		free(out);
+		free(mine);
+		free(saved);
+		return NULL;
+	}
+	for (int i = 0; i < nthr; i++) {
+		mine[nr] = host_kvm_thread_tid(r->kvm, i);
+		len += snprintf(out + len, cap - len, "%d %.15s\n", (int)mine[nr++],
+				host_kvm_thread_comm(r->kvm, i));
+	}
+	for (int i = 0; i < r->nr_task; i++) {
+		if (!r->task[i].comm[0] || rec_cmdline_has(mine, nr, r->task[i].tid))
+			continue;
+		mine[nr] = r->task[i].tid;
+		len += snprintf(out + len, cap - len, "%d %s\n", (int)mine[nr++],
+				r->task[i].comm);
+	}
+	for (char *p = saved, *e; p && *p; p = e) {
+		int pid = atoi(p);
+
+		e = strchr(p, '\n');
+		e = e ? e + 1 : p + strlen(p);
+		if (pid <= 0 || rec_cmdline_has(mine, nr, pid))
+			continue;
+		memcpy(out + len, p, e - p);
+		len += e - p;
+		if (out[len - 1] != '\n')
+			out[len++] = '\n';
+	}
+	out[len] = 0;
+	free(mine);
+	free(saved);
+	*lenp = len;
+	return out;
+}
+
+static int rec_options(struct host_record *r, struct vt_td_writer *w, char **stats)
+{
+	char buf[REC_UNAME_MAX], *clock;
+	struct utsname u;
+	int ret;
+
+	clock = r->inst ? tracefs_instance_file_read(r->inst, "trace_clock", NULL)
+			: strdup(REC_CLOCK_FALLBACK);
+	if (!clock)
+		return vt_err_errno("cannot read trace_clock");
+	ret = vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clock, strlen(clock) + 1);
+	free(clock);
+	if (ret)
+		return -1;
+	uname(&u);
+	snprintf(buf, sizeof(buf), "%s %s %s %s", u.sysname, u.release, u.version, u.machine);
+	if (vt_td_add_option(w, VT_TD_OPT_UNAME, buf, strlen(buf) + 1))
+		return -1;
+	for (unsigned i = 0; i < r->nr_cpus; i++) {
+		char *s;
+
+		if (asprintf(&s, "CPU: %u\n%s", i, stats[i] ? stats[i] : "") < 0)
+			return vt_err_set("out of memory");
+		ret = vt_td_add_option(w, VT_TD_OPT_CPUSTAT, s, strlen(s) + 1);
+		free(s);
+		if (ret)
+			return -1;
+	}
+	return 0;
+}
+
+uint64_t rec_stat_field(const char *stats, const char *name)
+{
+	const char *p = stats ? strstr(stats, name) : NULL;
+
+	return p ? strtoull(p + strlen(name), NULL, 10) : 0;
+}
+
+int rec_write_tracedat(struct host_record *r, char *set_event, char **stats,
+			      struct vt_td_cpu_stats *cs)
+{
+	char path[REC_PATH_MAX], *hp = NULL, *he = NULL, *ks = NULL, *pk = NULL, *cl = NULL;
+	char **ftrace = NULL;
+	int hpl = 0, hel = 0, pkl = 0, ret = -1, *fds = NULL;
+	size_t ksl = 0, cll = 0;
+	struct vt_td_writer *w;
+
+	snprintf(path, sizeof(path), "%s/%s", r->dir, VT_TD_FILE);
+	w = vt_td_create(path, r->page_size);
+	if (!w)
+		return -1;
+	hp = tracefs_instance_file_read(NULL, "events/header_page", &hpl);
+	he = tracefs_instance_file_read(NULL, "events/header_event", &hel);
+	if (!hp || !he) {
+		vt_err_errno("%s: cannot read events/header_page/header_event", tracefs_tracing_dir());
+		goto out;
+	}
+	if (vt_td_write_headers(w, hp, hpl, he, hel))
+		goto out;
+	ftrace = tracefs_system_events(NULL, "ftrace");
+	if (rec_write_formats(w, "ftrace", ftrace, ftrace ? tracefs_list_size(ftrace) : 0, 1) ||
+	    rec_write_systems(w, set_event))
+		goto out;
+	ks = vt_file_read_all("/proc/kallsyms", REC_READ_ALL_MAX, &ksl);
+	if (vt_td_write_kallsyms(w, ks ? ks : "", ks ? ksl : 0))
+		goto out;
+	pk = tracefs_instance_file_read(NULL, "printk_formats", &pkl);
+	if (vt_td_write_printk(w, pk ? pk : "", pk && pkl > 0 ? pkl : 0))
+		goto out;
+	cl = rec_cmdlines(r, &cll);
+	if (!cl) {
+		vt_err_set("out of memory");
+		goto out;
+	}
+	if (vt_td_write_cmdlines(w, cl, cll) || rec_options(r, w, stats))
+		goto out;
+	fds = calloc(r->nr_cpus, sizeof(*fds));
+	if (!fds) {
+		vt_err_set("out of memory");
+		goto out;
+	}
+	for (unsigned i = 0; i < r->nr_cpus; i++)
+		fds[i] = r->cpu[i].out_fd;
+	if (vt_td_write_cpu_data(w, r->nr_cpus, fds, cs))
+		goto out;
+	ret = vt_td_close(w);
+	w = NULL;
+out:
+	if (w)
+		vt_td_abort(w);
+	free(fds);
+	free(hp);
+	free(he);
+	free(ks);
+	free(pk);
+	free(cl);
+	tracefs_list_free(ftrace);
+	return ret;
+}
+
+int rec_meta_end(struct host_record *r, char **stats, const struct vt_td_cpu_stats *cs,
+			struct host_record_result *res)
+{
+	struct vt_meta *m = r->meta;
+	char key[VT_META_KEY_MAX];
+
+	memset(res, 0, sizeof(*res));
+	res->nr_cpus = r->nr_cpus;
+	for (unsigned i = 0; i < r->nr_cpus; i++) {
+		uint64_t overrun = rec_stat_field(stats[i], "overrun: ");
+		uint64_t dropped = rec_stat_field(stats[i], "dropped events: ");
+		/* pages read by splice carry a "lost" flag but rarely the count:
+		 * the ring buffer's own counters give it */
+		uint64_t lost = cs[i].lost > overrun + dropped ? cs[i].lost : overrun + dropped;
+
+		if (cs[i].bad_pages)
+			vt_warn("%s: cpu%u: %llu malformed ring-buffer pages (the first at byte %llu "
+				"of its data), kept as they are", r->dir, i,
+				(unsigned long long)cs[i].bad_pages,
+				(unsigned long long)cs[i].first_bad);
+		res->events += cs[i].events;
+		res->lost += lost;
+		res->lost_pages += cs[i].lost_unknown;
+		res->bytes += cs[i].bytes;
+		if (i < HOST_RECORD_REPORT_CPUS)
+			res->lost_cpu[i] = lost;
+		snprintf(key, sizeof(key), "events.cpu%u", i);
+		vt_meta_set_u64(m, key, cs[i].events);
+		snprintf(key, sizeof(key), "lost.cpu%u", i);
+		vt_meta_set_u64(m, key, lost);
+		snprintf(key, sizeof(key), "lost_pages.cpu%u", i);
+		vt_meta_set_u64(m, key, cs[i].lost_unknown);
+		snprintf(key, sizeof(key), "overrun.cpu%u", i);
+		vt_meta_set_u64(m, key, overrun);
+		snprintf(key, sizeof(key), "dropped.cpu%u", i);
+		vt_meta_set_u64(m, key, dropped);
+	}
+	vt_meta_set_u64(m, "events.total", res->events);
+	vt_meta_set_u64(m, "lost.total", res->lost);
+	vt_meta_set_u64(m, "lost_pages.total", res->lost_pages);
+	vt_meta_set_u64(m, "record.data_bytes", res->bytes);
+	if (r->nr_task) {
+		char buf[REC_META_VAL_ROOM + 16];
+		size_t len = 0;
+
+		buf[0] = 0;
+		for (int i = 0; i < r->nr_task && len < REC_META_VAL_ROOM; i++)
+			len += snprintf(buf + len, sizeof(buf) - len, "%s%d", i ? "," : "",
+					(int)r->task[i].tid);
+		if (len >= REC_META_VAL_ROOM)
+			snprintf(buf + REC_META_VAL_ROOM, sizeof(buf) - REC_META_VAL_ROOM, ",...");
+		vt_meta_set(m, "record.pids", "%s", buf);
+	}
+	if (r->kvm && host_kvm_to_meta(r->kvm, m))
+		return -1;
+	return vt_meta_write_dir(m, r->dir);
+}
+
+/* tsc.hz / tsc.hz_source: decided once, by lib/tsc.c (after tracing, so
+ * its calibration sleep costs nothing to the recording). */
+int rec_meta_tsc(struct host_record *r)
+{
+	struct vt_tsc_freq f;
+
+	if (vt_tsc_freq(&f) || !f.hz) {
+		vt_warn("TSC frequency unknown (%s): tsc.hz not in %s/%s", vt_err_msg(), r->dir,
+			VT_META_FILE);
+		return 0;
+	}
+	return vt_tsc_meta_set(r->meta, &f);
+}

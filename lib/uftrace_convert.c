@@ -1,0 +1,264 @@
+/*
+ * uftrace_convert.c - copying a clock=tsc uftrace data directory to a
+ * clock=ns one (lib/uftrace.h vt_uft_convert_ns), for `vmtrace convert`
+ * and `vmtrace run`: task.txt and every record's time converted as
+ * `vmtrace merge` converts them, the other trace files copied.  Reads its
+ * input through lib/uftrace_read.c and lib/uftrace_stream.c.  Allocates
+ * and blocks; any thread.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "err.h"
+#include "meta.h"
+#include "tsc.h"
+#include "uftrace_int.h"
+
+#define MIN_TSC_HZ		1000	/* below: surely not a TSC frequency */
+
+/* Copy the file @src to @dst (created or truncated): 0, or -1 with a
+ * message. */
+static int copy_file(const char *src, const char *dst)
+{
+	char buf[COPY_BUF_BYTES];
+	int in, out, ret = 0;
+	ssize_t n;
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return vt_err_errno("%s: cannot open", src);
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, FILE_MODE);
+	if (out < 0) {
+		close(in);
+		return vt_err_errno("%s: cannot create", dst);
+	}
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = vt_err_errno("%s: read error", src);
+			break;
+		}
+		if (uft_write_all(out, buf, n, dst)) {
+			ret = -1;
+			break;
+		}
+	}
+	close(in);
+	if (close(out) && !ret)
+		ret = vt_err_errno("%s: write failed", dst);
+	return ret;
+}
+
+/* Rewrite task.txt with every "timestamp=S.N" converted. */
+static int convert_task_txt(const char *src, const char *dst, uint64_t hz)
+{
+	struct uft_sbuf sb = { 0 };
+	struct uft_lines l;
+	char *buf, *line;
+	int bad;
+
+	buf = uft_lines_read(&l, src, TASK_MAX_BYTES);
+	if (!buf)
+		return -1;
+	while ((line = uft_next_line(&l, &bad))) {
+		uint64_t ts;
+		char *rest;
+
+		if (bad || strlen(line) < 5 || uft_parse_ts(line + 5, &ts, &rest)) {
+			if (!line[0] && !bad)
+				continue;
+			free(buf);
+			free(sb.buf);
+			return vt_err_set("%s:%d: malformed line", src, l.lineno);
+		}
+		ts = vt_tsc_to_ns(ts, hz);	/* a few lines: no need for vt_tsc_ns */
+		uft_sb_printf(&sb, "%.5stimestamp=%" PRIu64 ".%09" PRIu64 "%s\n", line,
+			  ts / VT_NS_PER_SEC, ts % VT_NS_PER_SEC, rest);
+	}
+	free(buf);
+	return uft_sb_write(&sb, dst);
+}
+
+/* Convert one .dat file; 1 if the input ended early (truncated/corrupt). */
+static int convert_dat(struct vt_uft_reader *r, int idx, const char *dst, uint64_t hz,
+		       char *warn, size_t warn_len)
+{
+	struct vt_uft_stream *s = vt_uft_stream_open(r, idx);
+	struct vt_uft_record rec;
+	uint8_t out[COPY_BUF_BYTES];
+	size_t used = 0;
+	int fd, ret, partial = 0;
+	struct vt_tsc_ns conv = { 0 };
+
+	if (!s)
+		return -1;
+	vt_tsc_ns_init(&conv, hz);	/* hz != 0: checked by the caller */
+	fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, FILE_MODE);
+	if (fd < 0) {
+		vt_uft_stream_close(s);
+		return vt_err_errno("%s: cannot create", dst);
+	}
+	while ((ret = vt_uft_stream_next(s, &rec)) == 1) {
+		const void *pl;
+		size_t plen, total = sizeof(rec);
+
+		rec.time = vt_tsc_ns(&conv, rec.time);
+		pl = vt_uft_stream_payload(s, &plen);
+		if (pl)
+			total += (2 + plen + 7) & ~(size_t)7;
+		if (sizeof(out) - used < total) {
+			if (uft_write_all(fd, out, used, dst))
+				goto fail;
+			used = 0;
+		}
+		memcpy(out + used, &rec, sizeof(rec));
+		if (pl) {
+			uint16_t l16 = plen;
+
+			memset(out + used + sizeof(rec), 0, total - sizeof(rec));
+			memcpy(out + used + sizeof(rec), &l16, 2);
+			memcpy(out + used + sizeof(rec) + 2, pl, plen);
+		}
+		used += total;
+	}
+	if (ret < 0) {
+		snprintf(warn, warn_len, "%s", vt_err_msg());
+		partial = 1;
+	} else if (vt_uft_stream_truncated(s)) {
+		snprintf(warn, warn_len, "%s: truncated last record at offset %" PRIu64 " dropped",
+			 vt_uft_stream_path(s), vt_uft_stream_offset(s));
+		partial = 1;
+	}
+	if (uft_write_all(fd, out, used, dst))
+		goto fail;
+	vt_uft_stream_close(s);
+	if (close(fd))
+		return vt_err_errno("%s: write failed", dst);
+	return partial;
+fail:
+	vt_uft_stream_close(s);
+	close(fd);
+	return -1;
+}
+
+int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int force)
+{
+	char src[PATH_MAX], dst[PATH_MAX], rin[PATH_MAX], rout[PATH_MAX];
+	char warn[1024] = "";
+	struct vt_uft_reader *r = NULL;
+	struct vt_meta *m;
+	struct dirent *de;
+	const char *clock;
+	int ret = -1, partial = 0, given = tsc_hz != 0;
+	DIR *d = NULL;
+
+	rin[0] = 0;
+	m = vt_meta_read_dir(in);
+	if (!m) {
+		char msg[1024];
+
+		snprintf(msg, sizeof(msg), "%s", vt_err_msg());
+		return vt_err_set("%s: no usable vmtrace.meta, cannot tell the clock (%s)", in, msg);
+	}
+	clock = vt_meta_get(m, "clock");
+	if (!clock || strcmp(clock, "tsc")) {
+		vt_err_set("%s: clock is '%s', not 'tsc': nothing to convert", in,
+			   clock ? clock : "(unset)");
+		goto out;
+	}
+	if (!tsc_hz && vt_meta_get_u64(m, "tsc.hz", &tsc_hz)) {
+		double hz;
+
+		if (vt_meta_get_double(m, "tsc.hz", &hz) || hz < 1) {
+			vt_err_set("%s/%s: no valid tsc.hz (give the frequency explicitly)", in,
+				   VT_META_FILE);
+			goto out;
+		}
+		tsc_hz = (uint64_t)(hz + 0.5);
+	}
+	if (tsc_hz < MIN_TSC_HZ) {
+		vt_err_set("TSC frequency %" PRIu64 " Hz is implausible", tsc_hz);
+		goto out;
+	}
+	r = vt_uft_open(in);
+	if (!r)
+		goto out;
+	/* before creating (and, with force, emptying) @out */
+	if (realpath(in, rin) && realpath(out, rout) && !strcmp(rin, rout)) {
+		vt_err_set("%s: input and output are the same directory", out);
+		goto out;
+	}
+	if (vt_uft_dir_create(out, force))
+		goto out;
+	d = opendir(in);
+	if (!d) {
+		vt_err_errno("%s: cannot read directory", in);
+		goto out;
+	}
+	while ((de = readdir(d))) {
+		const char *n = de->d_name;
+		char *end;
+		struct stat st;
+
+		if (uft_path_join(src, sizeof(src), in, n) || uft_path_join(dst, sizeof(dst), out, n))
+			goto out;
+		if (lstat(src, &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (!strcmp(n, VT_META_FILE))
+			continue;
+		if (!strcmp(n, "task.txt")) {
+			if (convert_task_txt(src, dst, tsc_hz))
+				goto out;
+			continue;
+		}
+		if (uft_parse_int(n, &end) > 0 && !strcmp(end, ".dat"))
+			continue;	/* below, through the reader */
+		if (!uft_is_trace_file(n))
+			continue;
+		if (copy_file(src, dst))
+			goto out;
+	}
+	for (int i = 0; i < vt_uft_nr_tasks(r); i++) {
+		char w[1024];
+		int c;
+
+		w[0] = 0;
+		if (vt_uft_dat_path(src, sizeof(src), in, vt_uft_task_tid(r, i)) ||
+		    vt_uft_dat_path(dst, sizeof(dst), out, vt_uft_task_tid(r, i)))
+			goto out;
+		if (access(src, F_OK))
+			continue;
+		c = convert_dat(r, i, dst, tsc_hz, w, sizeof(w));
+		if (c < 0)
+			goto out;
+		if (c) {
+			partial = 1;
+			if (!warn[0])
+				snprintf(warn, sizeof(warn), "%s", w);
+		}
+	}
+	if (vt_meta_set(m, "clock", "ns") || vt_meta_set_u64(m, "tsc.hz", tsc_hz) ||
+	    (given && vt_meta_set(m, "tsc.hz_source", "option")) ||
+	    vt_meta_set(m, "convert.from", "%s", rin[0] ? rin : in) ||
+	    vt_meta_write_dir(m, out))
+		goto out;
+	ret = 0;
+	if (partial) {
+		vt_err_set("%s", warn);
+		ret = VT_UFT_PARTIAL;
+	}
+out:
+	if (d)
+		closedir(d);
+	vt_uft_close(r);
+	vt_meta_free(m);
+	return ret;
+}

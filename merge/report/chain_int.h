@@ -1,0 +1,122 @@
+/*
+ * chain_int.h - what the files of the I/O chain analyser share
+ * (merge/report/chain*.c only; its contract is report.h): the analyser's
+ * state (struct report) and its containers.
+ *
+ * The analyser's files, one concern each:
+ *   chain.c         the chain model and the stream: report_new/free and
+ *                   report_feed (per event, in time order)
+ *   chain_finish.c  after the stream: the host and irq links, the
+ *                   statistics (report_finish)
+ *   chain_query.c   the read side the text/HTML/SQLite outputs use
+ *   chain_hmap.c    the containers: growable vectors, the u64 map
+ */
+#ifndef REPORT_CHAIN_INT_H
+#define REPORT_CHAIN_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "report.h"
+
+#define NONE		(-1)
+
+/* u64 -> u32 open-addressing map (key 0 is reserved: keys are stored +1) */
+struct hmap {
+	uint64_t *k;
+	uint32_t *v;
+	size_t cap, n;
+};
+
+struct frame {
+	uint64_t ts;
+	uint64_t sys_at_begin;
+	uint32_t name;
+	int32_t sys_head;
+	uint8_t is_exit;
+};
+
+struct tstate {
+	int32_t open_sys;	/* guest: syscall record, NONE */
+	uint64_t host_enter;	/* host: open syscall entry, 0 none */
+	uint32_t host_name;
+	uint8_t host_io;
+	uint8_t kind;		/* 0 unknown, 1 host QEMU thread, 3 other */
+	uint64_t sys_total_ns;	/* time in syscalls (attributed to this track) */
+	struct frame *fr;
+	uint32_t nfr, capfr;
+};
+
+struct kick { uint64_t ts; int32_t vcpu; };
+struct hostio { uint64_t enter, exit; int32_t tid; uint32_t name; };
+struct girq { uint64_t ts; uint32_t machine; int32_t cpu; };
+struct fnacc { uint64_t calls, incl, wait; };
+
+#define VEC(T) struct { T *a; size_t n, cap; }
+
+struct report {
+	uint8_t *cls;		/* by name id */
+	uint32_t *sysname;	/* by name id: interned syscall name */
+	uint8_t *sysio;		/* by name id: an I/O syscall */
+	uint32_t ncap;
+	struct tstate *ts;
+	uint32_t nts;
+	VEC(struct report_req) reqs;
+	VEC(struct report_sys) sys;
+	VEC(struct kick) kicks;
+	VEC(uint64_t) injects;
+	VEC(struct hostio) hostio;
+	VEC(struct girq) irqs;
+	VEC(struct report_exit) exits;
+	VEC(struct report_fn) fnlist;
+	struct fnacc *fns;	/* by name id */
+	uint32_t fncap;
+	struct hmap pending;	/* (machine, dev, sector) -> first pending request */
+	struct hmap pytid;	/* guest tid -> track with function slices */
+	struct hmap exitmap;	/* (vcpu, name) -> exits index */
+	uint32_t k_dev, k_sector, k_nr_sector, k_rwbs, k_name, k_id, k_port;
+	uint64_t events;
+	uint64_t *samples[REPORT_NR_STAGES];
+	size_t nsamples[REPORT_NR_STAGES];
+	struct report_pct pct[REPORT_NR_STAGES];
+	uint32_t *slow;
+	int have_exit_slices;
+	int oom;
+};
+
+/* Double the vector *@a of *@cap elements of @elem bytes.  0, or -1 with
+ * the message set. */
+int vec_grow_slow(void **a, size_t *cap, size_t elem);
+/* Make room for element @n of that vector (inline: the common case is a
+ * push with room left). */
+static inline int vec_grow(void **a, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	return vec_grow_slow(a, cap, elem);
+}
+/* A new last element of vector @v of report @r, or NULL (r->oom set). */
+#define VEC_PUSH(r, v) (vec_grow((void **)&(v).a, &(v).cap, (v).n, sizeof(*(v).a)) ? \
+			((r)->oom = 1, (typeof((v).a))NULL) : &(v).a[(v).n++])
+
+/* The value slot of @key in @h (created, holding UINT32_MAX, with
+ * @create); NULL when absent (or out of memory). */
+uint32_t *hmap_slot(struct hmap *h, uint64_t key, int create);
+/* Free @h's storage. */
+void hmap_free(struct hmap *h);
+
+/* A 64-bit hash finaliser (murmur3's): the map's and request keys'. */
+static inline uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* 1 if request @q has link @link. */
+static inline int has(const struct report_req *q, int link)
+{
+	return !!(q->mask & (1u << link));
+}
+
+#endif

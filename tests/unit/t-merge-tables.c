@@ -1,0 +1,164 @@
+/*
+ * t-merge-tables.c - merge's name and track tables (merge/tables.c) and
+ * the small tables its sinks share (merge/sink.c): interning gives one id
+ * per distinct string (0 for ""), ids and strings round-trip through the
+ * table's growth; a track is found again by (machine, pid, tid, lane),
+ * a second lane makes its thread's first one, renames reach the right
+ * tracks; merge_name_in, merge_table_grow and merge_idset behave as
+ * merge.h says.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "merge/merge.h"
+
+#define NR_MANY		100000	/* past the first hash table and storage chunk */
+
+static void test_strings(void)
+{
+	char buf[32];
+	uint32_t a, b, c, *ids;
+	int bad = 0;
+
+	CHECK(merge_str_intern0("") == MERGE_NO_STR);
+	CHECK(merge_str_intern("abc", 0) == MERGE_NO_STR);
+	CHECK_STR(merge_str(MERGE_NO_STR), "");
+	a = merge_str_intern0("kvm_exit");
+	b = merge_str_intern0("kvm_entry");
+	c = merge_str_intern0("kvm_exit");
+	CHECK(a != MERGE_NO_STR && b != MERGE_NO_STR);
+	CHECK(a == c && a != b);
+	CHECK_STR(merge_str(a), "kvm_exit");
+	CHECK(merge_str_len(a) == 8);
+	/* a length that cuts the string: its prefix, stored NUL-terminated */
+	c = merge_str_intern("kvm_entry_more", 9);
+	CHECK(c == b);
+	c = merge_str_intern("kvm_exit_x", 7);
+	CHECK(c != a && c != b);
+	CHECK_STR(merge_str(c), "kvm_exi");
+	CHECK(merge_str_len(c) == 7);
+	/* bytes after a NUL count: "a\0b" is not "a" */
+	CHECK(merge_str_intern("a\0b", 3) != merge_str_intern0("a"));
+	/* out of range: empty, not a crash */
+	CHECK_STR(merge_str(UINT32_MAX), "");
+	CHECK(merge_str_len(UINT32_MAX) == 0);
+
+	ids = malloc(NR_MANY * sizeof(*ids));
+	CHECK(ids != NULL);
+	if (!ids)
+		return;
+	for (int i = 0; i < NR_MANY; i++) {
+		snprintf(buf, sizeof(buf), "name-%d", i);
+		ids[i] = merge_str_intern0(buf);
+	}
+	for (int i = 0; i < NR_MANY; i++) {
+		snprintf(buf, sizeof(buf), "name-%d", i);
+		if (strcmp(merge_str(ids[i]), buf) || merge_str_intern0(buf) != ids[i] ||
+		    merge_str_len(ids[i]) != strlen(buf) || (i && ids[i] <= ids[i - 1]))
+			bad++;
+	}
+	CHECK(bad == 0);
+	CHECK(merge_str_count() > NR_MANY);
+	CHECK_STR(merge_str(a), "kvm_exit");	/* still there after growing */
+	CHECK(!merge_strtab_failed());
+	free(ids);
+	merge_strtab_free();
+	CHECK(merge_str_count() == 1);		/* just "" */
+	CHECK(merge_str_intern0("again") == 1);
+	merge_strtab_free();
+}
+
+static void test_tracks(void)
+{
+	uint32_t p = merge_str_intern0("qemu"), t1 = merge_str_intern0("vcpu0");
+	uint32_t h, h2, g, lane, again;
+
+	CHECK(merge_track_count() == 0);
+	h = merge_track_get(MERGE_MACHINE_HOST, 100, 101, p, t1);
+	CHECK(h == 0);
+	CHECK(merge_track_get(MERGE_MACHINE_HOST, 100, 101, 0, 0) == h);
+	CHECK(merge_track(h)->pname == p && merge_track(h)->name == t1);
+	CHECK(merge_track(h)->lane == 0 && merge_track(h)->main == h);
+	h2 = merge_track_get(MERGE_MACHINE_HOST, 100, 102, p, 0);
+	CHECK(h2 == 1);
+	/* the same pid/tid on a guest is another track */
+	g = merge_track_get(1, 100, 101, 0, 0);
+	CHECK(g == 2 && merge_track(g)->machine == 1);
+	/* lane 1 of a new thread makes its lane-0 track first */
+	lane = merge_track_get_lane(MERGE_MACHINE_HOST, 200, 201, 1, p, 0);
+	CHECK(merge_track_count() == 5);
+	CHECK(lane == 4 && merge_track(lane)->lane == 1);
+	CHECK(merge_track(lane)->main == 3 && merge_track(3)->lane == 0);
+	CHECK(merge_track(3)->tid == 201 && merge_track(3)->pid == 200);
+	again = merge_track_get_lane(MERGE_MACHINE_HOST, 200, 201, 1, 0, 0);
+	CHECK(again == lane);
+	/* by tid alone: the lane-0 track, whatever the pid, on that machine */
+	CHECK(merge_track_find_tid(MERGE_MACHINE_HOST, 201) == 3);
+	CHECK(merge_track_find_tid(MERGE_MACHINE_HOST, 101) == h);
+	CHECK(merge_track_find_tid(1, 101) == g);
+	CHECK(merge_track_find_tid(2, 101) == UINT32_MAX);
+	/* renames: 0 keeps the name; a process rename reaches all its tracks
+	 * on that machine only */
+	merge_track_set_name(h, 0);
+	CHECK(merge_track(h)->name == t1);
+	merge_track_set_name(h, merge_str_intern0("vcpu0 renamed"));
+	CHECK_STR(merge_str(merge_track(h)->name), "vcpu0 renamed");
+	merge_track_set_name(UINT32_MAX, t1);	/* out of range: ignored */
+	merge_track_set_pname(MERGE_MACHINE_HOST, 100, merge_str_intern0("qemu-system"));
+	CHECK_STR(merge_str(merge_track(h)->pname), "qemu-system");
+	CHECK_STR(merge_str(merge_track(h2)->pname), "qemu-system");
+	CHECK(merge_track(g)->pname == 0);
+	CHECK(merge_track(3)->pname == p);
+	/* many threads: the table grows, indexes stay */
+	for (int i = 0; i < 1000; i++)
+		CHECK(merge_track_get(MERGE_MACHINE_HOST, 300, 1000 + i, 0, 0) == (uint32_t)(5 + i));
+	CHECK(merge_track_get(MERGE_MACHINE_HOST, 300, 1000, 0, 0) == 5);
+	CHECK(merge_track(lane)->main == 3);
+	merge_tracks_free();
+	CHECK(merge_track_count() == 0);
+	merge_strtab_free();
+}
+
+static void test_sink_tables(void)
+{
+	static const char *const list[] = { "json", "chrome", NULL };
+	struct merge_idset set = { 0 };
+	uint32_t *tab = NULL, cap = 0;
+
+	CHECK(merge_name_in("json", list) == 1);
+	CHECK(merge_name_in("chrome", list) == 1);
+	CHECK(merge_name_in("jso", list) == 0);
+	CHECK(merge_name_in("json", NULL) == 0);
+
+	CHECK(merge_table_grow(&tab, &cap, 10, sizeof(*tab)) == 0);
+	CHECK(cap == MERGE_TABLE_MIN && tab != NULL);
+	tab[9] = 7;
+	CHECK(merge_table_grow(&tab, &cap, 5, sizeof(*tab)) == 0 && cap == MERGE_TABLE_MIN);
+	CHECK(merge_table_grow(&tab, &cap, MERGE_TABLE_MIN * 3, sizeof(*tab)) == 0);
+	CHECK(cap == MERGE_TABLE_MIN * 4);
+	CHECK(tab[9] == 7 && tab[MERGE_TABLE_MIN] == 0 && tab[cap - 1] == 0);
+	CHECK(merge_table_grow(&tab, &cap, UINT32_MAX, sizeof(*tab)) == -1);
+	CHECK(cap == MERGE_TABLE_MIN * 4);
+	free(tab);
+
+	CHECK(merge_idset_add(&set, 42) == 1);
+	CHECK(merge_idset_add(&set, 42) == 0);
+	for (uint64_t i = 0; i < 200; i++)
+		CHECK(merge_idset_add(&set, 1000 + i) == 1);
+	CHECK(merge_idset_add(&set, 1100) == 0);
+	CHECK(set.nr == 201);
+	merge_idset_free(&set);
+	CHECK(set.nr == 0 && set.ids == NULL);
+	CHECK(merge_idset_add(&set, 42) == 1);
+	merge_idset_free(&set);
+}
+
+int main(void)
+{
+	test_strings();
+	test_tracks();
+	test_sink_tables();
+	return check_done();
+}
