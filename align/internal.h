@@ -54,22 +54,38 @@ struct seg_ctx {
 	int only;				/* the vCPU's one segment */
 };
 
+struct align_gather;
+struct vt_td_event;
+struct vt_td_reader;
+
+/* An alignment source: its estimator and its part of the gathering layer
+ * (align/sources.c calls the hooks, NULL: none; align/gather.h).  Every
+ * hook returns 0, or -1 with the message set. */
 struct align_source_def {
 	enum align_source id;
 	const char *name;		/* in reports and JSON */
 	unsigned rank;			/* lower: chosen first */
 	/* 1 with @l when the source has something to say of the segment */
 	int (*estimate)(const struct seg_ctx *x, struct line *l);
+	/* the guest's trace.dat (header read; a trace-cmd guest file) */
+	int (*guest_trace)(struct align_gather *g, struct vt_td_reader *r, const char *path);
+	/* a guest directory (markers.dat, ...) */
+	int (*guest_dir)(struct align_gather *g, const char *dir);
+	/* the host's vmtrace.meta (g->m, never NULL here) */
+	int (*host_meta)(struct align_gather *g);
+	/* the host's trace.dat: before its events, each event of a kind in
+	 * @host_events (ALIGN_EV_BIT()s), after them (always, once begun:
+	 * @ok 0 after a failure, to free its state) */
+	int (*host_begin)(struct align_gather *g);
+	unsigned host_events;
+	int (*host_event)(struct align_gather *g, const struct vt_td_event *ev, int kind);
+	int (*host_end)(struct align_gather *g, int ok);
+	/* notes once everything of the host is read */
+	void (*host_notes)(struct align_samples *s);
 };
 
 extern const struct align_source_def align_src_markers, align_src_debugfs,
 	align_src_tracepoint, align_src_tsync, align_src_user;
-
-struct vt_td_tsync;
-/* The samples of a trace-cmd TIME_SHIFT option as the model takes them:
- * their count, a malloc'ed array in *@out (0 and NULL if none or out of
- * memory).  align/src_tsync.c. */
-size_t align_tsync_from_file(const struct vt_td_tsync *t, struct align_tsync_sample **out);
 
 /* A line from KVM's definition: guest = ((h * ratio) >> frac) + offset
  * (ratio 0: no scaling), through host TSC @ref_h. */

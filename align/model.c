@@ -12,6 +12,7 @@
 #include <string.h>
 #include "align/align.h"
 #include "align/internal.h"
+#include "align/gather.h"
 #include "err.h"
 
 #define SLOPE_BOX		0.25	/* free-slope fit: |slope - known| <= this */
@@ -350,19 +351,20 @@ static int view_add(struct align_model *m, const struct align_source_view *v)
  * samples in struct align_input (gathered by align/sources.c or its own
  * file), its file and a row here.
  */
-static const struct align_source_def *const seg_sources[] = {
+const struct align_source_def *const align_sources[] = {
 	&align_src_markers,
 	&align_src_debugfs,
 	&align_src_tracepoint,
 	&align_src_tsync,
 	&align_src_user,
 };
+const size_t align_nr_sources = VT_ARRAY_SIZE(align_sources);
 
 const char *align_source_name(enum align_source s)
 {
-	for (size_t i = 0; i < VT_ARRAY_SIZE(seg_sources); i++)
-		if (seg_sources[i]->id == s)
-			return seg_sources[i]->name;
+	for (size_t i = 0; i < align_nr_sources; i++)
+		if (align_sources[i]->id == s)
+			return align_sources[i]->name;
 	return "none";
 }
 
@@ -501,8 +503,8 @@ static int build_segment(struct align_model *m, const struct align_input *in, in
 					   e.ok ? &e.l : NULL, is_last && n_segs_v == 1 };
 		unsigned best = UINT_MAX;
 
-		for (size_t i = 0; i < VT_ARRAY_SIZE(seg_sources); i++) {
-			const struct align_source_def *ss = seg_sources[i];
+		for (size_t i = 0; i < align_nr_sources; i++) {
+			const struct align_source_def *ss = align_sources[i];
 			struct cand *cd = &c[ss->id];
 
 			cd->src = ss->id;
@@ -534,8 +536,8 @@ static int build_segment(struct align_model *m, const struct align_input *in, in
 
 	/* cross-check every source against the chosen one at ref_h */
 	tol_ns = (bound_ns > 0 ? bound_ns : 0) + ticks_to_ns(m, ROUND_TICKS);
-	for (size_t i = 0; i < VT_ARRAY_SIZE(seg_sources); i++) {
-		int s = (int)seg_sources[i]->id;
+	for (size_t i = 0; i < align_nr_sources; i++) {
+		int s = (int)align_sources[i]->id;
 		struct align_source_view vw = { 0 };
 		char d1[32], d2[32];
 

@@ -1,15 +1,16 @@
-# align/: the clock model guest TSC <-> host TSC <-> ns (pure), its
-# gathering layer, `vmtrace align` and the guest's `vmtrace marker`.
+# align/: the clock model guest TSC <-> host TSC <-> ns (model.c, match.c,
+# clock.c: pure), the alignment sources one file each (src_*.c: estimator
+# and loader, registered in model.c), the gathering layer that reads the
+# files (sources.c), the inside check (inside.c), `vmtrace align` and the
+# guest's `vmtrace marker`.
 ALIGN_MODEL_SRCS := align/model.c align/match.c align/clock.c
-# the alignment sources, one file each (registered in align/model.c)
 ALIGN_MODEL_SRCS += align/src_markers.c align/src_debugfs.c align/src_tracepoint.c \
-	align/src_tsync.c align/src_user.c
-VMTRACE_SRCS += $(ALIGN_MODEL_SRCS) align/sources.c align/inside.c align/cmd_align.c \
-	align/cmd_marker.c
+	align/src_tsync.c align/src_user.c align/sources.c align/inside.c
+VMTRACE_SRCS += $(ALIGN_MODEL_SRCS) align/cmd_align.c align/cmd_marker.c
 VMTRACE_LIBS += $(TRACECMD_LIBS)
 
-# tests/unit/t-align and t-clockmap link the pure model objects (no I/O, no
-# libtracecmd use)
+# tests/unit/t-align and t-clockmap link align's objects (the model's
+# queries and clock maps; the sources' loaders come along, unused)
 ALIGN_MODEL_OBJS := $(ALIGN_MODEL_SRCS:%.c=$(OUT)/obj/%.o)
 $(OUT)/tests/t-align $(OUT)/tests/t-clockmap: $(ALIGN_MODEL_OBJS)
 $(OUT)/tests/t-align $(OUT)/tests/t-clockmap: LDFLAGS_ALL += $(ALIGN_MODEL_OBJS)

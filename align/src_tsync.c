@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "align/internal.h"
+#include "align/gather.h"
 #include "err.h"
 #include "tracedat.h"
 
@@ -92,14 +92,9 @@ static int est_tsync(const struct seg_ctx *x, struct line *l)
 	return 1;
 }
 
-const struct align_source_def align_src_tsync = {
-	.id = ALIGN_SRC_TSYNC,
-	.name = "tsync",
-	.rank = 4,
-	.estimate = est_tsync,
-};
-
-size_t align_tsync_from_file(const struct vt_td_tsync *t, struct align_tsync_sample **out)
+/* The samples of a TIME_SHIFT option as the model takes them: their count,
+ * a malloc'ed array in *@out (0 and NULL if none or out of memory). */
+static size_t tsync_samples(const struct vt_td_tsync *t, struct align_tsync_sample **out)
 {
 	size_t n = 0, k = 0;
 
@@ -120,3 +115,30 @@ size_t align_tsync_from_file(const struct vt_td_tsync *t, struct align_tsync_sam
 		}
 	return k;
 }
+
+/* The guest's trace.dat: its TIME_SHIFT option's samples, if any. */
+static int tsync_guest_trace(struct align_gather *g, struct vt_td_reader *r, const char *path)
+{
+	const struct vt_td_tsync *t = vt_td_read_tsync(r);
+	struct align_samples *s = g->s;
+
+	if (!t) {
+		align_gather_note(s, "guest: %s: %d CPUs, clock %s, no time-sync data", path,
+				  vt_td_read_nr_cpus(r),
+				  *vt_td_read_clock(r) ? vt_td_read_clock(r) : "unknown");
+		return 0;
+	}
+	s->in.n_tsync = tsync_samples(t, &s->tsync);
+	align_gather_note(s, "guest: %s: trace-cmd time sync (TIME_SHIFT): %zu samples over %u "
+			  "vCPUs, flags 0x%x%s", path, s->in.n_tsync, t->nr_cpus, t->flags,
+			  t->flags & VT_TD_TSYNC_INTERPOLATE ? " (interpolated)" : "");
+	return 0;
+}
+
+const struct align_source_def align_src_tsync = {
+	.id = ALIGN_SRC_TSYNC,
+	.name = "tsync",
+	.rank = 4,
+	.estimate = est_tsync,
+	.guest_trace = tsync_guest_trace,
+};
