@@ -1,6 +1,6 @@
 /*
  * cmd_convert.c - `vmtrace convert IN OUT`: copy a clock=tsc uftrace data
- * directory to a clock=ns one (lib/uftrace.c vt_uft_convert_ns), so that
+ * directory to a clock=ns one (lib/uftrace_convert.c vt_uft_convert_ns), so that
  * `uftrace replay` shows real durations.  Command main thread.
  */
 #include <getopt.h>

@@ -1,5 +1,5 @@
 /*
- * fuzz-uftrace.c - libFuzzer target for lib/uftrace.c's reader (uftrace
+ * fuzz-uftrace.c - libFuzzer target for the uftrace reader (lib/uftrace_read.c) (uftrace
  * data directories, from `vmtrace run` or the Python tracer in a guest,
  * are untrusted).  The input is a whole data directory packed as
  *   "#VTFUZZ# <name>\n" <content> { "\n#VTFUZZ# <name>\n" <content> }

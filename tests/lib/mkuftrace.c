@@ -1,6 +1,6 @@
 /*
  * mkuftrace.c - test helper: writes a uftrace data directory with a known
- * two-thread call tree through lib/uftrace.c, for the consumer tests that
+ * two-thread call tree through lib/uftrace_write.c, for the consumer tests that
  * read it back with the real uftrace.  Single-threaded tool.
  *
  *   mkuftrace synth DIR [HZ]  fake image /opt/vmtrace-demo/demo, synthetic

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t-uftrace-consumer: uftrace data written by lib/uftrace.c (through the
+# t-uftrace-consumer: uftrace data written by lib/uftrace_write.c (through the
 # mkuftrace helper: a known 2-thread call tree, ns clock) is read by the real
 # uftrace 0.13: info, replay, graph, report, dump, dump --chrome (balanced
 # B/E per thread, checked with python3).  Every symbol path: a synthetic

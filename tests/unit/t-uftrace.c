@@ -1,5 +1,5 @@
 /*
- * t-uftrace.c - unit test of lib/uftrace.c: write a data directory, read
+ * t-uftrace.c - unit test of the uftrace module (lib/uftrace_*.c): write a data directory, read
  * it back (tasks, records, symbols, info), convert TSC -> ns, and feed the
  * reader hostile inputs (truncated/corrupt info, .dat, task.txt, .sym).
  */
