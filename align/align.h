@@ -99,6 +99,8 @@ struct align_tsync_sample {
 	int64_t offset;
 	uint64_t scaling;		/* 0 or 1: none */
 	uint32_t frac;
+	uint32_t interpolate;		/* trace-cmd interpolates the offset
+					 * between samples (its ptp protocol) */
 };
 
 /* A vCPU ran guest code within [tsc_entry, tsc_exit] of host TSC: one
@@ -131,6 +133,9 @@ struct align_input {
 	int64_t user_offset_tsc;
 	/* Allow a fitted slope != the known ratio (drift, unknown scaling). */
 	int fit_slope;
+	/* Chosen where it has a line, whatever its rank (ALIGN_SRC_NONE: by
+	 * rank); a user offset still overrides. */
+	enum align_source prefer;
 };
 
 /* ---- the model ---- */
@@ -192,6 +197,8 @@ double align_model_bound_ns(const struct align_model *m);
 const char *align_model_summary(const struct align_model *m);
 uint64_t align_model_host_hz(const struct align_model *m);
 const char *align_source_name(enum align_source s);
+/* The source named @name ("markers", "tsync", ...), ALIGN_SRC_NONE if none. */
+enum align_source align_source_by_name(const char *name);
 
 /* Format a duration of @ns nanoseconds for people into @buf (@sz bytes):
  * "812 ns", "3.14 us", "2.500 s", ..., @prec decimals for us, ms and h

@@ -25,6 +25,7 @@ struct opts {
 	int json;
 	int pairs;
 	int fit_slope;
+	enum align_source prefer;	/* --source: chosen where present */
 	const char *host_dir;
 	const char *guest_dir;
 };
@@ -44,13 +45,18 @@ static void usage(FILE *fp)
 		"  --marker-fd FD     host fd of the chardev markers (TCG; default: found)\n"
 		"  --fit-slope        fit the slope from markers even when the ratio is known\n"
 		"  --offset N         use guest = host + N (ticks) and only cross-check the rest\n"
+		"  --source NAME      choose NAME's line where it has one (markers, debugfs,\n"
+		"                     tracepoint, tsync): e.g. trace-cmd's own map (tsync)\n"
+		"                     through the inside check; the others are cross-checked\n"
+		"  HOSTDIR and GUESTDIR may also be trace.dat files: a trace-cmd host-guest\n"
+		"  recording is HOST/trace.dat GUEST/trace-NAME.dat (docs/align.md)\n"
 		"exit: 0 model found, 1 no usable source or unreadable input, 2 usage,\n"
 		"      3 model found but guest markers or trace.dat were corrupt/truncated\n", VT_MARKER_PORT);
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { O_JSON = 256, O_PAIRS, O_HZ, O_GHZ, O_PORT, O_FD, O_FIT, O_OFF, O_HELP };
+	enum { O_JSON = 256, O_PAIRS, O_HZ, O_GHZ, O_PORT, O_FD, O_FIT, O_OFF, O_SRC, O_HELP };
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "pairs", no_argument, NULL, O_PAIRS },
@@ -60,6 +66,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "marker-fd", required_argument, NULL, O_FD },
 		{ "fit-slope", no_argument, NULL, O_FIT },
 		{ "offset", required_argument, NULL, O_OFF },
+		{ "source", required_argument, NULL, O_SRC },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -105,6 +112,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return vt_err_set("bad offset '%s'", optarg);
 			o->load.offset_tsc = off;
 			o->load.has_offset = 1;
+			break;
+		case O_SRC:
+			o->prefer = align_source_by_name(optarg);
+			if (o->prefer == ALIGN_SRC_NONE || o->prefer == ALIGN_SRC_USER)
+				return vt_err_set("--source '%s': one of markers, debugfs, tracepoint, "
+						  "tsync", optarg);
 			break;
 		case O_HELP:
 		case 'h':
@@ -429,6 +442,7 @@ int cmd_align(int argc, char **argv)
 		return VT_EXIT_FAIL;
 	}
 	s.in.fit_slope = o.fit_slope;
+	s.in.prefer = o.prefer;
 	m = align_model_build(&s.in);
 	if (!m) {
 		vt_err_print("align");

@@ -44,6 +44,8 @@ struct align_gather {
 	struct vt_td_reader *r;		/* the trace.dat being read */
 	const char *path;		/* its path */
 	const char *clock;		/* its trace clock */
+	int host_ns;			/* ... counts ns (a trace-cmd pair's ptp
+					 * clock): no TSC marker relates to it */
 	struct tidmap *tm;		/* host threads known */
 	size_t ntm;
 	size_t nvcpu_thr;		/* the first ones: the recording's vCPU threads */

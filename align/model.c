@@ -360,6 +360,14 @@ const struct align_source_def *const align_sources[] = {
 };
 const size_t align_nr_sources = VT_ARRAY_SIZE(align_sources);
 
+enum align_source align_source_by_name(const char *name)
+{
+	for (size_t i = 0; i < align_nr_sources; i++)
+		if (!strcmp(align_sources[i]->name, name))
+			return align_sources[i]->id;
+	return ALIGN_SRC_NONE;
+}
+
 const char *align_source_name(enum align_source s)
 {
 	for (size_t i = 0; i < align_nr_sources; i++)
@@ -387,7 +395,7 @@ static int build_segment(struct align_model *m, const struct align_input *in, in
 	unsigned char *keep = NULL;
 	uint64_t span_lo, span_hi, ref_h;
 	enum align_source chosen = ALIGN_SRC_NONE;
-	double a0 = 1.0, bound_ns = -1.0, tol_ns;
+	double a0 = 1.0, bound_ns = -1.0, mk_bound_ns, tol_ns;
 	uint64_t ratio = 0;
 	uint32_t frac = 0;
 	char vname[32];
@@ -509,12 +517,18 @@ static int build_segment(struct align_model *m, const struct align_input *in, in
 
 			cd->src = ss->id;
 			cd->present = ss->estimate(&x, &cd->l);
-			if (cd->present && ss->rank < best) {
-				best = ss->rank;
+			/* rank, or the one asked for (below a user offset) */
+			unsigned rank = ss->id == in->prefer ? 1 : ss->rank + 1;
+
+			if (ss->id == ALIGN_SRC_USER)
+				rank = 0;
+			if (cd->present && rank < best) {
+				best = rank;
 				chosen = ss->id;
 			}
 		}
 	}
+	mk_bound_ns = bound_ns;		/* the markers' own, for the cross-check */
 	if (chosen != ALIGN_SRC_MARKERS)
 		bound_ns = -1.0;
 
@@ -535,7 +549,9 @@ static int build_segment(struct align_model *m, const struct align_input *in, in
 	}
 
 	/* cross-check every source against the chosen one at ref_h */
-	tol_ns = (bound_ns > 0 ? bound_ns : 0) + ticks_to_ns(m, ROUND_TICKS);
+	/* within the proven bound: the chosen map's, or the markers' when
+	 * another source was asked for */
+	tol_ns = (mk_bound_ns > 0 ? mk_bound_ns : 0) + ticks_to_ns(m, ROUND_TICKS);
 	for (size_t i = 0; i < align_nr_sources; i++) {
 		int s = (int)align_sources[i]->id;
 		struct align_source_view vw = { 0 };

@@ -348,10 +348,24 @@ static int load_tracedat(struct align_gather *g)
 	}
 	g->clock = vt_td_read_clock(g->r);
 	if (vt_td_clock_is_ns(g->clock)) {
-		vt_err_set("%s: recorded with trace clock '%s' (ns): guest TSC values cannot be "
-			   "related to it; record with the x86-tsc clock (vmtrace record, or "
-			   "trace-cmd record -C x86-tsc)", g->path, g->clock);
-		goto out;
+		/* a trace-cmd pair in a ns clock (its ptp protocol): host ticks
+		 * are ns, trace-cmd's TIME_SHIFT maps the guest's ns to them;
+		 * a TSC marker cannot be related to either */
+		if (!s->in.n_tsync) {
+			vt_err_set("%s: recorded with trace clock '%s' (ns): guest TSC values cannot "
+				   "be related to it; record with the x86-tsc clock (vmtrace record, "
+				   "or trace-cmd record -C x86-tsc)", g->path, g->clock);
+			goto out;
+		}
+		g->host_ns = 1;
+		s->in.host_hz = VT_NS_PER_SEC;
+		snprintf(s->host_hz_from, sizeof(s->host_hz_from), "trace clock '%.16s': ns",
+			 g->clock);
+		if (s->in.n_guest_markers)
+			align_gather_note(s, "guest: %zu markers not used: their TSC readings cannot be "
+					  "related to the '%s' (ns) clocks of this pair",
+					  s->in.n_guest_markers, g->clock);
+		s->in.n_guest_markers = 0;
 	}
 	for (; begun < align_nr_sources; begun++)
 		if (align_sources[begun]->host_begin && align_sources[begun]->host_begin(g) < 0)

@@ -272,9 +272,12 @@ static int hc_inband_markers(struct align_samples *s, struct hc_inband *ib, cons
 /* Before the host's events: the addresses the guest's markers name. */
 static int markers_begin(struct align_gather *g)
 {
-	struct markers_state *st = calloc(1, sizeof(*st));
+	struct markers_state *st;
 	int64_t mfd;
 
+	if (g->host_ns)
+		return 0;	/* a ns clock: no marker relates to it */
+	st = calloc(1, sizeof(*st));
 	if (!st)
 		return vt_err_set("out of memory");
 	g->state[ALIGN_SRC_MARKERS] = st;
@@ -310,6 +313,8 @@ static int markers_event(struct align_gather *g, const struct vt_td_event *ev, i
 	struct markers_state *st = g->state[ALIGN_SRC_MARKERS];
 	uint64_t a, b, c, d;
 
+	if (!st)
+		return 0;
 	switch (kind) {
 	case ALIGN_EV_PIO:
 		if (vt_td_field_u64(ev, "rw", &a) || vt_td_field_u64(ev, "port", &b) ||

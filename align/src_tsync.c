@@ -36,39 +36,40 @@ static int cmp_ld(const void *a, const void *b)
 
 /*
  * The segment's line from the samples of its vCPU whose host time falls in
- * it (all of the vCPU's when it has one segment and none falls in it): the
- * median of their guest - host at ref_h, the slope of the first one's
- * scaling (1 without scaling: the kvm protocol on a host without TSC
- * scaling, the ptp protocol).
+ * it (all of the vCPU's when it has one segment and none falls in it), as
+ * trace-cmd applies them: an offset it interpolates between samples (its
+ * ptp protocol, VT_TD_TSYNC_INTERPOLATE) is the least-squares line through
+ * the samples' guest - host; a constant one (its kvm protocol) their
+ * median; through the first sample's scaling (1 without TSC scaling).
  */
 static int est_tsync(const struct seg_ctx *x, struct line *l)
 {
 	const struct align_input *in = x->in;
-	long double *d;
 	const struct align_tsync_sample *first = NULL;
+	long double *d, *h, a, sh = 0, sd = 0, shh = 0, shd = 0, k = 0, at;
 	size_t n = 0;
 
 	if (!in->n_tsync)
 		return 0;
-	d = malloc(in->n_tsync * sizeof(*d));
+	d = malloc(2 * in->n_tsync * sizeof(*d));
 	if (!d)
 		return 0;
+	h = d + in->n_tsync;
 	for (int pass = 0; pass < 2 && !n; pass++) {
 		if (pass && !x->only)
 			break;
 		for (size_t i = 0; i < in->n_tsync; i++) {
 			const struct align_tsync_sample *s = &in->tsync[i];
-			long double h = tsync_host(s, s->tsc_guest);
+			long double hs = tsync_host(s, s->tsc_guest);
 
 			if (s->vcpu != x->vcpu && x->vcpu != ALIGN_VCPU_ANY)
 				continue;
-			if (!pass && (h < (long double)x->start ||
-				      (x->end != ALIGN_TSC_END && h >= (long double)x->end)))
+			if (!pass && (hs < (long double)x->start ||
+				      (x->end != ALIGN_TSC_END && hs >= (long double)x->end)))
 				continue;
-			/* guest - host at ref_h, through this sample */
-			long double a = tsync_host(s, 1ULL << 32) - tsync_host(s, 0);
-
-			a /= (long double)(1ULL << 32);
+			a = (tsync_host(s, 1ULL << 32) - tsync_host(s, 0)) / (long double)(1ULL << 32);
+			/* guest - host at the sample, and at ref_h, through it */
+			h[n] = hs - (long double)x->ref_h;
 			d[n++] = ((long double)x->ref_h - (long double)s->offset) / a -
 				 (long double)x->ref_h;
 			if (!first)
@@ -79,16 +80,26 @@ static int est_tsync(const struct seg_ctx *x, struct line *l)
 		free(d);
 		return 0;
 	}
-	qsort(d, n, sizeof(*d), cmp_ld);
-	long double med = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
-	long double a = (tsync_host(first, 1ULL << 32) - tsync_host(first, 0)) /
-			(long double)(1ULL << 32);
-
+	a = (tsync_host(first, 1ULL << 32) - tsync_host(first, 0)) / (long double)(1ULL << 32);
+	for (size_t i = 0; i < n; i++) {
+		sh += h[i];
+		sd += d[i];
+		shh += h[i] * h[i];
+		shd += h[i] * d[i];
+	}
+	if (first->interpolate && n >= 2 && n * shh - sh * sh > 0) {
+		/* d(host) = at + k (host - ref_h): the offset trace-cmd moves */
+		k = (n * shd - sh * sd) / (n * shh - sh * sh);
+		at = (sd - k * sh) / n;
+	} else {
+		qsort(d, n, sizeof(*d), cmp_ld);
+		at = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+	}
 	free(d);
 	l->ref_h = x->ref_h;
-	l->ref_g = x->ref_h + (uint64_t)(int64_t)llroundl(med);
+	l->ref_g = x->ref_h + (uint64_t)(int64_t)llroundl(at);
 	l->b = 0.0;
-	l->slope = (double)(1.0L / a);
+	l->slope = (double)(1.0L / a + k);
 	return 1;
 }
 
@@ -110,8 +121,9 @@ static size_t tsync_samples(const struct vt_td_tsync *t, struct align_tsync_samp
 		for (uint32_t i = 0; i < t->count[c]; i++) {
 			const struct vt_td_tsync_sample *s = &t->samples[c][i];
 
-			(*out)[k++] = (struct align_tsync_sample){ (int32_t)c, s->time, s->offset,
-								   s->scaling, s->frac };
+			(*out)[k++] = (struct align_tsync_sample){
+				(int32_t)c, s->time, s->offset, s->scaling, s->frac,
+				!!(t->flags & VT_TD_TSYNC_INTERPOLATE) };
 		}
 	return k;
 }

@@ -314,7 +314,15 @@ int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *fi
 
 	const char *clock = vt_td_read_clock(t->r);
 
-	if (vt_td_clock_is_ns(clock)) {
+	if (vt_td_clock_is_ns(clock) && src->machine != MERGE_MACHINE_HOST && src->clock.model &&
+	    align_model_host_hz(src->clock.model) == VT_NS_PER_SEC) {
+		/* a trace-cmd pair in a ns clock: its model maps the guest's ns
+		 * to the host's (align/src_tsync.c) */
+		const struct align_model *m = src->clock.model;
+
+		align_clock_init(&src->clock, ALIGN_CLOCK_GUEST, VT_NS_PER_SEC);
+		align_clock_set_model(&src->clock, m);
+	} else if (vt_td_clock_is_ns(clock)) {
 		if (src->machine != MERGE_MACHINE_HOST || !src->single)
 			vt_warn("%s: recorded with the '%s' trace clock (ns), not x86-tsc: "
 				"its events are placed by their ns stamps, unaligned", file, clock);

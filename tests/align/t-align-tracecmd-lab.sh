@@ -13,7 +13,10 @@
 #   finds every guest event inside a host [kvm_entry, kvm_exit] of its vCPU;
 # - held out, every other marker lies inside the bound vmtrace proves from
 #   the others; trace-cmd's own map is measured against every bracket;
-# - `vmtrace merge` and `vmtrace report` take the pair;
+# - `vmtrace merge` and `vmtrace report` take the pair; trace-cmd's own map
+#   (`--source tsync`) goes through the inside check too;
+# - the ptp round on the local (ns) clock: aligned by trace-cmd's
+#   TIME_SHIFT alone, its error measured by the inside check;
 # - vmtrace's own recorder, run beside trace-cmd (`vmtrace record -p QEMU`),
 #   reads the same offset from debugfs as trace-cmd's kvm protocol;
 # - the kvm pair rewritten with zlib (tests/lib/td-zlib.py, as trace-cmd
@@ -26,10 +29,10 @@ set -u
 [ "$(id -u)" = 0 ] || skip "not root: the KVM lab and trace-cmd record need root"
 command -v trace-cmd >/dev/null || fail "trace-cmd not installed (make deps)"
 OUT=$VT_TMP/out
-ROUNDS="kvm ptp-tsc kvm-zstd"
+ROUNDS="kvm ptp-tsc kvm-zstd"	# x86-tsc: the markers relate
 mkdir -p "$OUT"
 # the lab sees only its output directory under /tmp: run from there
-(cd "$OUT" && VT_TCPAIR_RUNS=$ROUNDS "$VT_SRC/tests/align/tracecmd-pair.sh" "$OUT") >pair.log 2>&1
+(cd "$OUT" && VT_TCPAIR_RUNS="$ROUNDS ptp" "$VT_SRC/tests/align/tracecmd-pair.sh" "$OUT") >pair.log 2>&1
 rc=$?
 tail -5 pair.log
 [ $rc = 0 ] || { tail -30 pair.log; fail "tracecmd-pair.sh exit $rc"; }
@@ -39,7 +42,7 @@ mhz=$(grep -o 'calibration: [0-9.]* MHz' "$OUT/host.txt" | grep -o '[0-9.]*' | h
 [ -n "$mhz" ] || fail "no TSC calibration in $OUT/host.txt"
 HZ=$(awk -v m="$mhz" 'BEGIN { printf "%.0f", m * 1e6 }')
 bad=0
-echo "round | pairs | vmtrace bound | vmtrace held-out worst outside | trace-cmd (tsync) vs markers | tsync outside brackets | inside check"
+echo "round | pairs | vmtrace bound | vmtrace held-out worst outside | trace-cmd (tsync) vs markers | tsync outside brackets | inside check, vmtrace's map | inside check, trace-cmd's map"
 for r in $ROUNDS; do
 	d=$OUT/$r
 	mkdir -p "g-$r" "h-$r"
@@ -51,6 +54,9 @@ for r in $ROUNDS; do
 		{ cat "full-$r.err"; fail "$r: vmtrace align"; }
 	"$VT_BIN" align "$d/trace.dat" "h-$r" --tsc-hz "$HZ" --json --pairs >"half-$r.json" 2>/dev/null ||
 		fail "$r: vmtrace align (half)"
+	# trace-cmd's own map (its TIME_SHIFT as it applies it) through the inside check
+	"$VT_BIN" align "$d/trace.dat" "g-$r" --tsc-hz "$HZ" --source tsync --json >"tsync-$r.json" \
+		2>/dev/null || fail "$r: vmtrace align --source tsync"
 	check_json "full-$r.json" "full-$r.json" \
 		'j["method"] == "markers" and j["markers"]["pairs"] == 100' \
 		'any(s["source"] == "tsync" for s in j["sources"])' \
@@ -62,7 +68,7 @@ for r in $ROUNDS; do
 	esac
 	held_out "full-$r.json" "half-$r.json" >"held-$r.txt" || { cat "held-$r.txt"; bad=1; }
 	# trace-cmd's map (the tsync line) against every marker's bracket
-	"$PY" - "full-$r.json" "held-$r.txt" "$r" <<'EOF' || bad=1
+	"$PY" - "full-$r.json" "held-$r.txt" "$r" "tsync-$r.json" <<'EOF' || bad=1
 import json, re, sys
 j = json.load(open(sys.argv[1])); hz = j["host_hz"]
 ts = [s for s in j["sources"] if s["source"] == "tsync"][0]
@@ -75,11 +81,13 @@ for p in j["pairs"]:
 held = open(sys.argv[2]).read()
 m = re.search(r"worst excursion ([0-9.]+) ns", held)
 ins = j["inside"]
-print("%s | %d | %.1f us | %s | %+.1f us | %.1f us | %d/%d, shift [%.1f, %.1f] us" % (
+tin = json.load(open(sys.argv[4]))["inside"]
+print("%s | %d | %.1f us | %s | %+.1f us | %.1f us | %d/%d, shift [%.1f, %.1f] us | %d/%d, worst outside %.1f us" % (
     sys.argv[3], j["markers"]["pairs"], j["bound_ns"] / 1e3,
     ("%.1f us" % (float(m.group(1)) / 1e3)) if m else "?",
     (ts["offset_tsc"] - mk["offset_tsc"]) * 1e6 / hz, worst / 1e3,
-    ins["inside"], ins["events"], ins["shift_lo_ns"] / 1e3, ins["shift_hi_ns"] / 1e3))
+    ins["inside"], ins["events"], ins["shift_lo_ns"] / 1e3, ins["shift_hi_ns"] / 1e3,
+    tin["inside"], tin["events"], tin["worst_outside_ns"] / 1e3))
 EOF
 	# vmtrace's own recorder ran beside trace-cmd (kvm rounds): its debugfs
 	# reading is the offset trace-cmd's kvm protocol read, to the tick
@@ -104,6 +112,26 @@ EOF
 	"$VT_BIN" report "$d/trace.dat" "g-$r" --tsc-hz "$HZ" >"r-$r.txt" 2>&1 &&
 		grep -q "exit: hypercall" "r-$r.txt" || { echo "FAIL $r: report"; tail -5 "r-$r.txt"; bad=1; }
 done
+# the ptp round on trace-cmd's default clock (local, ns): no TSC marker
+# relates to it, trace-cmd's TIME_SHIFT is the only map, and the inside
+# check the only measure of its error
+mkdir -p g-ptp
+cp "$OUT/ptp/trace-guest.dat" g-ptp/trace.dat
+"$VT_BIN" align "$OUT/ptp/trace.dat" g-ptp --json >full-ptp.json 2>full-ptp.err ||
+	{ cat full-ptp.err; fail "ptp (local clock): vmtrace align"; }
+check_json full-ptp.json full-ptp.json 'j["method"] == "tsync"' \
+	'j["host_hz"] == 1000000000 and "ns" in j["host_hz_from"]' \
+	'j["inside"] is not None and j["inside"]["events"] > 100' || bad=1
+"$PY" - full-ptp.json <<'EOF'
+import json, sys
+i = json.load(open(sys.argv[1]))["inside"]
+print("ptp (local clock) | no markers (TSC) | - | - | - | - | - | %d/%d, worst outside %.1f us" % (
+    i["inside"], i["events"], i["worst_outside_ns"] / 1e3))
+EOF
+"$VT_BIN" merge "$OUT/ptp/trace.dat" "$OUT/ptp/trace-guest.dat" -o m-ptp.json -q 2>m-ptp.err ||
+	{ cat m-ptp.err; bad=1; }
+grep -q "unaligned" m-ptp.err && { echo "FAIL ptp: merge placed the guest unaligned"; bad=1; }
+
 # the kvm pair written with zlib as trace-cmd does (tests/lib/td-zlib.py on
 # trace-cmd convert's plain v7: Debian's trace-cmd writes zstd only): the
 # same alignment, inside check and merge as the uncompressed pair

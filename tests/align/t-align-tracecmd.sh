@@ -51,6 +51,13 @@ grep -q "INSIDE CHECK FAILS: 199 of 199 guest events" b.err && ok "wrong tsync: 
 check_json c.json truth.json 'j["method"] == "user" and j["inside"]["inside"] < j["inside"]["events"]' \
 	'any("tsync says" in w for w in j["warnings"])' || bad=1
 
+# --source: the source asked for is chosen where it has a line
+"$VT_BIN" align host.dat guest.dat --source tsync --json >s.json 2>/dev/null &&
+	check_json s.json truth.json 'j["method"] == "tsync"' || bad=1
+"$VT_BIN" align host.dat guest.dat --source bogus >s.out 2>&1; rc=$?
+[ $rc = 2 ] && grep -q "one of markers, debugfs, tracepoint, tsync" s.out &&
+	ok "--source bogus: named, exit 2" || no "--source bogus: exit $rc: $(cat s.out)"
+
 # the guest file compressed (v7, zstd): the same answer
 if trace-cmd convert -i guest.dat -o guest7.dat --file-version 7 --compression zstd >conv.log 2>&1; then
 	"$VT_BIN" align host.dat guest7.dat --json >d.json 2>d.err || no "align v7: $(cat d.err)"
