@@ -383,229 +383,283 @@ struct cand {
 	int present;
 };
 
-static int build_segment(struct align_model *m, const struct align_input *in, int32_t v,
-			 uint64_t start, uint64_t end, const struct align_offset_event *ev,
-			 int n_segs_v, int is_last)
-{
-	struct cand c[ALIGN_SRC_COUNT];
-	const struct align_debugfs_snap *snap = NULL;
-	struct align_segment *sg = &m->seg[m->nseg];
-	struct mest e = { 0 };
-	struct mset ms = { 0 };
-	unsigned char *keep = NULL;
-	uint64_t span_lo, span_hi, ref_h;
-	enum align_source chosen = ALIGN_SRC_NONE;
-	double a0 = 1.0, bound_ns = -1.0, mk_bound_ns, tol_ns;
-	uint64_t ratio = 0;
-	uint32_t frac = 0;
+/* One segment being built: what its phases share. */
+struct seg_build {
+	struct align_model *m;
+	const struct align_input *in;
+	int32_t v;
+	uint64_t start, end;
+	const struct align_offset_event *ev;	/* the write that starts it */
 	char vname[32];
+	const struct align_debugfs_snap *snap;	/* its latest debugfs reading */
+	double a0;				/* the known slope (debugfs ratio) */
+	uint64_t ratio;
+	uint32_t frac;
+	struct mset ms;				/* its markers */
+	struct mest e;				/* their estimate */
+	uint64_t span_lo, span_hi;		/* what the model must cover */
+	double bound_ns;			/* the markers' proven bound, < 0: none */
+	uint64_t ref_h;
+	struct cand c[ALIGN_SRC_COUNT];
+	enum align_source chosen;
+};
 
-	memset(c, 0, sizeof(c));
-	if (v == ALIGN_VCPU_ANY)
-		snprintf(vname, sizeof(vname), "all vCPUs");
-	else
-		snprintf(vname, sizeof(vname), "vCPU %d", v);
+/* debugfs: the latest snapshot inside the segment (an undated one belongs
+ * to the last segment), and the scaling ratio it reads. */
+static void seg_debugfs(struct seg_build *b, int is_last)
+{
+	const struct align_input *in = b->in;
 
-	/* debugfs: the latest snapshot inside the segment; an undated one
-	 * belongs to the last segment */
 	for (size_t i = 0; i < in->n_snaps; i++) {
 		const struct align_debugfs_snap *s = &in->snaps[i];
 
-		if (s->vcpu != v && !(v == ALIGN_VCPU_ANY))
+		if (s->vcpu != b->v && !(b->v == ALIGN_VCPU_ANY))
 			continue;
-		if (s->tsc_host ? (s->tsc_host >= start && s->tsc_host < end) : is_last) {
-			if (snap && (snap->offset_tsc != s->offset_tsc || snap->ratio != s->ratio))
-				warn(m, "%s: debugfs tsc-offset changed from %lld to %lld with no "
-				     "kvm_write_tsc_offset event: using the later one",
-				     vname, (long long)snap->offset_tsc, (long long)s->offset_tsc);
-			if (!snap || s->tsc_host >= snap->tsc_host)
-				snap = s;
+		if (s->tsc_host ? (s->tsc_host >= b->start && s->tsc_host < b->end) : is_last) {
+			if (b->snap && (b->snap->offset_tsc != s->offset_tsc ||
+					b->snap->ratio != s->ratio))
+				warn(b->m, "%s: debugfs tsc-offset changed from %lld to %lld with no "
+				     "kvm_write_tsc_offset event: using the later one", b->vname,
+				     (long long)b->snap->offset_tsc, (long long)s->offset_tsc);
+			if (!b->snap || s->tsc_host >= b->snap->tsc_host)
+				b->snap = s;
 		}
 	}
-	if (snap && snap->ratio && snap->frac_bits && snap->frac_bits < 64) {
-		a0 = (double)snap->ratio / (double)(1ull << snap->frac_bits);
-		if (a0 < RATIO_MIN || a0 > RATIO_MAX) {
-			warn(m, "%s: debugfs tsc-scaling-ratio %llu with %u fraction bits is %g: "
-			     "implausible, ignored", vname, (unsigned long long)snap->ratio,
-			     snap->frac_bits, a0);
-			a0 = 1.0;
+	b->a0 = 1.0;
+	if (b->snap && b->snap->ratio && b->snap->frac_bits && b->snap->frac_bits < 64) {
+		b->a0 = (double)b->snap->ratio / (double)(1ull << b->snap->frac_bits);
+		if (b->a0 < RATIO_MIN || b->a0 > RATIO_MAX) {
+			warn(b->m, "%s: debugfs tsc-scaling-ratio %llu with %u fraction bits is %g: "
+			     "implausible, ignored", b->vname, (unsigned long long)b->snap->ratio,
+			     b->snap->frac_bits, b->a0);
+			b->a0 = 1.0;
 		} else {
-			ratio = snap->ratio;
-			frac = snap->frac_bits;
+			b->ratio = b->snap->ratio;
+			b->frac = b->snap->frac_bits;
 		}
 	}
+}
 
-	/* markers of this vCPU (or of no known vCPU) inside the segment */
-	ms.p = calloc(m->npair + 1, sizeof(*ms.p));
-	if (!ms.p)
+/* The markers of this vCPU (or of no known vCPU) inside the segment, and
+ * the span the model must cover: the segment clipped to the trace (or,
+ * when the trace span is unknown, to the markers).  -1: out of memory. */
+static int seg_markers(struct seg_build *b)
+{
+	const struct align_input *in = b->in;
+	struct mset *ms = &b->ms;
+
+	ms->p = calloc(b->m->npair + 1, sizeof(*ms->p));
+	if (!ms->p)
 		return -1;
-	for (size_t i = 0; i < m->npair; i++) {
-		const struct align_marker_pair *p = &m->pair[i];
+	for (size_t i = 0; i < b->m->npair; i++) {
+		const struct align_marker_pair *p = &b->m->pair[i];
 
-		if ((p->vcpu == v || p->vcpu == ALIGN_VCPU_ANY || v == ALIGN_VCPU_ANY) &&
-		    p->tsc_host >= start && p->tsc_host < end)
-			ms.p[ms.n++] = p;
+		if ((p->vcpu == b->v || p->vcpu == ALIGN_VCPU_ANY || b->v == ALIGN_VCPU_ANY) &&
+		    p->tsc_host >= b->start && p->tsc_host < b->end)
+			ms->p[ms->n++] = p;
 	}
-	ms.a0 = a0;
-	if (ms.n) {
-		ms.ref_h = ms.p[0]->tsc_host;
-		ms.ref_g = ms.p[0]->tsc_guest_before;
+	ms->a0 = b->a0;
+	if (ms->n) {
+		ms->ref_h = ms->p[0]->tsc_host;
+		ms->ref_g = ms->p[0]->tsc_guest_before;
 	}
-
-	/* the span the model must cover: the segment clipped to the trace (or,
-	 * when the trace span is unknown, to the markers) */
-	span_lo = start;
-	span_hi = end == ALIGN_TSC_END ? start : end - 1;
+	b->span_lo = b->start;
+	b->span_hi = b->end == ALIGN_TSC_END ? b->start : b->end - 1;
 	if (in->span_tsc_host_end > in->span_tsc_host_start) {
-		if (in->span_tsc_host_start > span_lo)
-			span_lo = in->span_tsc_host_start;
-		if (end == ALIGN_TSC_END || in->span_tsc_host_end < span_hi)
-			span_hi = in->span_tsc_host_end;
-	} else if (ms.n) {
-		span_lo = ms.p[0]->tsc_host;
-		span_hi = ms.p[ms.n - 1]->tsc_host;
+		if (in->span_tsc_host_start > b->span_lo)
+			b->span_lo = in->span_tsc_host_start;
+		if (b->end == ALIGN_TSC_END || in->span_tsc_host_end < b->span_hi)
+			b->span_hi = in->span_tsc_host_end;
+	} else if (ms->n) {
+		b->span_lo = ms->p[0]->tsc_host;
+		b->span_hi = ms->p[ms->n - 1]->tsc_host;
 	}
-	if (span_hi < span_lo)
-		span_hi = span_lo;
-	if (ms.n) {
-		if (ms.p[0]->tsc_host < span_lo)
-			span_lo = ms.p[0]->tsc_host;
-		if (ms.p[ms.n - 1]->tsc_host > span_hi)
-			span_hi = ms.p[ms.n - 1]->tsc_host;
+	if (b->span_hi < b->span_lo)
+		b->span_hi = b->span_lo;
+	if (ms->n) {
+		if (ms->p[0]->tsc_host < b->span_lo)
+			b->span_lo = ms->p[0]->tsc_host;
+		if (ms->p[ms->n - 1]->tsc_host > b->span_hi)
+			b->span_hi = ms->p[ms->n - 1]->tsc_host;
 	}
+	return 0;
+}
 
-	if (ms.n) {
-		size_t k = 0;
+/* The markers' estimate and its proven bound.  -1: out of memory. */
+static int seg_estimate(struct seg_build *b)
+{
+	struct mset *ms = &b->ms;
+	struct mest *e = &b->e;
+	unsigned char *keep;
+	size_t k = 0;
 
-		keep = calloc(ms.n, 1);
-		if (!keep) {
-			free(ms.p);
-			return -1;
+	b->bound_ns = -1.0;
+	if (!ms->n)
+		return 0;
+	keep = calloc(ms->n, 1);
+	if (!keep)
+		return -1;
+	if (b->in->fit_slope && ms->n >= 2 && est_free(ms, b->span_lo, b->span_hi, e) == 0) {
+		/* asked for a fitted slope */
+	} else if (est_fixed(ms, NULL, e) == 0) {
+		/* all markers agree with the known slope */
+	} else if ((k = consistent_set(ms, keep)) >= 2 && k * OUTLIER_DEN >= ms->n * OUTLIER_NUM) {
+		/* nearly all agree with the known slope: the rest are outliers */
+		mark_outliers(b->m, ms, keep, k, b->vname, e);
+	} else if (est_free(ms, b->span_lo, b->span_hi, e) == 0) {
+		warn(b->m, "%s: markers do not fit slope %.9f (the known TSC ratio) but fit "
+		     "slope %.9f (%+.1f ppm): guest and host TSC rates differ; using "
+		     "the fitted slope", b->vname, b->a0, e->l.slope, (e->l.slope / b->a0 - 1) * 1e6);
+	} else if (k >= 2 && 2 * k > ms->n) {
+		mark_outliers(b->m, ms, keep, k, b->vname, e);
+	} else {
+		e->ok = 0;
+		warn(b->m, "%s: INFEASIBLE: the %zu markers admit no common clock map (largest "
+		     "consistent set %zu): markers NOT used", b->vname, ms->n, k);
+	}
+	free(keep);
+	if (e->ok)
+		b->bound_ns = ticks_to_ns(b->m, (e->bound_ticks + ROUND_TICKS / 4) / e->l.slope);
+	return 0;
+}
+
+/* Every source's line for the segment, and the one chosen: by rank, or the
+ * one asked for (below a user offset). */
+static void seg_choose(struct seg_build *b, int only)
+{
+	const struct seg_ctx x = { b->in, b->v, b->start, b->end, b->ref_h, b->ev, b->snap,
+				   b->ratio, b->frac, b->e.ok ? &b->e.l : NULL, only };
+	unsigned best = UINT_MAX;
+
+	b->chosen = ALIGN_SRC_NONE;
+	for (size_t i = 0; i < align_nr_sources; i++) {
+		const struct align_source_def *ss = align_sources[i];
+		struct cand *cd = &b->c[ss->id];
+		unsigned rank = ss->id == b->in->prefer ? 1 : ss->rank + 1;
+
+		if (ss->id == ALIGN_SRC_USER)
+			rank = 0;
+		cd->src = ss->id;
+		cd->present = ss->estimate(&x, &cd->l);
+		if (cd->present && rank < best) {
+			best = rank;
+			b->chosen = ss->id;
 		}
-		if (in->fit_slope && ms.n >= 2 && est_free(&ms, span_lo, span_hi, &e) == 0) {
-			/* asked for a fitted slope */
-		} else if (est_fixed(&ms, NULL, &e) == 0) {
-			/* all markers agree with the known slope */
-		} else if ((k = consistent_set(&ms, keep)) >= 2 &&
-			   k * OUTLIER_DEN >= ms.n * OUTLIER_NUM) {
-			/* nearly all agree with the known slope: the rest are outliers */
-			mark_outliers(m, &ms, keep, k, vname, &e);
-		} else if (est_free(&ms, span_lo, span_hi, &e) == 0) {
-			warn(m, "%s: markers do not fit slope %.9f (the known TSC ratio) but fit "
-			     "slope %.9f (%+.1f ppm): guest and host TSC rates differ; using "
-			     "the fitted slope", vname, a0, e.l.slope, (e.l.slope / a0 - 1) * 1e6);
-		} else if (k >= 2 && 2 * k > ms.n) {
-			mark_outliers(m, &ms, keep, k, vname, &e);
-		} else {
-			e.ok = 0;
-			warn(m, "%s: INFEASIBLE: the %zu markers admit no common clock map (largest "
-			     "consistent set %zu): markers NOT used", vname, ms.n, k);
-		}
-		free(keep);
 	}
-	if (e.ok)
-		bound_ns = ticks_to_ns(m, (e.bound_ticks + ROUND_TICKS / 4) / e.l.slope);
-	ref_h = ms.n ? ms.ref_h : (ev ? ev->tsc_host : span_lo);
-	{
-		const struct seg_ctx x = { in, v, start, end, ref_h, ev, snap, ratio, frac,
-					   e.ok ? &e.l : NULL, is_last && n_segs_v == 1 };
-		unsigned best = UINT_MAX;
+}
 
-		for (size_t i = 0; i < align_nr_sources; i++) {
-			const struct align_source_def *ss = align_sources[i];
-			struct cand *cd = &c[ss->id];
-
-			cd->src = ss->id;
-			cd->present = ss->estimate(&x, &cd->l);
-			/* rank, or the one asked for (below a user offset) */
-			unsigned rank = ss->id == in->prefer ? 1 : ss->rank + 1;
-
-			if (ss->id == ALIGN_SRC_USER)
-				rank = 0;
-			if (cd->present && rank < best) {
-				best = rank;
-				chosen = ss->id;
-			}
-		}
-	}
-	mk_bound_ns = bound_ns;		/* the markers' own, for the cross-check */
-	if (chosen != ALIGN_SRC_MARKERS)
-		bound_ns = -1.0;
-
-	memset(sg, 0, sizeof(*sg));
-	sg->vcpu = v;
-	sg->tsc_host_start = start;
-	sg->tsc_host_end = end;
-	sg->source = chosen;
-	sg->bound_ns = bound_ns;
-	sg->n_markers = (uint32_t)(e.ok ? e.used : 0);
-	sg->n_outliers = (uint32_t)e.outliers;
-	if (chosen != ALIGN_SRC_NONE) {
-		const struct line *l = &c[chosen].l;
-
-		sg->ref_tsc_host = l->ref_h;
-		sg->ref_tsc_guest = line_guest(l, l->ref_h);
-		sg->slope = l->slope;
-	}
-
-	/* cross-check every source against the chosen one at ref_h */
+/* Each present source against the chosen one at ref_h: a view each, and a
+ * warning beyond the markers' proven bound.  -1: out of memory. */
+static int seg_crosscheck(struct seg_build *b)
+{
+	struct align_model *m = b->m;
+	const struct cand *ch = &b->c[b->chosen];
+	double seg_bound = b->chosen == ALIGN_SRC_MARKERS ? b->bound_ns : -1.0;
 	/* within the proven bound: the chosen map's, or the markers' when
 	 * another source was asked for */
-	tol_ns = (mk_bound_ns > 0 ? mk_bound_ns : 0) + ticks_to_ns(m, ROUND_TICKS);
+	double tol_ns = (b->bound_ns > 0 ? b->bound_ns : 0) + ticks_to_ns(m, ROUND_TICKS);
+
 	for (size_t i = 0; i < align_nr_sources; i++) {
 		int s = (int)align_sources[i]->id;
 		struct align_source_view vw = { 0 };
 		char d1[32], d2[32];
 
-		if (!c[s].present)
+		if (!b->c[s].present)
 			continue;
 		vw.source = (enum align_source)s;
-		vw.vcpu = v;
-		vw.tsc_host = ref_h;
-		vw.offset_tsc = (int64_t)(line_guest(&c[s].l, ref_h) - ref_h);
-		vw.slope = c[s].l.slope;
+		vw.vcpu = b->v;
+		vw.tsc_host = b->ref_h;
+		vw.offset_tsc = (int64_t)(line_guest(&b->c[s].l, b->ref_h) - b->ref_h);
+		vw.slope = b->c[s].l.slope;
 		vw.agrees = -1;
-		if (s != (int)chosen) {
-			double dt = (double)(int64_t)(line_guest(&c[s].l, ref_h) -
-						      line_guest(&c[chosen].l, ref_h));
+		if (s != (int)b->chosen) {
+			double dt = (double)(int64_t)(line_guest(&b->c[s].l, b->ref_h) -
+						      line_guest(&ch->l, b->ref_h));
 
-			vw.diff_ns = ticks_to_ns(m, dt / c[chosen].l.slope);
+			vw.diff_ns = ticks_to_ns(m, dt / ch->l.slope);
 			vw.agrees = fabs(vw.diff_ns) <= tol_ns;
 			if (!vw.agrees) {
 				fmt_dur(d1, sizeof(d1), vw.diff_ns);
-				if (bound_ns >= 0)
-					fmt_dur(d2, sizeof(d2), bound_ns);
+				if (seg_bound >= 0)
+					fmt_dur(d2, sizeof(d2), seg_bound);
 				else
 					snprintf(d2, sizeof(d2), "unproven");
 				warn(m, "SOURCES DISAGREE: %s, segment from host TSC %llu: %s "
 				     "says offset %lld, %s says %lld: off by %s (bound %s); "
-				     "using %s, %s ignored", vname, (unsigned long long)start,
+				     "using %s, %s ignored", b->vname, (unsigned long long)b->start,
 				     align_source_name(vw.source), (long long)vw.offset_tsc,
-				     align_source_name(chosen),
-				     (long long)(line_guest(&c[chosen].l, ref_h) - ref_h), d1, d2,
-				     align_source_name(chosen), align_source_name(vw.source));
+				     align_source_name(b->chosen),
+				     (long long)(line_guest(&ch->l, b->ref_h) - b->ref_h), d1, d2,
+				     align_source_name(b->chosen), align_source_name(vw.source));
 			}
 		}
-		if (view_add(m, &vw) < 0) {
-			free(ms.p);
+		if (view_add(m, &vw) < 0)
 			return -1;
-		}
 	}
-	if (chosen == ALIGN_SRC_NONE && (n_segs_v > 1 || ms.n))
+	return 0;
+}
+
+static int build_segment(struct align_model *m, const struct align_input *in, int32_t v,
+			 uint64_t start, uint64_t end, const struct align_offset_event *ev,
+			 int n_segs_v, int is_last)
+{
+	struct align_segment *sg = &m->seg[m->nseg];
+	struct seg_build *b = calloc(1, sizeof(*b));
+	int ret = -1;
+
+	if (!b)
+		return -1;
+	b->m = m;
+	b->in = in;
+	b->v = v;
+	b->start = start;
+	b->end = end;
+	b->ev = ev;
+	if (v == ALIGN_VCPU_ANY)
+		snprintf(b->vname, sizeof(b->vname), "all vCPUs");
+	else
+		snprintf(b->vname, sizeof(b->vname), "vCPU %d", v);
+	seg_debugfs(b, is_last);
+	if (seg_markers(b) < 0 || seg_estimate(b) < 0)
+		goto out;
+	b->ref_h = b->ms.n ? b->ms.ref_h : (ev ? ev->tsc_host : b->span_lo);
+	seg_choose(b, is_last && n_segs_v == 1);
+
+	memset(sg, 0, sizeof(*sg));
+	sg->vcpu = v;
+	sg->tsc_host_start = start;
+	sg->tsc_host_end = end;
+	sg->source = b->chosen;
+	sg->bound_ns = b->chosen == ALIGN_SRC_MARKERS ? b->bound_ns : -1.0;
+	sg->n_markers = (uint32_t)(b->e.ok ? b->e.used : 0);
+	sg->n_outliers = (uint32_t)b->e.outliers;
+	if (b->chosen != ALIGN_SRC_NONE) {
+		const struct line *l = &b->c[b->chosen].l;
+
+		sg->ref_tsc_host = l->ref_h;
+		sg->ref_tsc_guest = line_guest(l, l->ref_h);
+		sg->slope = l->slope;
+	}
+	if (seg_crosscheck(b) < 0)
+		goto out;
+	if (b->chosen == ALIGN_SRC_NONE && (n_segs_v > 1 || b->ms.n))
 		warn(m, "%s: no usable source for the segment from host TSC %llu",
-		     vname, (unsigned long long)start);
-	if (chosen != ALIGN_SRC_NONE && in->guest_hz && in->host_hz) {
+		     b->vname, (unsigned long long)start);
+	if (b->chosen != ALIGN_SRC_NONE && in->guest_hz && in->host_hz) {
 		double want = (double)in->host_hz * sg->slope;
 
 		if (fabs((double)in->guest_hz / want - 1) > HZ_MISMATCH)
 			warn(m, "%s: guest tsc.hz %llu differs from host tsc.hz x slope = %.0f "
 			     "by more than %.0f%%: the guest's frequency is not used for the "
-			     "map, check either measurement", vname,
+			     "map, check either measurement", b->vname,
 			     (unsigned long long)in->guest_hz, want, HZ_MISMATCH * 100);
 	}
-	free(ms.p);
 	m->nseg++;
-	return 0;
+	ret = 0;
+out:
+	free(b->ms.p);
+	free(b);
+	return ret;
 }
 
 /* guest TSC of segment @s at host time @h, clamped to [0, UINT64_MAX] */

@@ -212,7 +212,17 @@ static int rec_finish(const char *dir, const char *out, int force)
 /* `vmtrace record [options] -o DIR [-- COMMAND...]` (usage() lists them):
  * exit 0, or an exit code of lib/err.h; a traced command's failure is
  * reported in the metadata, not as the exit code. */
-int cmd_record(int argc, char **argv)
+/* The command line of `vmtrace record`. */
+struct rec_cli {
+	const char *events[REC_MAX_EVENTS];
+	pid_t pids[HOST_RECORD_MAX_PIDS];
+	struct host_record_opts o;
+	int use_python;
+	const char *python_file, *finish_dir;
+};
+
+/* Options into @c; -1 to go on, else the exit status (usage). */
+static int rec_parse(int argc, char **argv, struct rec_cli *c)
 {
 	static const struct option longopts[] = {
 		{ "guest", no_argument, NULL, 'g' },
@@ -222,73 +232,125 @@ int cmd_record(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *events[REC_MAX_EVENTS];
-	pid_t pids[HOST_RECORD_MAX_PIDS];
-	struct host_record_opts o = { .buffer_kb = HOST_RECORD_DEFAULT_BUFFER_KB };
-	struct host_record_result res;
-	struct host_record *r;
-	struct sigaction sa;
-	char cmdline[REC_CMDLINE_MAX], val[32];
-	pid_t child = -1;
-	int c, go_fd = -1, status = 0, child_done = 0, ret = VT_EXIT_OK;
-	int use_python = 0;
-	const char *python_file = NULL, *finish_dir = NULL;
+	struct host_record_opts *o = &c->o;
+	int ch;
 
-	o.events = events;
-	o.pids = pids;
-	while ((c = getopt_long(argc, argv, "+e:p:o:b:h", longopts, NULL)) != -1) {
+	o->buffer_kb = HOST_RECORD_DEFAULT_BUFFER_KB;
+	o->events = c->events;
+	o->pids = c->pids;
+	while ((ch = getopt_long(argc, argv, "+e:p:o:b:h", longopts, NULL)) != -1) {
 		uint64_t v;
 
-		switch (c) {
+		switch (ch) {
 		case 'e':
-			if (o.nr_events >= REC_MAX_EVENTS)
+			if (o->nr_events >= REC_MAX_EVENTS)
 				vt_die(VT_EXIT_USAGE, "record: too many -e (max %d)", REC_MAX_EVENTS);
-			events[o.nr_events++] = optarg;
+			c->events[o->nr_events++] = optarg;
 			break;
 		case 'p':
 			if (vt_parse_u64(optarg, 1, INT32_MAX, &v))
 				vt_die(VT_EXIT_USAGE, "record: -p %s: not a pid", optarg);
-			if (o.nr_pids >= HOST_RECORD_MAX_PIDS)
+			if (o->nr_pids >= HOST_RECORD_MAX_PIDS)
 				vt_die(VT_EXIT_USAGE, "record: too many -p (max %d)",
 				       HOST_RECORD_MAX_PIDS);
 			if (kill((pid_t)v, 0) && errno == ESRCH)
 				vt_die(VT_EXIT_USAGE, "record: -p %d: no such process", (int)v);
-			pids[o.nr_pids++] = (pid_t)v;
+			c->pids[o->nr_pids++] = (pid_t)v;
 			break;
 		case 'o':
-			o.out_dir = optarg;
+			o->out_dir = optarg;
 			break;
 		case 'b':
 			if (vt_parse_u64(optarg, 1, REC_MAX_BUFFER_KB, &v))
 				vt_die(VT_EXIT_USAGE, "record: -b %s: want a size in KB (1..%d)",
 				       optarg, REC_MAX_BUFFER_KB);
-			o.buffer_kb = (unsigned)v;
+			o->buffer_kb = (unsigned)v;
 			break;
 		case 'g':
-			o.guest = 1;
+			o->guest = 1;
 			break;
 		case 'f':
-			o.force = 1;
+			o->force = 1;
 			break;
 		case 'y':
-			use_python = 1;
-			python_file = optarg;
+			c->use_python = 1;
+			c->python_file = optarg;
 			break;
 		case 'F':
-			finish_dir = optarg;
+			c->finish_dir = optarg;
 			break;
 		default:
-			return vt_cli_usage(rec_usage, c == 'h');
+			return vt_cli_usage(rec_usage, ch == 'h');
 		}
 	}
-	if (finish_dir) {
-		if (optind < argc || o.nr_pids || o.nr_events || use_python || o.guest)
-			vt_die(VT_EXIT_USAGE, "record: --finish takes only -o and --force");
-		return rec_finish(finish_dir, o.out_dir, o.force);
+	return -1;
+}
+
+/* Poll @r until the command @child ends (*@status, 1 returned), a signal
+ * or the traced interpreter says stop (0), or the recorder fails (-1). */
+static int rec_wait(struct host_record *r, const struct rec_cli *c, pid_t child, int *status)
+{
+	for (;;) {
+		struct timespec ts = { 0, HOST_RECORD_POLL_MS * REC_NS_PER_MS };
+		int seen = rec_signals;
+
+		nanosleep(&ts, NULL);
+		if (host_record_poll(r))
+			return -1;
+		if (child > 0 && waitpid(child, status, WNOHANG) == child)
+			return 1;
+		if (rec_signals && child <= 0)
+			return 0;
+		if (c->use_python && child <= 0 && c->o.nr_pids && !rec_python_pids_alive(&c->o))
+			return 0;	/* the traced interpreter is gone */
+		if (rec_signals > 1)
+			return 0;	/* second signal: do not wait for the command */
+		if (rec_signals && !seen)
+			kill(child, rec_last_signal);
 	}
-	if (!o.out_dir)
-		o.out_dir = o.guest ? "vmtrace-guest" : "vmtrace-host";
-	o.kvm_facts = !o.guest;
+}
+
+/* What the recording holds, on stderr. */
+static void rec_summary(const struct host_record_result *res, const char *out_dir)
+{
+	fprintf(stderr, "vmtrace: record: %llu events, %llu bytes of pages on %u CPUs, "
+		"%llu lost%s -> %s/trace.dat\n",
+		(unsigned long long)res->events, (unsigned long long)res->bytes, res->nr_cpus,
+		(unsigned long long)res->lost, res->lost_pages ? " (gaps flagged in pages)" : "",
+		out_dir);
+	if (!res->lost && !res->lost_pages)
+		return;
+	fprintf(stderr, "vmtrace: record: WARNING: events were lost; per CPU counts in "
+		"%s/vmtrace.meta (lost.cpuN); try a larger -b\n", out_dir);
+	for (unsigned i = 0; i < res->nr_cpus && i < HOST_RECORD_REPORT_CPUS; i++)
+		if (res->lost_cpu[i])
+			fprintf(stderr, "vmtrace: record:   cpu%u: %llu lost\n", i,
+				(unsigned long long)res->lost_cpu[i]);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static struct rec_cli c;
+	struct host_record_opts *o = &c.o;
+	struct host_record_result res;
+	struct host_record *r;
+	struct sigaction sa;
+	char cmdline[REC_CMDLINE_MAX], val[32];
+	pid_t child = -1;
+	int go_fd = -1, status = 0, child_done = 0, ret = VT_EXIT_OK, w;
+
+	memset(&c, 0, sizeof(c));
+	if ((ret = rec_parse(argc, argv, &c)) >= 0)
+		return ret;
+	ret = VT_EXIT_OK;
+	if (c.finish_dir) {
+		if (optind < argc || o->nr_pids || o->nr_events || c.use_python || o->guest)
+			vt_die(VT_EXIT_USAGE, "record: --finish takes only -o and --force");
+		return rec_finish(c.finish_dir, o->out_dir, o->force);
+	}
+	if (!o->out_dir)
+		o->out_dir = o->guest ? "vmtrace-guest" : "vmtrace-host";
+	o->kvm_facts = !o->guest;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = rec_on_signal;
@@ -297,17 +359,17 @@ int cmd_record(int argc, char **argv)
 
 	if (optind < argc) {
 		rec_join_args(cmdline, sizeof(cmdline), argv + optind);
-		o.command = cmdline;
+		o->command = cmdline;
 		child = rec_spawn(argv + optind, &go_fd);
 		if (child < 0) {
 			vt_err_print("record");
 			return VT_EXIT_FAIL;
 		}
-		if (o.nr_pids >= HOST_RECORD_MAX_PIDS)
+		if (o->nr_pids >= HOST_RECORD_MAX_PIDS)
 			vt_die(VT_EXIT_USAGE, "record: too many pids");
-		pids[o.nr_pids++] = child;
+		c.pids[o->nr_pids++] = child;
 	}
-	if (use_python && rec_python_start(python_file, &o, events, argv + optind, child) < 0) {
+	if (c.use_python && rec_python_start(c.python_file, o, c.events, argv + optind, child) < 0) {
 		int e = errno;
 
 		vt_err_print("record");
@@ -317,7 +379,7 @@ int cmd_record(int argc, char **argv)
 		}
 		return rec_exit_code(e);
 	}
-	r = host_record_start(&o);
+	r = host_record_start(o);
 	if (!r) {
 		int e = errno;
 
@@ -334,31 +396,14 @@ int cmd_record(int argc, char **argv)
 			vt_warn("cannot start the command: %s", strerror(errno));
 		close(go_fd);
 	}
-	fprintf(stderr, "vmtrace: record: recording to %s%s\n", o.out_dir,
+	fprintf(stderr, "vmtrace: record: recording to %s%s\n", o->out_dir,
 		child > 0 ? "" : " (Ctrl-C to stop)");
-	for (;;) {
-		struct timespec ts = { 0, HOST_RECORD_POLL_MS * REC_NS_PER_MS };
-		int seen = rec_signals;
-
-		nanosleep(&ts, NULL);
-		if (host_record_poll(r)) {
-			vt_err_print("record");
-			ret = VT_EXIT_FAIL;
-			break;
-		}
-		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
-			child_done = 1;
-			break;
-		}
-		if (rec_signals && child <= 0)
-			break;
-		if (use_python && child <= 0 && o.nr_pids && !rec_python_pids_alive(&o))
-			break;	/* the traced interpreter is gone */
-		if (rec_signals > 1)
-			break;	/* second signal: do not wait for the command */
-		if (rec_signals && !seen)
-			kill(child, rec_last_signal);
+	w = rec_wait(r, &c, child, &status);
+	if (w < 0) {
+		vt_err_print("record");
+		ret = VT_EXIT_FAIL;
 	}
+	child_done = w == 1;
 	if (child > 0) {
 		if (!child_done)
 			vt_warn("command %d still running; recording stopped", (int)child);
@@ -378,19 +423,7 @@ int cmd_record(int argc, char **argv)
 		vt_err_print("record");
 		ret = VT_EXIT_FAIL;
 	}
-	fprintf(stderr, "vmtrace: record: %llu events, %llu bytes of pages on %u CPUs, "
-		"%llu lost%s -> %s/trace.dat\n",
-		(unsigned long long)res.events, (unsigned long long)res.bytes, res.nr_cpus,
-		(unsigned long long)res.lost, res.lost_pages ? " (gaps flagged in pages)" : "",
-		o.out_dir);
-	if (res.lost || res.lost_pages) {
-		fprintf(stderr, "vmtrace: record: WARNING: events were lost; per CPU counts in "
-			"%s/vmtrace.meta (lost.cpuN); try a larger -b\n", o.out_dir);
-		for (unsigned i = 0; i < res.nr_cpus && i < HOST_RECORD_REPORT_CPUS; i++)
-			if (res.lost_cpu[i])
-				fprintf(stderr, "vmtrace: record:   cpu%u: %llu lost\n", i,
-					(unsigned long long)res.lost_cpu[i]);
-	}
+	rec_summary(&res, o->out_dir);
 	if (ret)
 		return ret;
 	if (child > 0 && child_done) {
