@@ -541,6 +541,10 @@ static void build_models(const struct merge_opts *o)
 				vm_clock_dir[v], vt_err_msg(), o->guest_offset);
 			continue;
 		}
+		/* a model onto a ns host clock: the host's ns stamps are aligned */
+		for (int i = 0; i < plan.nin && align_model_host_hz(models[v]) == VT_NS_PER_SEC; i++)
+			if (sources[i].machine == MERGE_MACHINE_HOST)
+				sources[i].ns_model = 1;
 		for (size_t w = 0; w < align_model_nr_warnings(models[v]); w++)
 			vt_warn("align %s: %s", *vm_name[v] ? vm_name[v] : "guest",
 				align_model_warning(models[v], w));

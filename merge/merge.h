@@ -105,6 +105,8 @@ struct merge_source {
 	int vthread_tid[MERGE_MAX_VTHREADS];
 	int vthread_vcpu[MERGE_MAX_VTHREADS];
 	int single;		/* the only input (a plain conversion) */
+	int ns_model;		/* host input: a VM's model maps onto its ns
+				 * clock (a trace-cmd pair on a ns clock) */
 	int lane;		/* track lane of its uftrace tasks: 1 for host
 				 * uftrace data merged with a host trace.dat */
 	int clock_only;		/* holds markers.dat only (the VM's clock) */

@@ -323,7 +323,7 @@ int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *fi
 		align_clock_init(&src->clock, ALIGN_CLOCK_GUEST, VT_NS_PER_SEC);
 		align_clock_set_model(&src->clock, m);
 	} else if (vt_td_clock_is_ns(clock)) {
-		if (src->machine != MERGE_MACHINE_HOST || !src->single)
+		if (src->machine != MERGE_MACHINE_HOST || (!src->single && !src->ns_model))
 			vt_warn("%s: recorded with the '%s' trace clock (ns), not x86-tsc: "
 				"its events are placed by their ns stamps, unaligned", file, clock);
 		align_clock_init(&src->clock, ALIGN_CLOCK_NS, 0);

@@ -75,7 +75,8 @@ ts = [s for s in j["sources"] if s["source"] == "tsync"][0]
 mk = [s for s in j["sources"] if s["source"] == "markers"][0]
 worst = 0.0
 for p in j["pairs"]:
-    g = lambda h: h + ts["offset_tsc"]          # trace-cmd: guest = host - its offset
+    # trace-cmd's line (its offset at tsc_host, its slope: ptp interpolates)
+    g = lambda h: h + ts["offset_tsc"] + (ts["slope"] - 1) * (h - ts["tsc_host"])
     out = max(p["tsc_guest_before"] - g(p["tsc_host"]), g(p["tsc_host"]) - p["tsc_guest_after"], 0)
     worst = max(worst, out * 1e9 / hz)
 held = open(sys.argv[2]).read()
