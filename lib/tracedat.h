@@ -229,6 +229,10 @@ int vt_td_read_trace_id(const struct vt_td_reader *r, uint64_t *id);
 /* The TSC frequency implied by the file's TSC2NSEC option (ns = tsc *
  * mult >> shift): 0 with *@hz set, -1 if none. */
 int vt_td_read_tsc_hz(const struct vt_td_reader *r, uint64_t *hz);
+/* The same from the header of the file @path alone (no reader opened,
+ * nothing inflated: options sections are stored plain); -1 if it states
+ * none or the header is unreadable (the message set). */
+int vt_td_file_tsc_hz(const char *path, uint64_t *hz);
 
 /* The next event of @cpu in time order: 1 with *ev filled, 0 at the end
  * of that CPU's data. */

@@ -265,6 +265,35 @@ static int guest_decode(struct vt_td_guest *g, const uint8_t *d, uint32_t n, int
 	return 0;
 }
 
+/* TSC2NSEC (u32 mult, u32 shift, u64 offset; ns = tsc * mult >> shift):
+ * the frequency 1e9 << shift / mult into *@hz; -1 if it states none. */
+static int tsc2nsec_hz(const struct hdr_opt *o, int swap, uint64_t *hz)
+{
+	uint32_t mult, shift;
+
+	if (o->n < 2 * sizeof(uint32_t))
+		return -1;
+	mult = tdh_get32(o->d, swap);
+	shift = tdh_get32(o->d + sizeof(uint32_t), swap);
+	if (!mult || shift >= 64 || ((unsigned __int128)VT_NS_PER_SEC << shift) < mult)
+		return -1;
+	*hz = (uint64_t)((((unsigned __int128)VT_NS_PER_SEC << shift) + mult / 2) / mult);
+	return 0;
+}
+
+int vt_td_file_tsc_hz(const char *path, uint64_t *hz)
+{
+	struct hdr_cur h;
+	int ret = -1;
+
+	if (!tdh_header_ok(path, &h))
+		for (int i = 0; i < h.nr_opts && ret; i++)
+			if (h.opts[i].id == HDR_OPT_TSC2NSEC)
+				ret = tsc2nsec_hz(&h.opts[i], h.swap, hz);
+	tdh_free(&h);
+	return ret;
+}
+
 /* The host-guest options tdh_check() kept, decoded into @r. */
 static int options_decode(struct vt_td_reader *r, const struct hdr_cur *h)
 {
@@ -286,15 +315,8 @@ static int options_decode(struct vt_td_reader *r, const struct hdr_cur *h)
 		} else if (o->id == HDR_OPT_TRACEID && o->n >= sizeof(uint64_t)) {
 			r->trace_id = tdh_get64(o->d, h->swap);
 			r->has_trace_id = 1;
-		} else if (o->id == HDR_OPT_TSC2NSEC && o->n >= 2 * sizeof(uint32_t)) {
-			uint32_t mult = tdh_get32(o->d, h->swap), shift = tdh_get32(o->d + 4, h->swap);
-
-			/* ns = tsc * mult >> shift: hz = 1e9 << shift / mult */
-			if (mult && shift < 64 && (unsigned __int128)VT_NS_PER_SEC << shift >= mult) {
-				r->tsc_hz = (uint64_t)((((unsigned __int128)VT_NS_PER_SEC << shift) +
-						       mult / 2) / mult);
-				r->has_tsc_hz = 1;
-			}
+		} else if (o->id == HDR_OPT_TSC2NSEC && !tsc2nsec_hz(o, h->swap, &r->tsc_hz)) {
+			r->has_tsc_hz = 1;
 		}
 	}
 	return 0;

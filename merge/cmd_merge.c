@@ -86,11 +86,10 @@ static int is_file(const char *p)
 static int has_file(const char *dir, const char *name)
 {
 	char p[4200];
-	struct stat st;
 
 	if (snprintf(p, sizeof(p), "%s/%s", dir, name) >= (int)sizeof(p))
 		return 0;
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+	return is_file(p);
 }
 
 /* The directory whose vmtrace.meta describes input @path: the directory
@@ -117,12 +116,11 @@ static const char *meta_dir_of(const char *path, char *buf, size_t len)
  * QEMU pid and vCPU threads the recorder found (kvm.* keys). */
 /* No meta: the TSC frequency a trace-cmd trace.dat states (its TSC2NSEC
  * option), of the file @path or of the trace.dat in directory @path; 0 if
- * none. */
+ * none.  The header alone: the file is read as an input later. */
 static uint64_t td_tsc_hz(const char *path)
 {
 	char p[4200];
-	struct vt_td_reader *r;
-	uint64_t hz = 0;
+	uint64_t hz;
 
 	if (is_dir(path)) {
 		if (!has_file(path, VT_TD_FILE))
@@ -130,13 +128,7 @@ static uint64_t td_tsc_hz(const char *path)
 		snprintf(p, sizeof(p), "%s/%s", path, VT_TD_FILE);
 		path = p;
 	}
-	r = vt_td_read_open(path);
-	if (!r)
-		return 0;	/* said when it is read as an input */
-	if (vt_td_read_tsc_hz(r, &hz) < 0)
-		hz = 0;
-	vt_td_read_close(r);
-	return hz;
+	return vt_td_file_tsc_hz(path, &hz) ? 0 : hz;
 }
 
 static uint64_t meta_hz(const char *path, int *is_ns, int *domain, char *vm,
