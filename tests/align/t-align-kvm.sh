@@ -137,8 +137,9 @@ print("  bound %.3f us" % (j["bound_ns"] / 1e3))' full.json
 
 	# the IA32_TSC recording cut before the guest's write (a full disk, a
 	# killed copy): the write and the markers after it are gone (with the
-	# page it sat in: a few before it too), debugfs still read the new
-	# offset at the end.  The markers before the cut
+	# page it sat in: markers before it too, up to 18 of the 20 when the
+	# recorder flushed a page holding many), debugfs still read the new
+	# offset at the end.  The markers before the cut (2 at least)
 	# prove the old offset; debugfs disagrees by the whole jump and is
 	# named with its error and not used; the guest's markers after the
 	# cut have no host twin, said so.  (One host CPU: the lab's; on a
@@ -156,7 +157,7 @@ print("  bound %.3f us" % (j["bound_ns"] / 1e3))' full.json
 		"$VT_BIN" align cuthost hctscwguest --json >cut.json || true
 		check_json cut.json t.json \
 			'j["method"] == "markers" and len(j["segments"]) == 1' \
-			'j["segments"][0]["source"] == "markers" and 5 <= j["segments"][0]["n_markers"] <= 20' \
+			'j["segments"][0]["source"] == "markers" and 2 <= j["segments"][0]["n_markers"] <= 20' \
 			"0 < j['segments'][0]['bound_ns'] < $LIMIT_NS" \
 			'[s["agrees"] for s in j["sources"] if s["source"] == "debugfs"] == [False]' \
 			'[abs(s["diff_ns"]) > 60e9 for s in j["sources"] if s["source"] == "debugfs"] == [True]' \

@@ -4,7 +4,8 @@
 # read-only, the output directory writable at its own path, tracefs and
 # debugfs mounted; its stdout/stderr come back, its exit status is
 # returned (128+N for a signal).  Failure modes: a time limit (124, the
-# console's last lines), no QEMU (125), a working directory the lab cannot
+# console's last lines), a frozen nested host (125, where its vCPU was),
+# no QEMU (125), a working directory the lab cannot
 # see (2), a bad option (2).
 # timeout: 300
 set -eu
@@ -34,6 +35,15 @@ rc=0
 cat t.err
 [ $rc = 124 ] && grep -q 'time limit of 20 s passed' t.err && [ -s console.txt ] ||
 	{ echo "FAIL: time limit: exit $rc"; exit 1; }
+# a nested host that stops responding (here a real-time spinner starves
+# its heartbeat) is stopped as frozen, naming where its vCPU was
+rc=0
+"$VT_BIN" lab -q -o "$out" --stall 15 --timeout 240 -- /bin/sh -c '
+	echo -1 >/proc/sys/kernel/sched_rt_runtime_us
+	exec chrt -f 99 /bin/sh -c "while :; do :; done"' 2>f.err || rc=$?
+cat f.err
+[ $rc = 125 ] && grep -q 'the nested host froze: no heartbeat for' f.err && grep -q '^    vCPU at RIP [0-9a-f]* CPL [0-3]: ' f.err ||
+	{ echo "FAIL: frozen nested host: exit $rc"; exit 1; }
 rc=0
 VT_LAB_QEMU=/nonexistent/qemu "$VT_BIN" lab -q -o "$out" -- true 2>q.err || rc=$?
 [ $rc = 125 ] && grep -q 'not installed' q.err || { cat q.err; echo "FAIL: no QEMU: exit $rc"; exit 1; }
@@ -43,4 +53,4 @@ rc=0
 rc=0
 "$VT_BIN" lab --smp x -- true 2>/dev/null || rc=$?
 [ $rc = 2 ] || { echo "FAIL: bad option: exit $rc"; exit 1; }
-echo "ok: status 7 and 137 returned, streams and output kept, limit 124, no QEMU 125, hidden cwd 2"
+echo "ok: status 7 and 137 returned, streams and output kept, limit 124, frozen 125, no QEMU 125, hidden cwd 2"
