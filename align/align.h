@@ -317,7 +317,9 @@ struct align_load_opts {
 	int64_t offset_tsc;		/* guest TSC - host TSC, ticks */
 };
 
-/* Samples read from disk; owns its arrays. */
+struct vt_td_reader;
+
+/* Samples read from disk; owns its arrays and the guest trace.dat reader. */
 struct align_samples {
 	struct align_input in;		/* points into the arrays below */
 	struct align_offset_event *offsets;
@@ -328,8 +330,10 @@ struct align_samples {
 	struct align_tsync_sample *tsync;
 	struct align_run *runs;		/* per vCPU thread, in host time order */
 	size_t n_runs;
-	char guest_td[4096];		/* the guest's trace.dat ("" none): its
-					 * events for the inside check */
+	char guest_td[4096];		/* the guest's trace.dat ("" none) */
+	struct vt_td_reader *guest_r;	/* its reader, still at its first event:
+					 * the inside check reads it, once
+					 * (a compressed file is inflated once) */
 	uint64_t guest_trace_id;	/* its trace-cmd trace id, 0 unknown */
 	size_t n_bad_guest_markers;	/* rejected records of markers.dat */
 	int host_truncated;		/* trace.dat's CPU data was cut short */
@@ -371,9 +375,10 @@ struct align_inside {
 	uint64_t worst_tsc_guest;
 };
 
-/* Check the guest's trace.dat events (s->guest_td) and marker readings of
- * @s against its host runs (s->runs) through model @m into @out.  0, or -1
- * with a message (the guest file cannot be read, out of memory). */
+/* Check the guest's trace.dat events (read through s->guest_r, which this
+ * consumes: once per samples) and marker readings of @s against its host
+ * runs (s->runs) through model @m into @out.  0, or -1 with a message (the
+ * guest file cannot be read, out of memory). */
 int align_inside_check(const struct align_model *m, const struct align_samples *s,
 		       struct align_inside *out);
 

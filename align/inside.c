@@ -135,18 +135,14 @@ int align_inside_check(const struct align_model *m, const struct align_samples *
 		check_one(&c, (int32_t)g->cpu, g->tsc_guest_after);
 		out->n_marker_readings += 2;
 	}
-	if (s->guest_td[0]) {
-		struct vt_td_reader *r = vt_td_read_open(s->guest_td);
+	if (s->guest_r) {
 		struct vt_td_event ev;
 		int rc;
 
-		if (!r)
-			goto out;
-		while ((rc = vt_td_read_next_any(r, &ev)) == 1) {
+		while ((rc = vt_td_read_next_any(s->guest_r, &ev)) == 1) {
 			check_one(&c, ev.cpu, ev.ts);
 			out->n_trace_events++;
 		}
-		vt_td_read_close(r);
 		if (rc < 0)
 			goto out;
 	}

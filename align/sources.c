@@ -490,8 +490,9 @@ out:
 /*
  * The guest's trace.dat (a trace-cmd guest file, or the guest kernel
  * recording of a vmtrace guest directory): its trace id and TSC frequency,
- * what the sources take of it (trace-cmd's TIME_SHIFT); its path kept for
- * the inside check.  Only the header is read here.
+ * what the sources take of it (trace-cmd's TIME_SHIFT).  Only the header
+ * is read here: the reader is kept, at its first event, for the inside
+ * check.
  */
 static int load_guest_tracedat(struct align_gather *g, const char *path)
 {
@@ -513,8 +514,12 @@ static int load_guest_tracedat(struct align_gather *g, const char *path)
 	for (size_t i = 0; i < align_nr_sources && !ret; i++)
 		if (align_sources[i]->guest_trace)
 			ret = align_sources[i]->guest_trace(g, r, path);
-	vt_td_read_close(r);
-	return ret;
+	if (ret || s->guest_r) {
+		vt_td_read_close(r);
+		return ret;
+	}
+	s->guest_r = r;
+	return 0;
 }
 
 static int load_guest(struct align_samples *s, const char *dir, int is_dir,
@@ -599,6 +604,8 @@ void align_samples_free(struct align_samples *s)
 	free(s->tsync);
 	free(s->runs);
 	free(s->notes);
+	if (s->guest_r)
+		vt_td_read_close(s->guest_r);
 	memset(s, 0, sizeof(*s));
 }
 
