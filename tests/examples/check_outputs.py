@@ -19,8 +19,8 @@ usage: check_outputs.py [--qemu-syscalls] OUT GUEST_FUNCTION HOST_EVENT_PREFIX
   task's (whose name needs no lookup) that registration comes before the
   file's own command lines are indexed, leaving two names for one pid; the
   one report then prints is either ("vmtrace", the recorder's child before
-  its exec, in 1 of about 10 runs) - trace-cmd's own recordings of a
-  command have the same pre-exec events.
+  its exec: 2 runs of t-python-virtio-fallback) - trace-cmd's own
+  recordings of a command have the same pre-exec events.
 """
 import json
 import subprocess
