@@ -23,6 +23,7 @@
 #define KVM_COMM_MAX		32
 #define KVM_PATH_MAX		1200
 #define KVM_FRAC_BITS_LIMIT	64	/* a u64 ratio: fewer fraction bits */
+#define KVM_READ_TRIES		4	/* reads of a value that keeps changing */
 
 enum kvm_when { KVM_START, KVM_CHANGE, KVM_END };
 static const char *const kvm_when_name[] = { "start", "change", "end" };
@@ -124,12 +125,38 @@ static void kvm_series_add(struct kvm_series *s, const char *val, uint64_t tsc, 
 	rd->when = final ? KVM_END : (s->nr == 1 ? KVM_START : KVM_CHANGE);
 }
 
+/*
+ * The value of debugfs file @path into @val (KVM_VAL_MAX bytes) and in
+ * *@tsc a host TSC at which it held: read, stamp, read again, until two
+ * reads around the stamp agree.  A stamp taken before a single read dates
+ * a value KVM changed in between (a guest writing IA32_TSC_ADJUST while
+ * the recorder was preempted: seen once in the KVM lab) before the
+ * kvm_write_tsc_offset that made it.  0, or -1 (unreadable, or changing
+ * at every try: left to the next poll).
+ */
+static int kvm_read_stamped(const char *path, char *val, uint64_t *tsc)
+{
+	char again[KVM_VAL_MAX];
+
+	if (host_proc_read_small(path, val, KVM_VAL_MAX))
+		return -1;
+	for (int i = 0; i < KVM_READ_TRIES; i++) {
+		*tsc = vt_rdtsc_ordered();
+		if (host_proc_read_small(path, again, sizeof(again)))
+			return -1;
+		if (likely(!strcmp(val, again)))
+			return 0;
+		memcpy(val, again, KVM_VAL_MAX);
+	}
+	return -1;
+}
+
 static void kvm_series_note(struct kvm_series *s, const char *path, int final)
 {
 	char val[KVM_VAL_MAX];
-	uint64_t tsc = vt_rdtsc_ordered();
+	uint64_t tsc;
 
-	if (host_proc_read_small(path, val, sizeof(val)))
+	if (kvm_read_stamped(path, val, &tsc))
 		return;
 	snprintf(s->seen.val, sizeof(s->seen.val), "%s", val);
 	s->seen.tsc_host = tsc;
