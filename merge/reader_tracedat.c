@@ -317,13 +317,14 @@ int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *fi
 	/* a trace-cmd pair on a ns clock: a guest's map is already its
 	 * model's, whose host ticks are ns (align/src_tsync.c) */
 	int ns_pair = src->clock.model && align_model_host_hz(src->clock.model) == VT_NS_PER_SEC;
+	int is_ns = vt_td_clock_is_ns(clock);
 
-	if (vt_td_clock_is_ns(clock) && !ns_pair) {
+	if (is_ns && !ns_pair) {
 		if (src->machine != MERGE_MACHINE_HOST || (!src->single && !src->ns_model))
 			vt_warn("%s: recorded with the '%s' trace clock (ns), not x86-tsc: "
 				"its events are placed by their ns stamps, unaligned", file, clock);
 		align_clock_init(&src->clock, ALIGN_CLOCK_NS, 0);
-	} else if (*clock && strcmp(clock, "x86-tsc") && !vt_td_clock_is_ns(clock)) {
+	} else if (!is_ns && *clock && strcmp(clock, "x86-tsc")) {
 		vt_err_set("%s: trace clock '%s' is neither x86-tsc nor a ns clock: "
 			   "cannot place it on the timeline", file, clock);
 		vt_td_read_close(t->r);
