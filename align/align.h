@@ -211,9 +211,12 @@ void align_fmt_ns(char *buf, size_t sz, double ns, int prec);
  * lib/tsc.h's vt_tsc_ns: exact, no division). */
 uint64_t align_host_to_ns(const struct align_model *m, uint64_t tsc_host);
 
-/* Guest TSC of @vcpu (ALIGN_VCPU_ANY: the first vCPU's map) -> host TSC.
+/* Guest TSC of @vcpu (ALIGN_VCPU_ANY: the first vCPU's map) -> host TSC,
+ * for one stamp on its own: a new cursor's answer (align_cursor_guest_host;
+ * where an offset stepped back, a guest value both segments hold is the
+ * earlier segment's: only a stream's order can tell it is the later's).
  * 0 on success, -1 if no segment covers it (a value before the first or
- * after an offset change with no model; no message set: hot path). */
+ * after an offset change with no model; no message set). */
 int align_guest_to_host(const struct align_model *m, int vcpu, uint64_t tsc_guest,
 			uint64_t *tsc_host);
 int align_guest_to_ns(const struct align_model *m, int vcpu, uint64_t tsc_guest,
@@ -275,6 +278,35 @@ struct align_cursor {
 void align_cursor_init(struct align_cursor *cur, struct align_clock *c, int vcpu);
 /* Guest stamps (out of line; align_clock_ns() calls it). */
 uint64_t align_clock_guest_ns(struct align_cursor *cur, uint64_t tsc);
+/* Guest stamp @tsc of @cur's stream (stamps given in stream order) -> host
+ * TSC in *@tsc_host, by the one rule that picks a stamp's segment (the
+ * rule merge's maps apply; align's own checks walk their streams with it
+ * too); -1 when no segment with a source maps it (no model, or before the
+ * first such segment). */
+int align_cursor_guest_host(struct align_cursor *cur, uint64_t tsc, uint64_t *tsc_host);
+/* That rule: the segment of @tsc, @cur moved forward to it. */
+const struct align_clock_seg *align_cursor_seek(struct align_cursor *cur, uint64_t tsc);
+
+/* The cursors of one time-ordered stream that interleaves several vCPUs'
+ * guest stamps (a guest's trace.dat, its marker readings): one cursor per
+ * vCPU, made as the vCPUs appear, so align's checks map each stamp as a
+ * merge stream of that vCPU would. */
+struct align_vcursor {
+	int32_t vcpu;
+	struct align_cursor cur;
+};
+struct align_vcursors {
+	struct align_clock clock;	/* the model's guest map (the cursors' clock) */
+	struct align_vcursor *v;
+	size_t n, cap;
+};
+/* Start @vc (not to be moved afterwards) over model @m. */
+void align_vcursors_init(struct align_vcursors *vc, const struct align_model *m);
+/* Guest stamp @tsc of @vcpu, the next of the stream -> host TSC: 0, -1
+ * when no segment maps it, -2 out of memory (message set). */
+int align_vcursors_guest_host(struct align_vcursors *vc, int32_t vcpu, uint64_t tsc,
+			      uint64_t *tsc_host);
+void align_vcursors_free(struct align_vcursors *vc);
 
 /* The same conversion for @n stamps in place of a batch: raw stamps at
  * @raw, results at @ns, each @stride bytes after the one before (fields of

@@ -7,6 +7,8 @@
  */
 #include "align/align.h"
 #include "align/internal.h"
+#include <stdlib.h>
+#include <string.h>
 #include "err.h"
 
 int align_clock_init(struct align_clock *c, enum align_clock_kind kind, uint64_t host_hz)
@@ -60,27 +62,61 @@ void align_cursor_init(struct align_cursor *cur, struct align_clock *c, int vcpu
 	cur->end = &m->cseg[last];
 }
 
+/* The next segment after @k that has a source (@end if none): a segment
+ * without one has no guest range, no stamp is ever placed in it. */
+static inline const struct align_clock_seg *seg_next(const struct align_clock_seg *k,
+						      const struct align_clock_seg *end)
+{
+	for (k++; unlikely(k < end && k->none); k++)
+		;
+	return k;
+}
+
+/*
+ * The one rule for a guest stamp's segment, for merge's streams and align's
+ * own checks alike: the cursor moves forward only, into the next segment
+ * (with a source) of its vCPU once guest time reaches that segment's start
+ * and either the two guest ranges do not overlap (offset stepped forward),
+ * or, where they overlap (offset stepped back: guest values repeat), guest
+ * time jumps back into it, passes the end of the current one or lies
+ * before the current one's start.
+ */
+const struct align_clock_seg *align_cursor_seek(struct align_cursor *cur, uint64_t tsc)
+{
+	const struct align_clock_seg *k = cur->seg, *n;
+
+	while ((n = seg_next(k, cur->end)) < cur->end && tsc >= n->g_lo &&
+	       (k->none || n->g_lo >= k->g_hi || tsc < cur->last_tsc_guest ||
+		tsc >= k->g_hi || tsc < k->g_lo))
+		k = n;
+	cur->seg = k;
+	cur->last_tsc_guest = tsc;
+	return k;
+}
+
+int align_cursor_guest_host(struct align_cursor *cur, uint64_t tsc, uint64_t *tsc_host)
+{
+	const struct align_clock_seg *k;
+
+	if (unlikely(!cur->seg))
+		return -1;
+	k = align_cursor_seek(cur, tsc);
+	if (unlikely(k->none))
+		return -1;
+	*tsc_host = align_clock_seg_host(k, tsc);
+	return 0;
+}
+
 uint64_t align_clock_guest_ns(struct align_cursor *cur, uint64_t tsc)
 {
 	struct align_clock *c = cur->clock;
-	const struct align_clock_seg *k = cur->seg;
+	uint64_t h;
 
-	if (unlikely(!k))
-		return vt_tsc_ns(&c->host_ns, tsc - (uint64_t)c->offset_tsc);
-	/* move forward only: into the next segment of this vCPU once its guest
-	 * start is reached (offset stepped forward: the ranges do not
-	 * overlap), or, where they overlap (offset stepped back), once guest
-	 * time jumps back into it or passes the end of the current one */
-	while (k + 1 < cur->end && !k[1].none && tsc >= k[1].g_lo &&
-	       (k[1].g_lo >= k->g_hi || tsc < cur->last_tsc_guest || tsc >= k->g_hi))
-		k++;
-	cur->seg = k;
-	cur->last_tsc_guest = tsc;
-	if (unlikely(k->none)) {
+	if (likely(align_cursor_guest_host(cur, tsc, &h) == 0))
+		return vt_tsc_ns(&c->host_ns, h);
+	if (cur->seg)		/* a model, but no segment of it maps @tsc */
 		c->unmapped++;
-		return vt_tsc_ns(&c->host_ns, tsc - (uint64_t)c->offset_tsc);
-	}
-	return vt_tsc_ns(&c->host_ns, align_clock_seg_host(k, tsc));
+	return vt_tsc_ns(&c->host_ns, tsc - (uint64_t)c->offset_tsc);
 }
 
 void align_clock_ns_batch(struct align_cursor *cur, const uint64_t *raw, uint64_t *ns,
@@ -98,4 +134,44 @@ void align_clock_ns_batch(struct align_cursor *cur, const uint64_t *raw, uint64_
 	}
 	for (size_t i = 0; i < n; i++, r += stride, o += stride)
 		*(uint64_t *)o = align_clock_guest_ns(cur, *(const uint64_t *)r);
+}
+
+void align_vcursors_init(struct align_vcursors *vc, const struct align_model *m)
+{
+	memset(vc, 0, sizeof(*vc));
+	vc->clock.kind = ALIGN_CLOCK_GUEST;
+	vc->clock.model = m;
+}
+
+int align_vcursors_guest_host(struct align_vcursors *vc, int32_t vcpu, uint64_t tsc,
+			      uint64_t *tsc_host)
+{
+	size_t i;
+
+	for (i = 0; i < vc->n && vc->v[i].vcpu != vcpu; i++)
+		;
+	if (i == vc->n) {
+		if (vc->n == vc->cap) {
+			size_t cap = vc->cap ? 2 * vc->cap : 8;
+			struct align_vcursor *v = realloc(vc->v, cap * sizeof(*v));
+
+			if (!v) {
+				vt_err_set("out of memory");
+				return -2;
+			}
+			vc->v = v;
+			vc->cap = cap;
+		}
+		vc->v[i].vcpu = vcpu;
+		align_cursor_init(&vc->v[i].cur, &vc->clock, vcpu);
+		vc->n++;
+	}
+	return align_cursor_guest_host(&vc->v[i].cur, tsc, tsc_host);
+}
+
+void align_vcursors_free(struct align_vcursors *vc)
+{
+	free(vc->v);
+	vc->v = NULL;
+	vc->n = vc->cap = 0;
 }

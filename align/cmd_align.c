@@ -175,14 +175,16 @@ static int64_t seg_offset(const struct align_segment *s)
 
 /* residual of a pair after alignment: host instant minus the mapped middle
  * of the guest bracket, in ns, and the bracket's half width in ns */
-static int pair_residual(const struct align_model *m, const struct align_marker_pair *p,
-			 double *res_ns, double *half_ns)
+static int pair_residual(const struct align_model *m, struct align_vcursors *vc,
+			 const struct align_marker_pair *p, double *res_ns, double *half_ns)
 {
 	uint64_t hb, ha;
 	double hz = (double)align_model_host_hz(m);
 
-	if (align_guest_to_host(m, p->vcpu, p->tsc_guest_before, &hb) < 0 ||
-	    align_guest_to_host(m, p->vcpu, p->tsc_guest_after, &ha) < 0)
+	/* the pairs in sequence order: each vCPU's readings in stream order,
+	 * mapped as merge maps them */
+	if (align_vcursors_guest_host(vc, p->vcpu, p->tsc_guest_before, &hb) < 0 ||
+	    align_vcursors_guest_host(vc, p->vcpu, p->tsc_guest_after, &ha) < 0)
 		return -1;
 	*res_ns = ((double)(int64_t)(p->tsc_host - hb) - (double)(ha - hb) / 2) * (double)VT_NS_PER_SEC / hz;
 	*half_ns = (double)(ha - hb) / 2 * (double)VT_NS_PER_SEC / hz;
@@ -310,19 +312,23 @@ static void print_text(FILE *fp, const struct opts *o, const struct align_sample
 			g->ref_tsc_guest, b2, g->n_markers, g->n_outliers);
 	}
 	if (o->pairs) {
+		struct align_vcursors vc;
+
 		fprintf(fp, "pairs (residual = host instant - aligned middle of the guest "
 			"bracket):\n");
+		align_vcursors_init(&vc, m);
 		for (size_t i = 0; i < align_model_nr_pairs(m); i++) {
 			const struct align_marker_pair *p = align_model_pair(m, i);
 			double r, h;
 
-			if (pair_residual(m, p, &r, &h) < 0)
+			if (pair_residual(m, &vc, p, &r, &h) < 0)
 				continue;
 			fprintf(fp, "  seq %-8" PRIu64 " host %" PRIu64 " guest [%" PRIu64 ", %"
 				PRIu64 "] residual %.0f ns (bracket +-%.0f ns)%s\n", p->seq,
 				p->tsc_host, p->tsc_guest_before, p->tsc_guest_after, r, h,
 				p->outlier ? " OUTLIER" : "");
 		}
+		align_vcursors_free(&vc);
 	}
 	fprintf(fp, "method: %s\n", align_model_summary(m));
 	print_inside(fp, in, 0);
@@ -389,14 +395,16 @@ static void print_json(FILE *fp, const struct opts *o, const struct align_sample
 	}
 	fputs("]", fp);
 	if (o->pairs) {
+		struct align_vcursors vc;
 		int first = 1;
 
 		fputs(", \"pairs\": [", fp);
+		align_vcursors_init(&vc, m);
 		for (size_t i = 0; i < align_model_nr_pairs(m); i++) {
 			const struct align_marker_pair *p = align_model_pair(m, i);
 			double r, h;
 
-			if (pair_residual(m, p, &r, &h) < 0)
+			if (pair_residual(m, &vc, p, &r, &h) < 0)
 				continue;
 			fprintf(fp, "%s{\"seq\": %" PRIu64 ", \"vcpu\": %d, \"tsc_host\": %" PRIu64
 				", \"tsc_guest_before\": %" PRIu64 ", \"tsc_guest_after\": %" PRIu64
@@ -405,6 +413,7 @@ static void print_json(FILE *fp, const struct opts *o, const struct align_sample
 				p->tsc_guest_after, r, h, p->outlier ? "true" : "false");
 			first = 0;
 		}
+		align_vcursors_free(&vc);
 		fputs("]", fp);
 	}
 	print_inside(fp, in, 1);

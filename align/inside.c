@@ -29,6 +29,7 @@ static int cmp_run(const void *a, const void *b)
 
 struct inside_ctx {
 	const struct align_model *m;
+	struct align_vcursors vc;	/* the stream being checked */
 	struct align_run *runs;
 	size_t n;
 	struct align_inside *out;
@@ -54,8 +55,9 @@ static void vcpu_runs(const struct inside_ctx *c, int32_t vcpu, size_t *lo, size
 	*hi = b;
 }
 
-/* One guest reading @tsc of @vcpu. */
-static void check_one(struct inside_ctx *c, int32_t vcpu, uint64_t tsc)
+/* One guest reading @tsc of @vcpu, the next of its stream: 0, or -1 out
+ * of memory (message set). */
+static int check_one(struct inside_ctx *c, int32_t vcpu, uint64_t tsc)
 {
 	struct align_inside *o = c->out;
 	size_t lo, hi, a, b;
@@ -65,15 +67,20 @@ static void check_one(struct inside_ctx *c, int32_t vcpu, uint64_t tsc)
 	vcpu_runs(c, vcpu, &lo, &hi);
 	if (lo == hi) {
 		o->n_no_runs++;
-		return;
+		return 0;
 	}
-	if (align_guest_to_host(c->m, vcpu, tsc, &h) < 0) {
+	switch (align_vcursors_guest_host(&c->vc, vcpu, tsc, &h)) {
+	case 0:
+		break;
+	case -1:
 		o->n_unmapped++;
-		return;
+		return 0;
+	default:
+		return -1;
 	}
 	if (h < c->runs[lo].tsc_entry || h > c->runs[hi - 1].tsc_exit) {
 		o->n_outside_span++;
-		return;
+		return 0;
 	}
 	/* the last run entered at or before h */
 	a = lo;
@@ -96,7 +103,7 @@ static void check_one(struct inside_ctx *c, int32_t vcpu, uint64_t tsc)
 			c->shift_lo = s_lo;
 		if (o->n_inside == 1 || s_hi < c->shift_hi)
 			c->shift_hi = s_hi;
-		return;
+		return 0;
 	}
 	/* between the exit of run a and the entry of run a + 1 */
 	d = (double)(h - c->runs[a].tsc_exit);
@@ -108,12 +115,13 @@ static void check_one(struct inside_ctx *c, int32_t vcpu, uint64_t tsc)
 		o->worst_vcpu = vcpu;
 		o->worst_tsc_guest = tsc;
 	}
+	return 0;
 }
 
 int align_inside_check(const struct align_model *m, const struct align_samples *s,
 		       struct align_inside *out)
 {
-	struct inside_ctx c = { m, NULL, s->n_runs, out, 0, 0 };
+	struct inside_ctx c = { .m = m, .n = s->n_runs, .out = out };
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -126,21 +134,29 @@ int align_inside_check(const struct align_model *m, const struct align_samples *
 	memcpy(c.runs, s->runs, s->n_runs * sizeof(*c.runs));
 	qsort(c.runs, c.n, sizeof(*c.runs), cmp_run);
 	out->n_runs = c.n;
+	/* two streams, each in its own order: the markers (sequence order,
+	 * time order per vCPU), then the guest trace's events (time order);
+	 * each stamp is mapped as merge maps it (align_vcursors) */
+	align_vcursors_init(&c.vc, m);
 	for (size_t i = 0; i < s->in.n_guest_markers; i++) {
 		const struct vt_marker *g = &s->in.guest_markers[i];
 
 		if (g->cpu == VT_MARKER_CPU_NONE)
 			continue;
-		check_one(&c, (int32_t)g->cpu, g->tsc_guest_before);
-		check_one(&c, (int32_t)g->cpu, g->tsc_guest_after);
+		if (check_one(&c, (int32_t)g->cpu, g->tsc_guest_before) < 0 ||
+		    check_one(&c, (int32_t)g->cpu, g->tsc_guest_after) < 0)
+			goto out;
 		out->n_marker_readings += 2;
 	}
+	align_vcursors_free(&c.vc);
+	align_vcursors_init(&c.vc, m);
 	if (s->guest_r) {
 		struct vt_td_event ev;
 		int rc;
 
 		while ((rc = vt_td_read_next_any(s->guest_r, &ev)) == 1) {
-			check_one(&c, ev.cpu, ev.ts);
+			if (check_one(&c, ev.cpu, ev.ts) < 0)
+				goto out;
 			out->n_trace_events++;
 		}
 		if (rc < 0)
@@ -155,6 +171,7 @@ int align_inside_check(const struct align_model *m, const struct align_samples *
 	}
 	ret = 0;
 out:
+	align_vcursors_free(&c.vc);
 	free(c.runs);
 	return ret;
 }

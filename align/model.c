@@ -662,7 +662,10 @@ out:
 	return ret;
 }
 
-/* guest TSC of segment @s at host time @h, clamped to [0, UINT64_MAX] */
+/* The guest TSC segment @s gives at host time @h: exact for an unscaled
+ * TSC, the line rounded to the nearest tick for a scaled one; clamped to
+ * [0, UINT64_MAX].  The one "guest TSC at host time" of a segment (the
+ * model's guest ranges and align_host_to_guest). */
 static uint64_t seg_guest_at(const struct align_segment *s, uint64_t h)
 {
 	double rel = s->slope * (double)(int64_t)(h - s->ref_tsc_host);
@@ -672,6 +675,8 @@ static uint64_t seg_guest_at(const struct align_segment *s, uint64_t h)
 		return 0;
 	if (g >= (double)UINT64_MAX)
 		return UINT64_MAX;
+	if (s->slope == 1.0)
+		return s->ref_tsc_guest + (h - s->ref_tsc_host);
 	return s->ref_tsc_guest + (uint64_t)llround(rel);
 }
 
@@ -895,19 +900,11 @@ int align_model_vcpu_range(const struct align_model *m, int vcpu, size_t *first,
 int align_guest_to_host(const struct align_model *m, int vcpu, uint64_t tsc_guest,
 			uint64_t *tsc_host)
 {
-	size_t first, last, k;
+	struct align_clock c = { .kind = ALIGN_CLOCK_GUEST, .model = m };
+	struct align_cursor cur;
 
-	if (align_model_vcpu_range(m, vcpu, &first, &last) < 0)
-		return -1;
-	/* the last segment that starts at or before this guest time */
-	k = first;
-	for (size_t i = first + 1; i < last; i++)
-		if (m->seg_g_lo[i] <= tsc_guest && m->seg[i].source != ALIGN_SRC_NONE)
-			k = i;
-	if (unlikely(m->seg[k].source == ALIGN_SRC_NONE))
-		return -1;
-	*tsc_host = align_clock_seg_host(&m->cseg[k], tsc_guest);
-	return 0;
+	align_cursor_init(&cur, &c, vcpu);
+	return align_cursor_guest_host(&cur, tsc_guest, tsc_host);
 }
 
 int align_guest_to_ns(const struct align_model *m, int vcpu, uint64_t tsc_guest, uint64_t *ns)
@@ -933,11 +930,6 @@ int align_host_to_guest(const struct align_model *m, int vcpu, uint64_t tsc_host
 	s = &m->seg[k];
 	if (s->source == ALIGN_SRC_NONE)
 		return -1;
-	if (s->slope == 1.0)
-		*tsc_guest = s->ref_tsc_guest + (tsc_host - s->ref_tsc_host);
-	else
-		*tsc_guest = s->ref_tsc_guest +
-			     (uint64_t)llround(s->slope * (double)(int64_t)(tsc_host -
-									  s->ref_tsc_host));
+	*tsc_guest = seg_guest_at(s, tsc_host);
 	return 0;
 }

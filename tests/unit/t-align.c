@@ -252,6 +252,16 @@ static void test_offset_change(void)
 	align_model_free(m);
 }
 
+/* The model of the two kvm_write_tsc_offset events @ev alone (no markers). */
+static struct align_model *offsets_model(struct align_input *in, struct align_offset_event *ev)
+{
+	memset(in, 0, sizeof(*in));
+	in->host_hz = HZ;
+	in->offsets = ev;
+	in->n_offsets = 2;
+	return align_model_build(in);
+}
+
 static void test_step_back_cursor(void)
 {
 	/* offset steps back by 2 s of ticks: guest values repeat after the
@@ -264,11 +274,7 @@ static void test_step_back_cursor(void)
 	struct align_clock ck = { 0 };
 	struct align_cursor c;
 
-	memset(&in, 0, sizeof(in));
-	in.host_hz = HZ;
-	in.offsets = ev;
-	in.n_offsets = 2;
-	m = align_model_build(&in);
+	m = offsets_model(&in, ev);
 	CHECK(m != NULL);
 	if (!m)
 		return;
@@ -282,6 +288,89 @@ static void test_step_back_cursor(void)
 	ns = align_clock_ns(&c, truth_g(&t2, h_change + STEP));
 	CHECK(ck.unmapped == 0);
 	CHECK(ns == align_host_to_ns(m, h_change + STEP));
+	align_model_free(m);
+}
+
+/*
+ * Where an offset steps back, guest values repeat: one rule (the stream
+ * cursor, align_cursor_seek) places a stamp in its segment for merge's
+ * maps and for align's own checks alike.  A stream of guest readings
+ * across the change, all inside the guest's runs: merge's map and the
+ * inside check's cursors give the same host time, the truth, for every one,
+ * and the inside check finds them all inside (a stateless query would map
+ * the readings before the change in the shared range 2 s away).
+ */
+static void test_step_back_one_rule(void)
+{
+	struct truth t1 = { 0, 0, 0, 0 }, t2 = { -(int64_t)(2 * HZ), 0, 0, 0 };
+	uint64_t h_change = H0 + 10 * STEP;
+	struct align_offset_event ev[2] = { { H0 - STEP, 0, 0, 0 }, { h_change, 0, 0, t2.off } };
+	enum { NR = 40 };
+	static struct vt_marker gm[NR];
+	static struct align_run runs[NR];
+	struct align_samples smp;
+	struct align_inside ins;
+	struct align_input in;
+	struct align_model *m;
+	struct align_clock ck = { 0 };
+	struct align_cursor c;
+	struct align_vcursors vc;
+	size_t same = 0, exact = 0;
+	uint64_t g, h;
+
+	m = offsets_model(&in, ev);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	align_clock_set_model(&ck, m);
+	align_cursor_init(&c, &ck, 0);
+	align_vcursors_init(&vc, m);
+	/* readings every STEP/4 from 5 steps before the change to 5 after:
+	 * the guest values after it repeat those 2 s before */
+	for (int i = 0; i < NR; i++) {
+		uint64_t hi = h_change - 5 * STEP + (uint64_t)i * (STEP / 4) + 1000;
+		const struct truth *t = hi < h_change ? &t1 : &t2;
+		uint64_t ns;
+
+		g = truth_g(t, hi);
+		ns = align_clock_ns(&c, g);
+		CHECK(align_vcursors_guest_host(&vc, 0, g, &h) == 0);
+		same += ns == align_host_to_ns(m, h);
+		exact += h == hi;
+		memset(&gm[i], 0, sizeof(gm[i]));
+		gm[i].cpu = 0;
+		gm[i].seq = (uint64_t)i;
+		gm[i].tsc_guest_before = g;
+		gm[i].tsc_guest_after = g + 10;
+		runs[i].vcpu = 0;
+		runs[i].tsc_entry = hi - 100;
+		runs[i].tsc_exit = hi + 100;
+	}
+	CHECK(same == NR);
+	CHECK(exact == NR);
+	CHECK(ck.unmapped == 0);
+	align_vcursors_free(&vc);
+	/* one stamp on its own: a value only the later segment holds is
+	 * its; one both hold is the earlier's (documented: only a stream's
+	 * order tells) */
+	g = truth_g(&t2, h_change + 2 * HZ + STEP);
+	CHECK(align_guest_to_host(m, 0, g, &h) == 0);
+	CHECK(h == h_change + 2 * HZ + STEP);
+	g = truth_g(&t2, h_change + STEP);
+	CHECK(align_guest_to_host(m, 0, g, &h) == 0);
+	CHECK(h == h_change + STEP - 2 * HZ);
+	/* the inside check walks the markers as a stream: all inside */
+	memset(&smp, 0, sizeof(smp));
+	smp.in = in;
+	smp.in.guest_markers = gm;
+	smp.in.n_guest_markers = NR;
+	smp.runs = runs;
+	smp.n_runs = NR;
+	CHECK(align_inside_check(m, &smp, &ins) == 0);
+	CHECK(ins.n_marker_readings == 2 * NR);
+	CHECK(ins.n_events == 2 * NR);
+	CHECK(ins.n_inside == 2 * NR);
+	CHECK(ins.n_unmapped == 0);
 	align_model_free(m);
 }
 
@@ -558,6 +647,7 @@ int main(void)
 	test_ratio();
 	test_offset_change();
 	test_step_back_cursor();
+	test_step_back_one_rule();
 	test_missing();
 	test_chardev_order();
 	test_lying_tracepoint();
