@@ -139,8 +139,10 @@ int cmd_marker(int argc, char **argv)
 			       "marker: --hypercall: not running under KVM (CPUID has no KVM signature): a hypercall would fault");
 	} else if (ioperm(port, chardev ? 1 : sizeof(uint32_t), 1) < 0)
 		vt_die(errno == EPERM ? VT_EXIT_PERM : VT_EXIT_UNSUPPORTED,
-		       "marker: ioperm(0x%" PRIx64 "): %s (needs root / CAP_SYS_RAWIO, x86)", port,
-		       strerror(errno));
+		       "marker: ioperm(0x%" PRIx64 "): %s (%s)", port, strerror(errno),
+		       geteuid() ? "port markers need root / CAP_SYS_RAWIO, x86; --hypercall needs neither" :
+				   "no port access even as root: a confined guest or a kernel without ioperm; "
+				   "under KVM, --hypercall is the way");
 	if (next_seq(dir, &seq) < 0) {
 		vt_err_print("marker");
 		return VT_EXIT_FAIL;

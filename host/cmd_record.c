@@ -38,8 +38,8 @@ static void rec_on_signal(int sig)
 static void rec_usage(FILE *fp)
 {
 	fprintf(fp,
-"usage: vmtrace record [-e SYSTEM[:EVENT]]... [-p PID]... [-o DIR] [-b KB]\n"
-"                      [--guest] [--force] [--python[=FILE]] [-- COMMAND ARGS...]\n"
+"usage: vmtrace record [-e SYSTEM[:EVENT]]... [-p PID]... [-o DIR] [-b SIZE]\n"
+"                      [--guest] [-f|--force] [--python[=FILE]] [-- COMMAND ARGS...]\n"
 "       vmtrace record --finish DIR [-o OTHERDIR [--force]]\n"
 "\n"
 "Record kernel events in the x86-tsc trace clock into DIR/trace.dat\n"
@@ -51,9 +51,10 @@ static void rec_usage(FILE *fp)
 "  -p PID             trace the syscalls of PID, its threads and children\n"
 "                     (repeatable); other events stay system-wide\n"
 "  -o DIR             output directory (default vmtrace-host or vmtrace-guest)\n"
-"  -b KB              ring buffer per CPU in KB (default %u)\n"
+"  -b SIZE            ring buffer per CPU: K, M, G or a bare number of KB\n"
+"                     (as trace-cmd record -b; default %u KB)\n"
 "  --guest            inside a guest: block, irq, sched_switch defaults\n"
-"  --force            reuse an existing DIR (its trace files are replaced)\n"
+"  -f, --force        reuse an existing DIR (its trace files are replaced)\n"
 "  --finish DIR       recover the recording a killed or failed recorder left\n"
 "                     in DIR: drain its tracing instance if it is still there,\n"
 "                     write DIR/trace.dat + vmtrace.meta (record.recovered=1);\n"
@@ -238,7 +239,7 @@ static int rec_parse(int argc, char **argv, struct rec_cli *c)
 	o->buffer_kb = HOST_RECORD_DEFAULT_BUFFER_KB;
 	o->events = c->events;
 	o->pids = c->pids;
-	while ((ch = getopt_long(argc, argv, "+e:p:o:b:h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+e:p:o:b:fh", longopts, NULL)) != -1) {
 		uint64_t v;
 
 		switch (ch) {
@@ -261,10 +262,10 @@ static int rec_parse(int argc, char **argv, struct rec_cli *c)
 			o->out_dir = optarg;
 			break;
 		case 'b':
-			if (vt_parse_u64(optarg, 1, REC_MAX_BUFFER_KB, &v))
-				vt_die(VT_EXIT_USAGE, "record: -b %s: want a size in KB (1..%d)",
-				       optarg, REC_MAX_BUFFER_KB);
-			o->buffer_kb = (unsigned)v;
+			if (vt_parse_size(optarg, 1024, 1024, (uint64_t)REC_MAX_BUFFER_KB << 10, &v))
+				vt_die(VT_EXIT_USAGE, "record: -b %s: want a size, K/M/G or a bare "
+				       "number of KB (1 KB..%d KB)", optarg, REC_MAX_BUFFER_KB);
+			o->buffer_kb = (unsigned)(v >> 10);
 			break;
 		case 'g':
 			o->guest = 1;

@@ -108,6 +108,15 @@ int cmd_unpack(int argc, char **argv)
 		return VT_EXIT_USAGE;
 	}
 	rc = vt_stream_unpack(path, out, &st);
+	if (rc >= 0 && !st.frames) {
+		/* not one good frame: not a stream; nothing is left behind */
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", vt_err_msg());
+		rmdir(out);
+		vt_err_set("%s", *why ? why : "not a vmtrace stream: no frame in it");
+		rc = -1;
+	}
 	if (rc < 0) {
 		vt_err_print("unpack");
 		return VT_EXIT_FAIL;

@@ -25,13 +25,26 @@ int vt_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
  * 0, or -1 (then *@out is untouched). */
 int vt_parse_i64(const char *s, int64_t *out);
 
+/* Parse @s as a size: a number with an optional unit, B, K, M or G
+ * (powers of 1024; KB/KiB and the like too, any case), a bare number
+ * counting @unit bytes (each command keeps its peer tool's: KB for
+ * record's -b as trace-cmd's, bytes for run's -b as uftrace's); the size
+ * in bytes in [@min, @max] into *@out.  0, or -1 (*@out untouched). */
+int vt_parse_size(const char *s, uint64_t unit, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Parse @s as a duration: a number (a decimal fraction allowed: "0.5")
+ * with an optional unit, ms, s or m/min, a bare number counting @unit_ms
+ * milliseconds; the duration in ms, rounded, in
+ * [@min, @max] into *@out.  0, or -1 (*@out untouched). */
+int vt_parse_ms(const char *s, uint64_t unit_ms, uint64_t min, uint64_t max, uint64_t *out);
+
 /* Parse @s as a TSC frequency in Hz (>= VT_CLI_MIN_HZ) into *@hz.
  * 0, or -1 (then *@hz is untouched). */
 int vt_parse_hz(const char *s, uint64_t *hz);
 
 /* A command's answer to -h/--help (@help non-zero: @usage to stdout,
- * returns VT_EXIT_OK) or to a wrong command line (@usage to stderr, returns
- * VT_EXIT_USAGE).  For `return vt_cli_usage(usage, c == 'h');` at the end
+ * returns VT_EXIT_OK) or to a wrong command line (the first line of @usage,
+ * its synopsis, and a hint naming --help to stderr, returns VT_EXIT_USAGE).  For `return vt_cli_usage(usage, c == 'h');` at the end
  * of an option switch. */
 int vt_cli_usage(void (*usage)(FILE *fp), int help);
 

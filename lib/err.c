@@ -40,9 +40,33 @@ const char *vt_err_msg(void)
 	return vt_errbuf;
 }
 
+static const char *vt_command;	/* the running subcommand, set once */
+
+void vt_err_set_command(const char *name)
+{
+	vt_command = name;
+}
+
+const char *vt_err_command(const char *fallback)
+{
+	return vt_command ? vt_command : fallback;
+}
+
 void vt_err_print(const char *prog)
 {
-	fprintf(stderr, "vmtrace: %s: %s\n", prog, vt_errbuf[0] ? vt_errbuf : "unknown error");
+	fprintf(stderr, "vmtrace: %s: %s\n", vt_err_command(prog),
+		vt_errbuf[0] ? vt_errbuf : "unknown error");
+}
+
+void vt_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "vmtrace: %s: ", vt_err_command("vmtrace"));
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 }
 
 void vt_warn(const char *fmt, ...)

@@ -30,8 +30,18 @@ int vt_err_set(const char *fmt, ...) VT_PRINTF(1, 2);
 int vt_err_errno(const char *fmt, ...) VT_PRINTF(1, 2);
 /* The last recorded message ("" if none). */
 const char *vt_err_msg(void);
-/* Print "vmtrace: <prog>: <last message>" to stderr. */
+/* Name the running subcommand (the dispatcher does, before running it):
+ * every message of the process then says it, whichever module prints
+ * (`vmtrace report` runs merge's pipeline: its messages say "report"). */
+void vt_err_set_command(const char *name);
+/* The running subcommand's name, else @fallback. */
+const char *vt_err_command(const char *fallback);
+/* Print "vmtrace: <command>: <last message>" to stderr (<command>: the
+ * running subcommand's name, else @prog). */
 void vt_err_print(const char *prog);
+/* Print "vmtrace: <command>: <message>" to stderr: a command's own error
+ * line, in the one form every message takes. */
+void vt_error(const char *fmt, ...) VT_PRINTF(1, 2);
 /* Print a warning "vmtrace: warning: ..." to stderr. */
 void vt_warn(const char *fmt, ...) VT_PRINTF(1, 2);
 /* Print "vmtrace: note: ..." to stderr: information, not a problem. */

@@ -86,7 +86,7 @@ int vt_uft_dir_create(const char *dir, int force)
 	}
 	closedir(d);
 	if (nonempty && !force) {
-		vt_err_set("%s: directory exists and is not empty (remove it or force)", dir);
+		vt_err_set("%s: directory exists and is not empty (remove it, or give --force to replace its trace files)", dir);
 		errno = ENOTEMPTY;	/* callers tell a usage error from an I/O one */
 		return -1;
 	}

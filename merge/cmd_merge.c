@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -210,6 +211,98 @@ static int split_arg(const char *arg, char *path, size_t len, char *name)
 	return 0;
 }
 
+/* 1 if directory @dir holds trace data of its own (an input as it is). */
+static int has_trace_data(const char *dir)
+{
+	return has_file(dir, VT_TD_FILE) || has_file(dir, "info") ||
+	       has_file(dir, VT_SAMPLES_FILE) || has_file(dir, VT_MARKER_FILE);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The inputs as merge reads them: an argument naming a directory with no
+ * trace data of its own but subdirectories that have some (the example's
+ * guest/ with python/, kernel/ and markers/) stands for those
+ * subdirectories, in name order, with its @NAME if it had one.  The new
+ * argument list in *@out (*@nout entries, strings allocated: free with
+ * free_inputs), or -1 with the message set.
+ */
+static int expand_inputs(char **args, int n, char ***out, int *nout)
+{
+	char **v = NULL;
+	int nv = 0, cap = 0;
+
+	for (int i = 0; i < n; i++) {
+		char path[4096], name[VM_NAME_MAX], *subs[MERGE_MAX_SOURCES];
+		int nsub = 0, expanded;
+
+		if (split_arg(args[i], path, sizeof(path), name) < 0)
+			goto too_long;
+		if (is_dir(path) && !has_trace_data(path)) {
+			DIR *d = opendir(path);
+			struct dirent *de;
+
+			while (d && (de = readdir(d)) && nsub < MERGE_MAX_SOURCES) {
+				char sub[4200];
+
+				if (de->d_name[0] == '.' ||
+				    snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >= (int)sizeof(sub))
+					continue;
+				if (is_dir(sub) && has_trace_data(sub) && !(subs[nsub++] = strdup(sub)))
+					goto oom;
+			}
+			if (d)
+				closedir(d);
+			qsort(subs, (size_t)nsub, sizeof(*subs), cmp_str);
+		}
+		expanded = nsub > 0;
+		if (!expanded && !(subs[nsub++] = strdup(args[i])))
+			goto oom;
+		for (int k = 0; k < nsub; k++) {
+			if (nv == cap) {
+				char **nvv = realloc(v, (size_t)(cap = cap ? 2 * cap : 16) * sizeof(*v));
+
+				if (!nvv)
+					goto oom;
+				v = nvv;
+			}
+			if (*name && expanded) {
+				char *named = NULL;
+
+				if (asprintf(&named, "%s@%s", subs[k], name) < 0)
+					goto oom;
+				free(subs[k]);
+				subs[k] = named;
+			}
+			v[nv++] = subs[k];
+		}
+	}
+	*out = v;
+	*nout = nv;
+	return 0;
+too_long:
+	vt_err_set("an input path is too long");
+	goto fail;
+oom:
+	vt_err_set("out of memory");
+fail:
+	for (int k = 0; k < nv; k++)
+		free(v[k]);
+	free(v);
+	return -1;
+}
+
+static void free_inputs(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 /* The VM called @name (created on first use): its index. */
 static int vm_index(const char *name)
 {
@@ -261,14 +354,15 @@ static void progress(uint64_t n, uint64_t ts_ns, uint64_t first_ns, int force_en
 	if (!force_end && now.tv_sec == last.tv_sec)
 		return;
 	last = now;
-	fprintf(stderr, "\rmerge: %" PRIu64 " events, at %.3f s%s", n,
+	fprintf(stderr, "\rvmtrace: %s: %" PRIu64 " events, at %.3f s%s", vt_err_command("merge"), n,
 		(double)(ts_ns - first_ns) / VT_NS_PER_SEC, force_end ? "\n" : "   ");
 }
 
 static void summary(const struct merge_sink_ops *sink, const char *out, uint64_t total,
 		    uint64_t first_ns, uint64_t last_ns)
 {
-	fprintf(stderr, "merge: %" PRIu64 " events -> %s (%s)\n", total, out, sink->name);
+	fprintf(stderr, "vmtrace: %s: %" PRIu64 " events -> %s (%s)\n", vt_err_command("merge"),
+		total, out, sink->name);
 	for (int i = 0; i < nr_sources; i++) {
 		const struct merge_source *s = &sources[i];
 
@@ -361,13 +455,13 @@ static int parse_opts(int argc, char **argv, struct merge_opts *o)
 			break;
 		case 'H':
 			if (vt_parse_hz(optarg, &o->tsc_hz)) {
-				fprintf(stderr, "vmtrace merge: bad --tsc-hz '%s'\n", optarg);
+				vt_error("bad --tsc-hz '%s'", optarg);
 				return VT_EXIT_USAGE;
 			}
 			break;
 		case 'G':
 			if (vt_parse_i64(optarg, &o->guest_offset)) {
-				fprintf(stderr, "vmtrace merge: bad --offset '%s'\n", optarg);
+				vt_error("bad --offset '%s'", optarg);
 				return VT_EXIT_USAGE;
 			}
 			o->has_offset = 1;
@@ -401,7 +495,7 @@ static int plan_declared(char **args)
 		char *vm = plan.vm[i];
 
 		if (split_arg(args[i], s->path, sizeof(s->path), vm) < 0) {
-			fprintf(stderr, "vmtrace merge: %s: path too long\n", args[i]);
+			vt_error("%s: path too long", args[i]);
 			return VT_EXIT_USAGE;
 		}
 		int named = *vm != 0;	/* DIR@NAME: overrides the meta */
@@ -569,8 +663,8 @@ static int open_inputs(void)
 			continue;
 		}
 		if (!found) {
-			fprintf(stderr, "vmtrace: merge: %s: no trace.dat, no uftrace data "
-				"(info) and no samples.tsv found\n", sources[i].path);
+			vt_error("%s: no trace.dat, no uftrace data "
+				"(info) and no samples.tsv found", sources[i].path);
 			return -1;
 		}
 	}
@@ -666,7 +760,7 @@ static int write_events(const struct merge_sink_ops *sink, const struct merge_op
 		ret = VT_EXIT_FAIL;
 	}
 	if (merge_strtab_failed() && ret == VT_EXIT_OK) {
-		fprintf(stderr, "vmtrace: merge: out of memory for names\n");
+		vt_error("out of memory for names");
 		ret = VT_EXIT_FAIL;
 	}
 	if (!quiet && ret == VT_EXIT_OK)
@@ -693,28 +787,35 @@ int cmd_merge(int argc, char **argv)
 {
 	struct merge_opts o;
 	const struct merge_sink_ops *sink;
+	char **inputs;
 	int ret;
 
 	if ((ret = parse_opts(argc, argv, &o)) >= 0)
 		return ret;
 	memset(&plan, 0, sizeof(plan));
-	plan.nin = argc - optind;
 	plan.hz = o.tsc_hz;
 	plan.unscaled = -1;
-	if (plan.nin < 1 || !o.out)
+	if (argc - optind < 1 || !o.out)
 		return vt_cli_usage(usage, 0);
-	if (plan.nin > MERGE_MAX_SOURCES) {
-		fprintf(stderr, "vmtrace merge: at most %d inputs\n", MERGE_MAX_SOURCES);
-		return VT_EXIT_USAGE;
-	}
 	sink = merge_sink_find(o.fmt, o.out);
 	if (!sink) {
-		fprintf(stderr, "vmtrace merge: %s: unknown output format (use --format "
-			"perfetto|chrome|uftrace or .pftrace/.json/a directory)\n",
+		vt_error("%s: unknown output format (use --format "
+			"perfetto|chrome|uftrace or .pftrace/.json/a directory)",
 			o.fmt ? o.fmt : o.out);
 		return VT_EXIT_USAGE;
 	}
-	if ((ret = plan_declared(argv + optind)) >= 0)
+	if (expand_inputs(argv + optind, argc - optind, &inputs, &plan.nin) < 0) {
+		vt_err_print("merge");
+		return VT_EXIT_FAIL;
+	}
+	if (plan.nin > MERGE_MAX_SOURCES) {
+		vt_error("at most %d inputs", MERGE_MAX_SOURCES);
+		free_inputs(inputs, plan.nin);
+		return VT_EXIT_USAGE;
+	}
+	ret = plan_declared(inputs);
+	free_inputs(inputs, plan.nin);
+	if (ret >= 0)
 		return ret;
 	plan_roles();
 	if ((ret = plan_clocks(&o)) >= 0)

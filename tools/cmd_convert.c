@@ -3,6 +3,7 @@
  * directory to a clock=ns one (lib/uftrace_convert.c vt_uft_convert_ns), so that
  * `uftrace replay` shows real durations.  Command main thread.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -50,10 +51,13 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (optind + 2 != argc)
 		return vt_cli_usage(usage, 0);
+	errno = 0;
 	ret = vt_uft_convert_ns(argv[optind], argv[optind + 1], hz, force);
 	if (ret < 0) {
+		int busy = errno == ENOTEMPTY;	/* an existing OUT: a usage error, as in run */
+
 		vt_err_print("convert");
-		return VT_EXIT_FAIL;
+		return busy ? VT_EXIT_USAGE : VT_EXIT_FAIL;
 	}
 	if (ret == VT_UFT_PARTIAL) {
 		vt_warn("%s", vt_err_msg());

@@ -318,8 +318,7 @@ int cmd_info(int argc, char **argv)
 			usage(stdout);
 			return VT_EXIT_OK;
 		}
-		usage(stderr);
-		return VT_EXIT_USAGE;
+		return vt_cli_usage(usage, 0);
 	}
 	if (optind + 1 != argc)
 		return vt_cli_usage(usage, 0);
@@ -389,6 +388,9 @@ int cmd_info(int argc, char **argv)
 				ret = r;
 		} else {
 			printf("\n(no trace data: no %s/info, no %s)\n", dir, path);
+			vt_err_set("%s: no trace data (no info, no %s)", dir, VT_TD_FILE);
+			vt_err_print("info");
+			ret = VT_EXIT_FAIL;
 		}
 	}
 	vt_meta_free(m);

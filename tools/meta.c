@@ -98,6 +98,10 @@ int cmd_meta(int argc, char **argv)
 	}
 	if (argc < 2)
 		return vt_cli_usage(meta_usage, 0);
+	if (argv[1][0] == '-' && argv[1][1]) {
+		vt_error("unknown option '%s'", argv[1]);
+		return vt_cli_usage(meta_usage, 0);
+	}
 	if (argc == 2)
 		return meta_print(argv[1], NULL);
 	if (argc == 3 && !strchr(argv[2], '='))

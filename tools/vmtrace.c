@@ -39,8 +39,8 @@ static const struct {
 	E(top, "show the hottest functions of a trace directory, live"),
 	E(align, "compute and prove the guest<->host clock model of recorded traces"),
 	E(merge, "merge host and guest traces into Perfetto, Chrome JSON or uftrace"),
-	E(report, "virtio/IO latency report of a merged trace"),
-	E(export, "export merged events to an SQLite database"),
+	E(report, "where the time of slow guest I/O went (from the recordings merge reads)"),
+	E(export, "export the recordings' merged events and I/O chains to an SQLite database"),
 	E(marker, "emit a guest<->host sync marker (guest side)"),
 	E(info, "describe a trace directory: clock, events, span, metadata"),
 	E(debugcon, "decode a freestanding guest's isa-debugcon trace dump to uftrace data"),
@@ -58,13 +58,22 @@ static void usage(FILE *fp)
 	for (size_t i = 0; i < VT_ARRAY_SIZE(cmds); i++)
 		if (cmds[i].fn)
 			fprintf(fp, "  %-9s %s\n", cmds[i].name, cmds[i].help);
-	fprintf(fp, "\n'vmtrace <command> --help' describes a command.\n");
+	fprintf(fp, "\n'vmtrace help <command>' (or 'vmtrace <command> --help') describes a command.\n");
 }
 
 int main(int argc, char **argv)
 {
+	static char prog[64];
+
 	if (argc < 2)
 		return vt_cli_usage(usage, 0);
+	if (!strcmp(argv[1], "help") && argc == 3) {
+		/* `vmtrace help CMD` is `vmtrace CMD --help` */
+		static char help_opt[] = "--help";
+		char *hargv[] = { argv[0], argv[2], help_opt, NULL };
+
+		return main(3, hargv);
+	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return VT_EXIT_OK;
@@ -80,9 +89,14 @@ int main(int argc, char **argv)
 			fprintf(stderr, "vmtrace: '%s' is not built in this vmtrace\n", argv[1]);
 			return VT_EXIT_UNSUPPORTED;
 		}
+		/* every message says which command speaks, getopt's included
+		 * (it prints argv[0]): "vmtrace: merge: ..." */
+		snprintf(prog, sizeof(prog), "vmtrace: %s", cmds[i].name);
+		vt_err_set_command(cmds[i].name);
+		argv[1] = prog;
 		return cmds[i].fn(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "vmtrace: unknown command '%s'\n", argv[1]);
-	usage(stderr);
+	fprintf(stderr, "vmtrace: unknown command '%s'\nTry 'vmtrace --help' for the list of commands.\n",
+		argv[1]);
 	return VT_EXIT_USAGE;
 }

@@ -106,6 +106,10 @@ def main():
                 k, _, v = line.strip().partition("=")
                 print("  %-15s %s" % (k, v))
     print_alignment(out)
+    host, guest = os.path.join(out, "host"), os.path.join(out, "guest")
+    if os.path.isdir(host) and os.path.isdir(guest):
+        print("  %-15s vmtrace report %s %s   (where the slow calls' time went; "
+              "--html OUT.html for a page)" % ("next", host, guest))
     mj = os.path.join(out, "merged.json")
     if not os.path.exists(mj):
         print("  (no merged.json: nothing to summarise)")

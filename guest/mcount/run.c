@@ -50,8 +50,9 @@ static void run_usage(FILE *fp)
 		"into the uftrace data directory DIR; timestamps are raw TSC ticks.\n\n"
 		"  -o, --output DIR     output directory (required)\n"
 		"  -D, --depth N        record calls up to depth N (1..%d, default %d)\n"
-		"  -e, --entries-only   record entries only, hook no returns\n"
-		"  -b, --bufsize BYTES  per-thread buffer (default %d): flushed when full\n"
+		"      --entries-only   record entries only, hook no returns\n"
+		"  -b, --bufsize SIZE   per-thread buffer, K/M or a bare number of bytes (as\n"
+		"                       uftrace record -b; default %d): flushed when full\n"
 		"      --ns             also write DIR%s in nanoseconds (for uftrace replay)\n"
 		"  -f, --force          replace an existing trace in DIR\n",
 		VT_UFT_MAX_DEPTH, MCOUNT_DEFAULT_DEPTH, MCOUNT_DEFAULT_BUF_BYTES, RUN_NS_SUFFIX);
@@ -75,7 +76,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 	o->depth = MCOUNT_DEFAULT_DEPTH;
 	o->bufsize = MCOUNT_DEFAULT_BUF_BYTES;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:D:eb:fh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:D:b:fh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->dir = optarg;
@@ -89,8 +90,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			o->entries_only = 1;
 			break;
 		case 'b':
-			if (vt_parse_u64(optarg, MCOUNT_MIN_BUF_BYTES, MCOUNT_MAX_BUF_BYTES,
-					 &o->bufsize))
+			if (vt_parse_size(optarg, 1, MCOUNT_MIN_BUF_BYTES, MCOUNT_MAX_BUF_BYTES,
+					  &o->bufsize))
 				return vt_err_set("--bufsize %s: want %d..%d bytes", optarg,
 						  MCOUNT_MIN_BUF_BYTES, MCOUNT_MAX_BUF_BYTES);
 			break;

@@ -189,8 +189,7 @@ int cmd_attach(int argc, char **argv)
 			pid = (int)v;
 		} else {
 			fprintf(stderr, "vmtrace: attach: unknown option or extra argument: %s\n", a);
-			attach_usage(stderr);
-			return VT_EXIT_USAGE;
+			return vt_cli_usage(attach_usage, 0);
 		}
 	}
 	if (!pid)

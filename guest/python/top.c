@@ -211,7 +211,8 @@ static void top_usage(FILE *fp)
 {
 	fprintf(fp, "usage: vmtrace top [--once] [-n ROWS] [-i SECONDS] DIR\n"
 		    "  show the functions with the most total time in a uftrace data directory,\n"
-		    "  refreshing while it is written (Ctrl-C ends)\n");
+		    "  refreshing while it is written (Ctrl-C ends); -i: a bare number of\n"
+		    "  seconds, or with a unit (500ms, 2s)\n");
 }
 
 /* `vmtrace top [--once] [-n ROWS] [-i SECONDS] DIR`: returns an exit code. */
@@ -230,24 +231,25 @@ int cmd_top(int argc, char **argv)
 		if (!strcmp(a, "--once")) {
 			once = 1;
 		} else if ((!strcmp(a, "-n") || !strcmp(a, "-i")) && i + 1 < argc) {
-			char *end;
-			double v = strtod(argv[++i], &end);
+			uint64_t v;
+			int bad = a[1] == 'n' ? vt_parse_u64(argv[++i], 1, 100000, &v) :
+						vt_parse_ms(argv[++i], 1000, 1, 86400000, &v);
 
-			if (*end || v <= 0) {
-				fprintf(stderr, "vmtrace: top: bad value for %s: %s\n", a, argv[i]);
+			if (bad) {
+				vt_error("bad value for %s: %s%s", a, argv[i], a[1] == 'n' ? "" :
+					 " (a bare number of seconds, or with a unit: 500ms, 2s)");
 				return VT_EXIT_USAGE;
 			}
 			if (a[1] == 'n')
 				rows = (int)v;
 			else
-				interval = v;
+				interval = (double)v / 1000;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			top_usage(stdout);
 			return VT_EXIT_OK;
 		} else if (a[0] == '-' || dir) {
 			fprintf(stderr, "vmtrace: top: unknown option or extra argument: %s\n", a);
-			top_usage(stderr);
-			return VT_EXIT_USAGE;
+			return vt_cli_usage(top_usage, 0);
 		} else {
 			dir = a;
 		}

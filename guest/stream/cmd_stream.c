@@ -365,7 +365,8 @@ static void usage(FILE *fp)
 		"  port such as /dev/vport0p1, or a file) as a vmtrace stream, until\n"
 		"  SIGTERM/SIGINT/SIGUSR1: then a last checked pass and an END frame.\n"
 		"  The host rebuilds DIR with 'vmtrace unpack OUT -o DIR'.\n"
-		"  -i, --interval MS  rescan every MS milliseconds (default %d)\n"
+		"  -i, --interval MS  rescan every MS milliseconds (default %d); a unit may\n"
+		"                     be given instead: 250ms, 1s\n"
 		"  --once             one pass and END (DIR is complete already)\n",
 		STREAM_INTERVAL_MS);
 }
@@ -390,9 +391,9 @@ int cmd_stream(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			if (vt_parse_u64(optarg, 1, STREAM_INTERVAL_MAX_MS, &interval_ms)) {
-				fprintf(stderr, "vmtrace: stream: bad --interval '%s' (1..%d ms)\n",
-					optarg, STREAM_INTERVAL_MAX_MS);
+			if (vt_parse_ms(optarg, 1, 1, STREAM_INTERVAL_MAX_MS, &interval_ms)) {
+				vt_error("bad --interval '%s' (1..%d ms: a bare number of ms, or "
+					 "with a unit: 250ms, 1s)", optarg, STREAM_INTERVAL_MAX_MS);
 				return VT_EXIT_USAGE;
 			}
 			break;

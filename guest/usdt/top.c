@@ -297,6 +297,7 @@ static void top_usage(FILE *fp)
 "  a CPython built --with-dtrace; root).  Counted at return: on 3.11 every\n"
 "  Python call; 3.12/3.13 have no function markers (use `vmtrace attach`).\n"
 "  --once: one table after one interval; --duration: stop after SECONDS;\n"
+"  -i: a bare number of seconds, or with a unit (500ms, 2s);\n"
 "  stops by itself when PID exits.\n");
 }
 
@@ -374,7 +375,12 @@ int usdt_top_main(int argc, char **argv)
 		} else if (!strcmp(a, "-n") && i + 1 < argc) {
 			rows = (int)top_num(a, argv[++i]);
 		} else if (!strcmp(a, "-i") && i + 1 < argc) {
-			interval = top_num(a, argv[++i]);
+			uint64_t ms;
+
+			if (vt_parse_ms(argv[++i], 1000, 1, 86400000, &ms))
+				vt_die(VT_EXIT_USAGE, "top: bad value for -i: %s (a bare number of "
+				       "seconds, or with a unit: 500ms, 2s)", argv[i]);
+			interval = (double)ms / 1000;
 		} else if (!strcmp(a, "--duration") && i + 1 < argc) {
 			duration = top_num(a, argv[++i]);
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -382,8 +388,7 @@ int usdt_top_main(int argc, char **argv)
 			return VT_EXIT_OK;
 		} else {
 			fprintf(stderr, "vmtrace: top: unknown option or argument: %s\n", a);
-			top_usage(stderr);
-			return VT_EXIT_USAGE;
+			return vt_cli_usage(top_usage, 0);
 		}
 	}
 	if (pid <= 0)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli.h"
 #include "err.h"
 #include "report.h"
 
@@ -105,6 +106,16 @@ static void usage(FILE *fp, int export)
 		"  -q, --quiet            no merge progress line or summary\n");
 }
 
+static void usage_report(FILE *fp)
+{
+	usage(fp, 0);
+}
+
+static void usage_export(FILE *fp)
+{
+	usage(fp, 1);
+}
+
 static int parse_count(const char *cmd, const char *s, int *out)
 {
 	char *end;
@@ -187,8 +198,7 @@ static int run(int argc, char **argv, int export)
 	optind = 0;
 	return cmd_merge(margc, margv);
 bad:
-	usage(stderr, export);
-	return VT_EXIT_USAGE;
+	return vt_cli_usage(export ? usage_export : usage_report, 0);
 }
 
 /* `vmtrace report`: the text (and HTML) report of the inputs. */

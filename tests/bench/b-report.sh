@@ -67,7 +67,7 @@ for n in $SIZES; do
 		>"$W/in/h/vmtrace.meta"
 	in=("$W/in/h" "$W/in/g" "$W/in/g2")
 	"$VT_BIN" report "${in[@]}" --no-align -n 1 --functions 3 >"$W/check.txt" 2>"$W/check.err"
-	total=$(awk '/^merge: [0-9]+ events/ {print $2}' "$W/check.err")
+	total=$(awk '/^vmtrace: (merge|report): [0-9]+ events/ {print $3}' "$W/check.err")
 	grep -q "PSQIKHDJRCXE *$k requests" "$W/check.txt" ||
 		{ head -20 "$W/check.txt"; echo "FAILED: report did not link all $k requests"; exit 1; }
 	for r in $(seq "$ROUNDS"); do

@@ -30,6 +30,36 @@ int main(void)
 	CHECK(vt_parse_u64("0", 1, 100, &u) == -1);
 	CHECK(u == 7);
 
+	/* sizes: a unit, or the command's own for a bare number */
+	CHECK(vt_parse_size("4096", 1024, 1, UINT64_MAX, &u) == 0 && u == 4096ull * 1024);
+	CHECK(vt_parse_size("64K", 1, 1, UINT64_MAX, &u) == 0 && u == 65536);
+	CHECK(vt_parse_size("4m", 1024, 1, UINT64_MAX, &u) == 0 && u == 4ull << 20);
+	CHECK(vt_parse_size("2GiB", 1, 1, UINT64_MAX, &u) == 0 && u == 2ull << 30);
+	CHECK(vt_parse_size("512B", 1024, 1, UINT64_MAX, &u) == 0 && u == 512);
+	CHECK(vt_parse_size("0x10", 1, 1, UINT64_MAX, &u) == 0 && u == 16);
+	u = 7;
+	CHECK(vt_parse_size("12x", 1024, 1, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_size("K", 1024, 1, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_size("1K", 1, 2048, UINT64_MAX, &u) == -1);	/* below min */
+	CHECK(vt_parse_size("17179869184G", 1, 1, UINT64_MAX, &u) == -1);	/* overflows */
+	CHECK(vt_parse_size("-1K", 1, 0, UINT64_MAX, &u) == -1);
+	CHECK(u == 7);
+	/* durations */
+	CHECK(vt_parse_ms("250", 1, 1, UINT64_MAX, &u) == 0 && u == 250);
+	CHECK(vt_parse_ms("2", 1000, 1, UINT64_MAX, &u) == 0 && u == 2000);
+	CHECK(vt_parse_ms("2s", 1, 1, UINT64_MAX, &u) == 0 && u == 2000);
+	CHECK(vt_parse_ms("500ms", 1000, 1, UINT64_MAX, &u) == 0 && u == 500);
+	CHECK(vt_parse_ms("1m", 1, 1, UINT64_MAX, &u) == 0 && u == 60000);
+	CHECK(vt_parse_ms("0.5", 1000, 1, UINT64_MAX, &u) == 0 && u == 500);
+	CHECK(vt_parse_ms("1.5s", 1, 1, UINT64_MAX, &u) == 0 && u == 1500);
+	u = 7;
+	CHECK(vt_parse_ms("1h", 1, 1, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_ms("0s", 1, 1, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_ms("1.2.3", 1, 1, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_ms("-1", 1, 0, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_ms(".5", 1000, 1, UINT64_MAX, &u) == -1);
+	CHECK(u == 7);
+
 	CHECK(vt_parse_i64("-123", &i) == 0 && i == -123);
 	CHECK(vt_parse_i64("-0x10", &i) == 0 && i == -16);
 	CHECK(vt_parse_i64("9223372036854775807", &i) == 0 && i == INT64_MAX);
