@@ -79,27 +79,45 @@ vt_vm_start() {
 	VT_VM_LOG=$log
 }
 
+# The waits run while the host is recorded, whose trace holds every
+# process's scheduling: each is one process for its whole wait (a shell
+# loop of date/grep/sleep put ~10 short-lived processes a second of the
+# example's own into the recording).
 vt_vm_wait_line() {
-	local file=$1 pat=$2 secs=$3 pid=$4 end
-	end=$(($(date +%s) + secs))
-	while [ "$(date +%s)" -lt "$end" ]; do
-		grep -qa -- "$pat" "$file" 2>/dev/null && return 0
-		kill -0 "$pid" 2>/dev/null || {
-			grep -qa -- "$pat" "$file" 2>/dev/null
-			return
-		}
-		sleep 0.2
-	done
-	return 1
+	/usr/bin/python3 - "$@" <<'PYEOF'
+import os, sys, time
+path, pat, secs, pid = sys.argv[1], sys.argv[2].encode(), float(sys.argv[3]), int(sys.argv[4])
+end = time.time() + secs
+def found():
+    try:
+        with open(path, "rb") as f:
+            return pat in f.read()
+    except OSError:
+        return False
+def alive():
+    try:
+        os.kill(pid, 0)
+        return True
+    except OSError:
+        return False
+while time.time() < end:
+    if found():
+        sys.exit(0)
+    if not alive():
+        sys.exit(0 if found() else 1)
+    time.sleep(0.2)
+sys.exit(1)
+PYEOF
 }
 
 vt_vm_wait_exit() {
-	local pid=$1 secs=$2 end
-	end=$(($(date +%s) + secs))
-	while kill -0 "$pid" 2>/dev/null; do
-		[ "$(date +%s)" -lt "$end" ] || return 1
-		sleep 0.2
-	done
+	local pid=$1 secs=$2
+	if kill -0 "$pid" 2>/dev/null; then
+		timeout "$secs" tail --pid="$pid" -f /dev/null 2>/dev/null
+		if kill -0 "$pid" 2>/dev/null; then
+			return 1
+		fi
+	fi
 	wait "$pid" 2>/dev/null
 	return 0
 }

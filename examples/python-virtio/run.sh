@@ -51,18 +51,37 @@ guest_part() {
 	# STREAM_SAMPLE_S: OUT/stream-growth.txt, "<ms since the boot handshake>
 	# <bytes>" lines: the traces arrive while the guest traces, not only at its
 	# end.  $1: the run's deadline (date +%s).
+	# One process for the whole watch (the host recording holds every
+	# process's scheduling: a shell loop of date/grep/stat/sleep put ~10
+	# short-lived processes a second of the example's own into it).
 	STREAM_SAMPLE_S=0.5
 	stream_watch() {
-		local end=$1 t0 now
-		t0=$(date +%s%N)
-		: >"$OUT/stream-growth.txt"
-		while kill -0 "$VT_VM_PID" 2>/dev/null && [ "$(date +%s)" -lt "$end" ] &&
-			! grep -qa "$WORKLOAD_DONE" "$OUT/console.log"; do
-			now=$(date +%s%N)
-			echo "$(((now - t0) / 1000000)) $(stat -c %s "$OUT/guest.stream" 2>/dev/null || echo 0)" \
-				>>"$OUT/stream-growth.txt"
-			sleep $STREAM_SAMPLE_S
-		done
+		/usr/bin/python3 - "$1" "$VT_VM_PID" "$OUT" "$WORKLOAD_DONE" "$STREAM_SAMPLE_S" <<'PYEOF'
+import os, sys, time
+end, pid, out, done, step = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4].encode(), float(sys.argv[5])
+t0 = time.time()
+def alive():
+    try:
+        os.kill(pid, 0)
+        return True
+    except OSError:
+        return False
+def finished():
+    try:
+        with open(os.path.join(out, "console.log"), "rb") as f:
+            return done in f.read()
+    except OSError:
+        return False
+with open(os.path.join(out, "stream-growth.txt"), "w") as g:
+    while alive() and time.time() < end and not finished():
+        try:
+            size = os.stat(os.path.join(out, "guest.stream")).st_size
+        except OSError:
+            size = 0
+        g.write("%d %d\n" % ((time.time() - t0) * 1000, size))
+        g.flush()
+        time.sleep(step)
+PYEOF
 	}
 
 	# A guest that died or hung: unpack the part of the stream that arrived
