@@ -138,7 +138,7 @@ PYEOF
 	[ $record = 1 ] || [ "$VT_GUEST_ONLY" = 1 ] ||
 		echo "python-virtio: 'vmtrace record' is not built yet: the host side is not recorded"
 	start=$(date +%s)
-	vt_accel_select python-virtio "KVM could not boot the Linux guest: no boot handshake on the serial console within ${VT_BOOT_TIMEOUT} s (PVM-based KVM, as on the project's machines, hangs Linux kernels right after decompression)" boot
+	vt_accel_select python-virtio "KVM could not boot the Linux guest: no boot handshake on the serial console within ${VT_BOOT_TIMEOUT} s (a PVM-based KVM, as some cloud VMs have, hangs Linux kernels right after decompression)" boot
 	if [ -z "$ACCEL_USED" ]; then
 		echo "python-virtio: $ACCEL_NOTE -> using TCG (software emulation; markers go through isa-debugcon)"
 		boot tcg "$TCG_BOOT_TIMEOUT" ||
