@@ -30,24 +30,6 @@ void align_clock_set_model(struct align_clock *c, const struct align_model *m)
 	c->host_ns = m->host_ns;
 }
 
-void align_clock_segs_build(struct align_model *m)
-{
-	for (size_t i = 0; i < m->nseg; i++) {
-		const struct align_segment *s = &m->seg[i];
-		struct align_clock_seg *cs = &m->cseg[i];
-
-		cs->g_lo = m->seg_g_lo[i];
-		cs->g_hi = m->seg_g_hi[i];
-		cs->ref_tsc_guest = s->ref_tsc_guest;
-		cs->ref_tsc_host = s->ref_tsc_host;
-		cs->delta_tsc = s->ref_tsc_host - s->ref_tsc_guest;
-		cs->unit = s->slope == 1.0;
-		cs->host_per_guest = s->slope > 0 ? 1.0 / s->slope : 1.0;
-		cs->vcpu = s->vcpu;
-		cs->none = s->source == ALIGN_SRC_NONE;
-	}
-}
-
 void align_cursor_init(struct align_cursor *cur, struct align_clock *c, int vcpu)
 {
 	const struct align_model *m = c->model;
@@ -104,6 +86,27 @@ int align_cursor_guest_host(struct align_cursor *cur, uint64_t tsc, uint64_t *ts
 	if (unlikely(k->none))
 		return -1;
 	*tsc_host = align_clock_seg_host(k, tsc);
+	return 0;
+}
+
+/* One stamp on its own: a new cursor's answer (align.h). */
+int align_guest_to_host(const struct align_model *m, int vcpu, uint64_t tsc_guest,
+			uint64_t *tsc_host)
+{
+	struct align_clock c = { .kind = ALIGN_CLOCK_GUEST, .model = m };
+	struct align_cursor cur;
+
+	align_cursor_init(&cur, &c, vcpu);
+	return align_cursor_guest_host(&cur, tsc_guest, tsc_host);
+}
+
+int align_guest_to_ns(const struct align_model *m, int vcpu, uint64_t tsc_guest, uint64_t *ns)
+{
+	uint64_t h;
+
+	if (align_guest_to_host(m, vcpu, tsc_guest, &h) < 0)
+		return -1;
+	*ns = align_host_to_ns(m, h);
 	return 0;
 }
 

@@ -2,7 +2,8 @@
  * gather.h - internal to align/'s gathering layer: what align/sources.c
  * (which opens the files and walks the host's trace.dat once) shares with
  * each alignment source's loader (align/src_*.c, its hooks in struct
- * align_source_def).  Tools only: blocking I/O, allocates.
+ * align_source_io, registered in align_source_ios[]).  Tools only:
+ * blocking I/O, allocates.  The model (align/model.c) never includes it.
  */
 #ifndef ALIGN_GATHER_H
 #define ALIGN_GATHER_H
@@ -61,8 +62,36 @@ void align_gather_note(struct align_samples *s, const char *fmt, ...) VT_PRINTF(
 /* The vCPU of host thread @pid (ALIGN_VCPU_ANY if not a vCPU thread). */
 int32_t align_gather_tid_vcpu(struct align_gather *g, int pid);
 
-/* The sources, in report order (align/model.c); their count. */
-extern const struct align_source_def *const align_sources[];
-extern const size_t align_nr_sources;
+struct vt_td_event;
+
+/* A source's part of the gathering layer: the hooks align/sources.c calls
+ * (NULL: none) to read its samples.  Every hook returns 0, or -1 with the
+ * message set. */
+struct align_source_io {
+	enum align_source id;
+	/* the guest's trace.dat (header read; a trace-cmd guest file) */
+	int (*guest_trace)(struct align_gather *g, struct vt_td_reader *r, const char *path);
+	/* a guest directory (markers.dat, ...) */
+	int (*guest_dir)(struct align_gather *g, const char *dir);
+	/* the host's vmtrace.meta (g->m, never NULL here) */
+	int (*host_meta)(struct align_gather *g);
+	/* the host's trace.dat: before its events, each event of a kind in
+	 * @host_events (ALIGN_EV_BIT()s), after them (always, once begun:
+	 * @ok 0 after a failure, to free its state) */
+	int (*host_begin)(struct align_gather *g);
+	unsigned host_events;
+	int (*host_event)(struct align_gather *g, const struct vt_td_event *ev, int kind);
+	int (*host_end)(struct align_gather *g, int ok);
+	/* notes once everything of the host is read */
+	void (*host_notes)(struct align_samples *s);
+};
+
+extern const struct align_source_io align_io_markers, align_io_debugfs,
+	align_io_tracepoint, align_io_tsync;
+
+/* The sources' gathering hooks (align/sources.c), in report order; their
+ * count. */
+extern const struct align_source_io *const align_source_ios[];
+extern const size_t align_nr_source_ios;
 
 #endif

@@ -54,34 +54,16 @@ struct seg_ctx {
 	int only;				/* the vCPU's one segment */
 };
 
-struct align_gather;
-struct vt_td_event;
-struct vt_td_reader;
-
-/* An alignment source: its estimator and its part of the gathering layer
- * (align/sources.c calls the hooks, NULL: none; align/gather.h).  Every
- * hook returns 0, or -1 with the message set. */
+/* An alignment source as the model sees it (pure: no I/O): its name, rank
+ * and estimator.  Its part of the gathering layer - the hooks that read
+ * its samples - is a struct align_source_io of the same file, registered
+ * in the gathering layer (align/gather.h, align/sources.c). */
 struct align_source_def {
 	enum align_source id;
 	const char *name;		/* in reports and JSON */
 	unsigned rank;			/* lower: chosen first */
 	/* 1 with @l when the source has something to say of the segment */
 	int (*estimate)(const struct seg_ctx *x, struct line *l);
-	/* the guest's trace.dat (header read; a trace-cmd guest file) */
-	int (*guest_trace)(struct align_gather *g, struct vt_td_reader *r, const char *path);
-	/* a guest directory (markers.dat, ...) */
-	int (*guest_dir)(struct align_gather *g, const char *dir);
-	/* the host's vmtrace.meta (g->m, never NULL here) */
-	int (*host_meta)(struct align_gather *g);
-	/* the host's trace.dat: before its events, each event of a kind in
-	 * @host_events (ALIGN_EV_BIT()s), after them (always, once begun:
-	 * @ok 0 after a failure, to free its state) */
-	int (*host_begin)(struct align_gather *g);
-	unsigned host_events;
-	int (*host_event)(struct align_gather *g, const struct vt_td_event *ev, int kind);
-	int (*host_end)(struct align_gather *g, int ok);
-	/* notes once everything of the host is read */
-	void (*host_notes)(struct align_samples *s);
 };
 
 extern const struct align_source_def align_src_markers, align_src_debugfs,
@@ -131,8 +113,5 @@ static inline uint64_t align_clock_seg_host(const struct align_clock_seg *cs, ui
  * align/model.c; the queries and the clock cursors use it. */
 int align_model_vcpu_range(const struct align_model *m, int vcpu, size_t *first, size_t *last);
 
-/* Fill m->cseg from m->seg, m->seg_g_lo/hi (allocated by the caller);
- * align/clock.c. */
-void align_clock_segs_build(struct align_model *m);
 
 #endif

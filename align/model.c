@@ -12,7 +12,6 @@
 #include <string.h>
 #include "align/align.h"
 #include "align/internal.h"
-#include "align/gather.h"
 #include "err.h"
 
 #define SLOPE_BOX		0.25	/* free-slope fit: |slope - known| <= this */
@@ -348,17 +347,17 @@ static int view_add(struct align_model *m, const struct align_source_view *v)
  * lowest rank is chosen; every other present one is cross-checked against
  * it; the rows stand in report order (views, JSON).  docs/align.md says
  * why the ranks are what they are.  A new source: an enum value, its
- * samples in struct align_input (gathered by align/sources.c or its own
- * file), its file and a row here.
+ * samples in struct align_input, its file (estimator here, loader hooks in
+ * align_source_ios[] of align/sources.c) and a row in each list.
  */
-const struct align_source_def *const align_sources[] = {
+static const struct align_source_def *const align_sources[] = {
 	&align_src_markers,
 	&align_src_debugfs,
 	&align_src_tracepoint,
 	&align_src_tsync,
 	&align_src_user,
 };
-const size_t align_nr_sources = VT_ARRAY_SIZE(align_sources);
+static const size_t align_nr_sources = VT_ARRAY_SIZE(align_sources);
 
 enum align_source align_source_by_name(const char *name)
 {
@@ -662,6 +661,25 @@ out:
 	return ret;
 }
 
+/* The per-event form of every segment (align/clock.c applies it). */
+static void clock_segs_build(struct align_model *m)
+{
+	for (size_t i = 0; i < m->nseg; i++) {
+		const struct align_segment *s = &m->seg[i];
+		struct align_clock_seg *cs = &m->cseg[i];
+
+		cs->g_lo = m->seg_g_lo[i];
+		cs->g_hi = m->seg_g_hi[i];
+		cs->ref_tsc_guest = s->ref_tsc_guest;
+		cs->ref_tsc_host = s->ref_tsc_host;
+		cs->delta_tsc = s->ref_tsc_host - s->ref_tsc_guest;
+		cs->unit = s->slope == 1.0;
+		cs->host_per_guest = s->slope > 0 ? 1.0 / s->slope : 1.0;
+		cs->vcpu = s->vcpu;
+		cs->none = s->source == ALIGN_SRC_NONE;
+	}
+}
+
 /* The guest TSC segment @s gives at host time @h: exact for an unscaled
  * TSC, the line rounded to the nearest tick for a scaled one; clamped to
  * [0, UINT64_MAX].  The one "guest TSC at host time" of a segment (the
@@ -801,7 +819,7 @@ struct align_model *align_model_build(const struct align_input *in)
 				m->seg_g_hi[i] = g_stop + 1;
 		}
 	}
-	align_clock_segs_build(m);
+	clock_segs_build(m);
 	for (int s = ALIGN_SRC_MARKERS; s < ALIGN_SRC_COUNT; s++)
 		if (counts[s] > counts[m->method])
 			m->method = (enum align_source)s;
@@ -894,26 +912,6 @@ int align_model_vcpu_range(const struct align_model *m, int vcpu, size_t *first,
 		;
 	*first = i;
 	*last = j;
-	return 0;
-}
-
-int align_guest_to_host(const struct align_model *m, int vcpu, uint64_t tsc_guest,
-			uint64_t *tsc_host)
-{
-	struct align_clock c = { .kind = ALIGN_CLOCK_GUEST, .model = m };
-	struct align_cursor cur;
-
-	align_cursor_init(&cur, &c, vcpu);
-	return align_cursor_guest_host(&cur, tsc_guest, tsc_host);
-}
-
-int align_guest_to_ns(const struct align_model *m, int vcpu, uint64_t tsc_guest, uint64_t *ns)
-{
-	uint64_t h;
-
-	if (align_guest_to_host(m, vcpu, tsc_guest, &h) < 0)
-		return -1;
-	*ns = align_host_to_ns(m, h);
 	return 0;
 }
 

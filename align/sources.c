@@ -21,6 +21,17 @@
 #include "meta.h"
 #include "tracedat.h"
 
+/* Each source's gathering hooks (align/src_*.c), in the report order of
+ * align_sources[] (align/model.c; a source that reads nothing, the user's
+ * offset, has none). */
+const struct align_source_io *const align_source_ios[] = {
+	&align_io_markers,
+	&align_io_debugfs,
+	&align_io_tracepoint,
+	&align_io_tsync,
+};
+const size_t align_nr_source_ios = VT_ARRAY_SIZE(align_source_ios);
+
 #define SRC_NOTES_MAX		8192
 #define SRC_MAX_EVENT_ID	65536
 
@@ -311,7 +322,7 @@ static int sources_end(struct align_gather *g, size_t begun, int ok)
 	int ret = 0;
 
 	for (size_t i = 0; i < begun; i++)
-		if (align_sources[i]->host_end && align_sources[i]->host_end(g, ok && !ret) < 0)
+		if (align_source_ios[i]->host_end && align_source_ios[i]->host_end(g, ok && !ret) < 0)
 			ret = -1;
 	return ret;
 }
@@ -367,8 +378,8 @@ static int load_tracedat(struct align_gather *g)
 					  s->in.n_guest_markers, g->clock);
 		s->in.n_guest_markers = 0;
 	}
-	for (; begun < align_nr_sources; begun++)
-		if (align_sources[begun]->host_begin && align_sources[begun]->host_begin(g) < 0)
+	for (; begun < align_nr_source_ios; begun++)
+		if (align_source_ios[begun]->host_begin && align_source_ios[begun]->host_begin(g) < 0)
 			goto out;
 	while ((rc = vt_td_read_next_any(g->r, &ev)) == 1) {
 		g->nev++;
@@ -398,8 +409,8 @@ static int load_tracedat(struct align_gather *g)
 			g->nforeign++;
 			continue;
 		}
-		for (size_t i = 0; i < align_nr_sources; i++) {
-			const struct align_source_def *d = align_sources[i];
+		for (size_t i = 0; i < align_nr_source_ios; i++) {
+			const struct align_source_io *d = align_source_ios[i];
 
 			if ((d->host_events & ALIGN_EV_BIT(kind)) && d->host_event(g, &ev, kind) < 0)
 				goto out;
@@ -464,8 +475,8 @@ static int load_host(struct align_samples *s, const char *dir, int is_dir,
 			s->in.span_tsc_host_start = v;
 		if (!vt_meta_get_u64(m, "record.stop_tsc_host", &v))
 			s->in.span_tsc_host_end = v;
-		for (size_t i = 0; i < align_nr_sources; i++)
-			if (align_sources[i]->host_meta && align_sources[i]->host_meta(&g) < 0)
+		for (size_t i = 0; i < align_nr_source_ios; i++)
+			if (align_source_ios[i]->host_meta && align_source_ios[i]->host_meta(&g) < 0)
 				goto out;
 		load_threads(m, g.tm, &g.ntm);
 		g.nvcpu_thr = g.ntm;
@@ -477,9 +488,9 @@ static int load_host(struct align_samples *s, const char *dir, int is_dir,
 		align_gather_note(s, "host: %s: missing (no tracepoint offsets, no host marker "
 				  "events)", path);
 	}
-	for (size_t i = 0; i < align_nr_sources; i++)
-		if (align_sources[i]->host_notes)
-			align_sources[i]->host_notes(s);
+	for (size_t i = 0; i < align_nr_source_ios; i++)
+		if (align_source_ios[i]->host_notes)
+			align_source_ios[i]->host_notes(s);
 	ret = 0;
 out:
 	vt_meta_free(m);
@@ -511,9 +522,9 @@ static int load_guest_tracedat(struct align_gather *g, const char *path)
 		s->in.guest_hz = hz;
 		snprintf(s->guest_hz_from, sizeof(s->guest_hz_from), "trace.dat TSC2NSEC option");
 	}
-	for (size_t i = 0; i < align_nr_sources && !ret; i++)
-		if (align_sources[i]->guest_trace)
-			ret = align_sources[i]->guest_trace(g, r, path);
+	for (size_t i = 0; i < align_nr_source_ios && !ret; i++)
+		if (align_source_ios[i]->guest_trace)
+			ret = align_source_ios[i]->guest_trace(g, r, path);
 	if (ret || s->guest_r) {
 		vt_td_read_close(r);
 		return ret;
@@ -549,8 +560,8 @@ static int load_guest(struct align_samples *s, const char *dir, int is_dir,
 		snprintf(s->guest_hz_from, sizeof(s->guest_hz_from), "meta");
 	}
 	vt_meta_free(m);
-	for (size_t i = 0; i < align_nr_sources; i++)
-		if (align_sources[i]->guest_dir && align_sources[i]->guest_dir(&g, dir) < 0)
+	for (size_t i = 0; i < align_nr_source_ios; i++)
+		if (align_source_ios[i]->guest_dir && align_source_ios[i]->guest_dir(&g, dir) < 0)
 			return -1;
 	return 0;
 }

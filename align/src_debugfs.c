@@ -260,6 +260,10 @@ const struct align_source_def align_src_debugfs = {
 	.name = "debugfs",
 	.rank = 2,
 	.estimate = est_debugfs,
+};
+
+const struct align_source_io align_io_debugfs = {
+	.id = ALIGN_SRC_DEBUGFS,
 	.host_meta = debugfs_host_meta,
 	.host_notes = note_unapplied_offsets,
 };

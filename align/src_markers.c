@@ -419,6 +419,10 @@ const struct align_source_def align_src_markers = {
 	.name = "markers",
 	.rank = 1,
 	.estimate = est_markers,
+};
+
+const struct align_source_io align_io_markers = {
+	.id = ALIGN_SRC_MARKERS,
 	.guest_dir = markers_guest_dir,
 	.host_begin = markers_begin,
 	.host_events = ALIGN_EV_BIT(ALIGN_EV_PIO) | ALIGN_EV_BIT(ALIGN_EV_MMIO) |

@@ -69,6 +69,10 @@ const struct align_source_def align_src_tracepoint = {
 	.name = "tracepoint",
 	.rank = 3,
 	.estimate = est_tracepoint,
+};
+
+const struct align_source_io align_io_tracepoint = {
+	.id = ALIGN_SRC_TRACEPOINT,
 	.host_events = ALIGN_EV_BIT(ALIGN_EV_TSC_OFFSET),
 	.host_event = tracepoint_event,
 	.host_notes = note_late_start,

@@ -152,5 +152,9 @@ const struct align_source_def align_src_tsync = {
 	.name = "tsync",
 	.rank = 4,
 	.estimate = est_tsync,
+};
+
+const struct align_source_io align_io_tsync = {
+	.id = ALIGN_SRC_TSYNC,
 	.guest_trace = tsync_guest_trace,
 };

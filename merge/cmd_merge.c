@@ -20,6 +20,7 @@
 #include "samples.h"
 #include "tracedat.h"
 #include "tsc.h"
+#include "align/align.h"
 #include "merge.h"
 
 #define PROGRESS_EVERY	(1u << 20)	/* events between progress checks */

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "align/align.h"
+#include "align/clock.h"
 #include "event.h"
 
 /* ---- interned strings ---------------------------------------------- */

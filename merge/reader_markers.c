@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "err.h"
+#include "align/align.h"
 #include "merge.h"
 
 /* The guest markers' process: above any Linux pid, below the sinks'

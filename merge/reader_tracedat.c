@@ -316,7 +316,7 @@ int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *fi
 
 	/* a trace-cmd pair on a ns clock: a guest's map is already its
 	 * model's, whose host ticks are ns (align/src_tsync.c) */
-	int ns_pair = src->clock.model && align_model_host_hz(src->clock.model) == VT_NS_PER_SEC;
+	int ns_pair = src->clock.model && src->clock.host_hz == VT_NS_PER_SEC;
 	int is_ns = vt_td_clock_is_ns(clock);
 
 	if (is_ns && !ns_pair) {
