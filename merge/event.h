@@ -80,6 +80,13 @@ struct merge_event {
 	uint32_t flow_name;	/* interned: "kick" / "irq" */
 	int64_t value;		/* MERGE_EV_COUNTER */
 	struct merge_arg args[MERGE_MAX_ARGS];
+	/* Arguments the kernel prints as text (__print_flags/__print_symbolic,
+	 * e.g. sched_switch prev_state 0x100 -> "R+"): bit i of sym_mask set
+	 * when args[i] (a number, kept for programs) has that text, interned,
+	 * in sym_text[i]; the sinks people read (Chrome JSON, Perfetto) write
+	 * the text.  Only the trace.dat reader sets them, on every event. */
+	uint8_t sym_mask;
+	uint32_t sym_text[MERGE_MAX_ARGS];
 	uint8_t nr_arr;		/* numbers used in arr */
 	uint64_t arr[MERGE_ARR_MAX];	/* the elements of array arguments */
 };

@@ -264,7 +264,6 @@ static void add_fields(struct td_src *t, struct merge_event *ev, const struct vt
 {
 	char sbuf[STR_ARG_MAX];
 
-	ev->nr_arr = 0;
 	for (int i = 0; i < in->nr; i++) {
 		struct merge_arg *a = &ev->args[ev->nr_args];
 		int n;
@@ -280,8 +279,8 @@ static void add_fields(struct td_src *t, struct merge_event *ev, const struct vt
 							a->v.u);
 
 				if (txt) {
-					a->type = MERGE_ARG_STR;
-					a->v.str = txt;
+					ev->sym_mask |= (uint8_t)(1u << ev->nr_args);
+					ev->sym_text[ev->nr_args] = txt;
 				}
 			}
 			break;
@@ -328,6 +327,8 @@ static int td_next(struct merge_stream *ms, struct merge_event *ev)
 	ev->track = tr;
 	ev->cpu = e.cpu;
 	ev->nr_args = 0;
+	ev->nr_arr = 0;
+	ev->sym_mask = 0;
 	switch (in->kind) {
 	case K_EXIT: {
 		uint64_t reason = 0;

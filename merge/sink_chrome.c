@@ -253,6 +253,8 @@ static int chrome_event(void *sink, const struct merge_event *ev)
 			*p++ = ':';
 			if (a->type == MERGE_ARG_STR)
 				p = put_jstr(p, a->v.str);
+			else if (unlikely(ev->sym_mask & (1u << i)))
+				p = put_jstr(p, ev->sym_text[i]);
 			else if (a->type == MERGE_ARG_I64)
 				p = put_i64(p, a->v.i);
 			else if (a->type == MERGE_ARG_U64)
@@ -302,6 +304,7 @@ const struct merge_sink_ops merge_sink_chrome = {
 	.open = chrome_open,
 	.event = chrome_event,
 	.close = chrome_close,
+	.derive = 1,
 };
 MERGE_SINK(merge_sink_chrome)
 

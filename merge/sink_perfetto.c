@@ -412,6 +412,8 @@ static __attribute__((noinline)) int event_slow(struct psink *s, const struct me
 		pb_u64(&b, F_DA_NAME_IID, a->key);
 		if (a->type == MERGE_ARG_STR)
 			pb_str(&b, F_DA_STRING, a->v.str);
+		else if (unlikely(ev->sym_mask & (1u << i)))
+			pb_str(&b, F_DA_STRING, ev->sym_text[i]);
 		else if (a->type == MERGE_ARG_I64)
 			pb_u64(&b, F_DA_INT, (uint64_t)a->v.i);
 		else if (a->type == MERGE_ARG_U64)
@@ -497,6 +499,7 @@ const struct merge_sink_ops merge_sink_perfetto = {
 	.open = perfetto_open,
 	.event = perfetto_event,
 	.close = perfetto_close,
+	.derive = 1,
 };
 MERGE_SINK(merge_sink_perfetto)
 
