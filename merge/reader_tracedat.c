@@ -248,7 +248,9 @@ static uint32_t sym_text(struct td_src *t, const struct vt_td_event *e, int i,
 		if ((p == line || p[-1] == ' ') && p[nl] == '=') {
 			size_t n = strcspn(p + nl + 1, " ");
 
-			if (n && n < sizeof(word)) {
+			/* a number is the field printed as it is (softirq's
+			 * "vec=%u [action=%s]"): the text is elsewhere, keep it a number */
+			if (n && n < sizeof(word) && strspn(p + nl + 1, "0123456789xabcdef") < n) {
 				memcpy(word, p + nl + 1, n);
 				id = merge_str_intern(word, n);
 			}
