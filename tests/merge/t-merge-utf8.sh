@@ -33,7 +33,12 @@ both zlib zlib
 both bad bad
 files="pair.json pair.pftrace align.json zlib.json zlib.pftrace bad.json bad.pftrace"
 if [ -d "$VT_BUILD/python/vmtrace" ]; then
-	PYTHONPATH=$VT_BUILD/python $PY -m vmtrace -o py "$VT_SRC/tests/python/scripts/inherit_names.py" ||
+	pre=	# a sanitizer build's extension needs the ASan runtime first
+	if nm -D "$VT_BUILD"/python/vmtrace/_vmtrace*.so 2>/dev/null | grep -q __asan_init; then
+		pre="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+	fi
+	LD_PRELOAD=$pre ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 PYTHONPATH=$VT_BUILD/python \
+		$PY -m vmtrace -q -o py "$VT_SRC/tests/python/scripts/inherit_names.py" ||
 		fail "the Python tracer exited $?"
 	both py py
 	files="$files py.json py.pftrace"
@@ -57,10 +62,15 @@ for d in /sys/kernel/tracing/events/*/; do
 	[ -e "$d/enable" ] && [ "$s" != ftrace ] && ev+=(-e "$s")
 done
 cp /bin/sleep "ddéééééé"
-ASAN_OPTIONS=detect_leaks=0 "$VT_BIN" record --guest "${ev[@]}" -b 8192 -o all -- \
+ASAN_OPTIONS=detect_leaks=0 "$VT_BIN" record --guest "${ev[@]}" -b 1024 -o all -- \
 	./ddéééééé 0.05 >rec.log 2>&1 || { cat rec.log; echo "vmtrace record failed here"; exit 77; }
 both all all
 $CHECK all.json all.pftrace --want-args-array
+for f in all pair; do
+	protoc --decode=perfetto.protos.Trace -I "$VT_SRC/merge" "$VT_SRC/merge/perfetto_subset.proto" \
+		<$f.pftrace >$f.txt || fail "protoc --decode $f.pftrace"
+	$PY "$VT_SRC/tests/merge/perfetto_check.py" $f.txt >/dev/null || fail "perfetto_check $f.pftrace"
+done
 $PY - all.json <<'PYEOF'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
@@ -73,5 +83,37 @@ assert not [c for c in comms if c.startswith("dd\u00e9") and c != cut], comms
 st = {e["args"]["prev_state"] for e in ev if e.get("name") == "sched_switch"}
 assert st and all(isinstance(s, str) and s[0] in "RSDTtXZPI" for s in st), st
 print("ok: comm cut at a character, prev_state as letters %s" % sorted(st))
+# syscalls and thread states (merge/derive.c): balanced slices on their own
+# tracks; every Running slice starts at a sched_switch that switched its
+# thread in, every other state at one that switched it out (or a wakeup)
+tname = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+lanes = {}
+for e in ev:
+    if e["ph"] in "BE" and tname.get((e["pid"], e["tid"])) in ("syscalls", "thread state"):
+        lanes.setdefault((tname[(e["pid"], e["tid"])], e["tid"]), []).append(e)
+sys_n = sum(1 for (k, _), l in lanes.items() if k == "syscalls" for e in l if e["ph"] == "B")
+for (k, tid), l in lanes.items():
+    d = 0
+    for e in l:
+        d += 1 if e["ph"] == "B" else -1
+        assert 0 <= d <= 1, (k, tid, e)
+switch_in = {(e["ts"], e["args"]["next_pid"]) for e in ev if e.get("name") == "sched_switch"}
+switch_out = {(e["ts"], e["args"]["prev_pid"]) for e in ev if e.get("name") == "sched_switch"}
+wake = {(e["ts"], e["args"]["pid"]) for e in ev if e.get("name") in ("sched_waking", "sched_wakeup", "sched_wakeup_new")}
+states = 0
+for (k, tid), l in lanes.items():
+    if k != "thread state":
+        continue
+    for e in l:
+        if e["ph"] != "B":
+            continue
+        t = (e["ts"], tid % 1000000000)
+        if e["name"] == "Running":
+            assert t in switch_in, e
+        else:
+            assert t in switch_out or (e["name"] == "Runnable" and t in wake), e
+        states += 1
+assert sys_n > 100 and states > 100, (sys_n, states)
+print("ok: %d syscall slices, %d thread-state slices" % (sys_n, states))
 PYEOF
 echo ok
