@@ -1,5 +1,6 @@
 #!/bin/bash
-# The tracer's names: a C method inherited from a base class is named by
+# The tracer's names (t-names-313.sh: the same on CPython 3.13 with
+# sys.monitoring): a C method inherited from a base class is named by
 # the class that defines it (`with open(p, "w")` calls _io._IOBase.__exit__,
 # not the first subclass seen, _io.BufferedReader), and a name cut to the
 # tracer's 1023-byte buffer inside a 2-byte character stays valid UTF-8 (the
