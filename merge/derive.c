@@ -50,8 +50,8 @@ uint32_t merge_derive_kinds_cap;
 #define kinds_cap	merge_derive_kinds_cap
 static struct dthread *threads;	/* by lane-0 track index */
 static uint32_t threads_cap;
-static uint32_t k_id, k_nr, k_prev_pid, k_prev_state, k_next_pid, k_pid, k_comm, k_next_comm,
-		k_prev_comm, n_syscalls, n_state, n_running, n_runnable;
+static uint32_t k_id, k_nr, k_prev_pid, k_prev_state, k_next_pid, k_pid, n_syscalls, n_state,
+		n_running, n_runnable;
 
 static void init_keys(void)
 {
@@ -59,11 +59,8 @@ static void init_keys(void)
 	k_nr = merge_str_intern0("__syscall_nr");
 	k_prev_pid = merge_str_intern0("prev_pid");
 	k_prev_state = merge_str_intern0("prev_state");
-	k_prev_comm = merge_str_intern0("prev_comm");
 	k_next_pid = merge_str_intern0("next_pid");
-	k_next_comm = merge_str_intern0("next_comm");
 	k_pid = merge_str_intern0("pid");
-	k_comm = merge_str_intern0("comm");
 	n_syscalls = merge_str_intern0("syscalls");
 	n_state = merge_str_intern0("thread state");
 	n_running = merge_str_intern0("Running");
@@ -121,19 +118,16 @@ static struct dthread *thread_of(uint32_t track)
 	return &threads[track];
 }
 
-/* The lane-0 track of thread @tid of @machine, made (named @comm) when the
- * recording has not placed it yet; UINT32_MAX for the idle task or when out
- * of memory. */
-static uint32_t thread_track(uint32_t machine, int64_t tid, uint32_t comm)
+/* The lane-0 track of thread @tid of @machine, UINT32_MAX for the idle
+ * task or a thread the readers have not placed yet (its process is theirs
+ * to know: QEMU's threads are grouped by the recording's facts, not here;
+ * a thread's own first event - the sched_switch that switches it out -
+ * places it). */
+static uint32_t thread_track(uint32_t machine, int64_t tid)
 {
-	uint32_t tr;
-
 	if (tid <= 0 || tid > INT32_MAX)
 		return UINT32_MAX;
-	tr = merge_track_find_tid(machine, (int32_t)tid);
-	if (tr == UINT32_MAX)
-		tr = merge_track_get(machine, (int32_t)tid, (int32_t)tid, comm, comm);
-	return tr;
+	return merge_track_find_tid(machine, (int32_t)tid);
 }
 
 static struct merge_event *out_ev(struct merge_event *out, int *n, const struct merge_event *ev,
@@ -205,13 +199,6 @@ static uint32_t state_name(const char *l)
 	return merge_str_intern0(l);
 }
 
-static uint32_t str_arg(const struct merge_event *ev, uint32_t key)
-{
-	const struct merge_arg *a = arg_of(ev, key);
-
-	return a && a->type == MERGE_ARG_STR ? a->v.str : MERGE_NO_STR;
-}
-
 static void sched(struct merge_event *out, int *n, const struct merge_event *ev, int kind)
 {
 	uint32_t machine = merge_track(ev->track)->machine;
@@ -223,7 +210,7 @@ static void sched(struct merge_event *out, int *n, const struct merge_event *ev,
 
 		if (arg_num(ev, k_pid, &next) < 0)
 			return;
-		tr = thread_track(machine, next, str_arg(ev, k_comm));
+		tr = thread_track(machine, next);
 		d = tr == UINT32_MAX ? NULL : thread_of(tr);
 		/* a sleeping (or not yet seen) thread becomes runnable */
 		if (d && d->state != n_running && d->state != n_runnable)
@@ -242,11 +229,11 @@ static void sched(struct merge_event *out, int *n, const struct merge_event *ev,
 		letters = ps->type == MERGE_ARG_STR ? ps->v.str :
 			  (ev->sym_mask & (1u << i)) ? ev->sym_text[i] : MERGE_NO_STR;
 	}
-	uint32_t tr = thread_track(machine, prev, str_arg(ev, k_prev_comm));
+	uint32_t tr = thread_track(machine, prev);
 
 	if (tr != UINT32_MAX)
 		set_state(out, n, ev, tr, letters ? state_name(merge_str(letters)) : 0, letters);
-	tr = thread_track(machine, next, str_arg(ev, k_next_comm));
+	tr = thread_track(machine, next);
 	if (tr != UINT32_MAX)
 		set_state(out, n, ev, tr, n_running, 0);
 }
