@@ -468,7 +468,7 @@ static int load_host(struct align_samples *s, const char *dir, int is_dir,
 	} else if (m && !vt_meta_get_u64(m, "tsc.hz", &v) && v) {
 		s->in.host_hz = v;
 		snprintf(s->host_hz_from, sizeof(s->host_hz_from), "%s",
-			 vt_meta_get(m, "tsc.source") ? vt_meta_get(m, "tsc.source") : "meta");
+			 vt_meta_get(m, "tsc.hz_source") ? vt_meta_get(m, "tsc.hz_source") : "meta");
 	}
 	if (m) {
 		if (!vt_meta_get_u64(m, "record.start_tsc_host", &v))

@@ -242,17 +242,13 @@ static const Elf64_Shdr *find_type(const struct vt_elf *e, uint32_t type)
 	return NULL;
 }
 
-int vt_elf_syms(const struct vt_elf *e, vt_elf_sym_fn fn, void *arg)
+/* Symbol table section @tab checked: its entries (*@sym, *@n) and string
+ * table (*@str of *@strsz bytes); -1 with the message set if malformed. */
+static int sym_table(const struct vt_elf *e, const Elf64_Shdr *tab, const Elf64_Sym **sym,
+		     uint64_t *n, const char **str, uint64_t *strsz)
 {
-	const Elf64_Shdr *tab = find_type(e, SHT_SYMTAB), *strs;
-	const Elf64_Sym *sym;
-	const char *str;
-	uint64_t n;
+	const Elf64_Shdr *strs;
 
-	if (!tab)
-		tab = find_type(e, SHT_DYNSYM);
-	if (!tab)
-		return 0;
 	if (tab->sh_entsize != sizeof(Elf64_Sym) || tab->sh_size % sizeof(Elf64_Sym) ||
 	    tab->sh_offset % 8)
 		return vt_err_set("%s: symbol table at offset %#" PRIx64 " has a bad entry size",
@@ -263,9 +259,51 @@ int vt_elf_syms(const struct vt_elf *e, vt_elf_sym_fn fn, void *arg)
 	strs = &e->sh[tab->sh_link];
 	if (strs->sh_type != SHT_STRTAB || !range_ok(strs->sh_offset, strs->sh_size, e->size))
 		return vt_err_set("%s: symbol string table out of bounds", e->path);
-	str = (const char *)e->map + strs->sh_offset;
-	sym = (const Elf64_Sym *)(e->map + tab->sh_offset);
-	n = tab->sh_size / sizeof(Elf64_Sym);
+	*str = (const char *)e->map + strs->sh_offset;
+	*strsz = strs->sh_size;
+	*sym = (const Elf64_Sym *)(e->map + tab->sh_offset);
+	*n = tab->sh_size / sizeof(Elf64_Sym);
+	return 0;
+}
+
+int vt_elf_has_sym(const struct vt_elf *e, const char *const *names)
+{
+	static const uint32_t types[] = { SHT_SYMTAB, SHT_DYNSYM };
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		const Elf64_Shdr *tab = find_type(e, types[t]);
+		const Elf64_Sym *sym;
+		const char *str;
+		uint64_t n, strsz;
+
+		if (!tab)
+			continue;
+		if (sym_table(e, tab, &sym, &n, &str, &strsz) < 0)
+			return -1;
+		for (uint64_t i = 0; i < n; i++) {
+			const char *name = table_str(str, strsz, sym[i].st_name);
+
+			for (int k = 0; name && *name && names[k]; k++)
+				if (!strcmp(name, names[k]))
+					return 1;
+		}
+	}
+	return 0;
+}
+
+int vt_elf_syms(const struct vt_elf *e, vt_elf_sym_fn fn, void *arg)
+{
+	const Elf64_Shdr *tab = find_type(e, SHT_SYMTAB);
+	const Elf64_Sym *sym;
+	const char *str;
+	uint64_t n, strsz;
+
+	if (!tab)
+		tab = find_type(e, SHT_DYNSYM);
+	if (!tab)
+		return 0;
+	if (sym_table(e, tab, &sym, &n, &str, &strsz) < 0)
+		return -1;
 	for (uint64_t i = 0; i < n; i++) {
 		const Elf64_Sym *s = &sym[i];
 		unsigned type = ELF64_ST_TYPE(s->st_info), bind = ELF64_ST_BIND(s->st_info);
@@ -275,7 +313,7 @@ int vt_elf_syms(const struct vt_elf *e, vt_elf_sym_fn fn, void *arg)
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s->st_shndx == SHN_UNDEF ||
 		    s->st_size == 0)
 			continue;
-		out.name = table_str(str, strs->sh_size, s->st_name);
+		out.name = table_str(str, strsz, s->st_name);
 		if (!out.name || !out.name[0])
 			continue;
 		out.value = s->st_value;

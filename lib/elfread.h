@@ -96,6 +96,10 @@ const void *vt_elf_data(const struct vt_elf *e, uint64_t offset, uint64_t size);
  * -1 with a message on a malformed table; 0 when done. */
 typedef int (*vt_elf_sym_fn)(void *arg, const struct vt_elf_sym *sym);
 int vt_elf_syms(const struct vt_elf *e, vt_elf_sym_fn fn, void *arg);
+/* 1 if .symtab or .dynsym holds a symbol (of any kind, defined or not: an
+ * import counts) named one of the NULL-terminated @names, 0 if none, -1
+ * with the message set when a table is malformed. */
+int vt_elf_has_sym(const struct vt_elf *e, const char *const *names);
 
 /* Call @fn for each note in section @section (e.g. ".note.stapsdt").
  * Returns 0 when done (also when the section is absent: @fn is not

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "fileio.h"
 #include "meta.h"
+#include "utf8.h"
 
 #define VT_META_HEADER	"# vmtrace-meta 1"
 #define META_FILE_MODE	0644
@@ -63,9 +64,38 @@ static int key_ok(const char *k)
 	return 1;
 }
 
-static int val_ok(const char *v)
+/* The escaped form of @v into @out (room for 2 * strlen(v) + 1): a
+ * backslash, newline and carriage return become \\, \n, \r, so any value
+ * fits on its line.  Returns the end of what was written. */
+static char *escape(char *out, const char *v)
 {
-	return strlen(v) < VT_META_VAL_MAX && !strchr(v, '\n') && !strchr(v, '\r');
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '\n' || *v == '\r') {
+			*out++ = '\\';
+			*out++ = *v == '\n' ? 'n' : *v == '\r' ? 'r' : '\\';
+		} else {
+			*out++ = *v;
+		}
+	}
+	*out = 0;
+	return out;
+}
+
+/* Undo escape() in place; a backslash before anything else stays as it
+ * is (files written before values were escaped). */
+static void unescape(char *v)
+{
+	char *o = v;
+
+	for (; *v; v++) {
+		if (*v == '\\' && (v[1] == 'n' || v[1] == 'r' || v[1] == '\\')) {
+			v++;
+			*o++ = *v == 'n' ? '\n' : *v == 'r' ? '\r' : '\\';
+		} else {
+			*o++ = *v;
+		}
+	}
+	*o = 0;
 }
 
 static int find(const struct vt_meta *m, const char *key)
@@ -83,11 +113,20 @@ static int put(struct vt_meta *m, const char *key, const char *val)
 
 	if (!key_ok(key))
 		return vt_err_set("bad metadata key '%.40s'", key);
-	if (!val_ok(val))
-		return vt_err_set("bad metadata value for '%s' (newline or too long)", key);
-	v = strdup(val);
+	size_t n = strlen(val);
+
+	if (n >= VT_META_VAL_MAX) {
+		/* any value is carried, a huge one (a whole script given with
+		 * -c) cut on a character boundary with a mark */
+		vt_warn("metadata value for '%s' is %zu bytes: kept its first %d", key, n,
+			VT_META_VAL_MAX - 4);
+		n = vt_utf8_cut(val, n, VT_META_VAL_MAX - 4);
+	}
+	v = malloc(n + 4);
 	if (!v)
 		return vt_err_set("out of memory");
+	memcpy(v, val, n);
+	strcpy(v + n, n < strlen(val) ? "..." : "");
 	if (i >= 0) {
 		free(m->ent[i].val);
 		m->ent[i].val = v;
@@ -119,16 +158,18 @@ static int put(struct vt_meta *m, const char *key, const char *val)
 
 int vt_meta_set(struct vt_meta *m, const char *key, const char *fmt, ...)
 {
-	char buf[VT_META_VAL_MAX + 1];
+	char *buf;
 	va_list ap;
-	int n;
+	int n, ret;
 
 	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = vasprintf(&buf, fmt, ap);
 	va_end(ap);
-	if (n < 0 || n >= VT_META_VAL_MAX)
-		return vt_err_set("metadata value for '%s' too long", key);
-	return put(m, key, buf);
+	if (n < 0)
+		return vt_err_set("metadata value for '%s': out of memory", key);
+	ret = put(m, key, buf);
+	free(buf);
+	return ret;
 }
 
 int vt_meta_set_u64(struct vt_meta *m, const char *key, uint64_t v)
@@ -199,13 +240,16 @@ int vt_meta_write(const struct vt_meta *m, const char *path)
 	int ret;
 
 	for (int i = 0; i < m->nr; i++)
-		len += strlen(m->ent[i].key) + strlen(m->ent[i].val) + 2;
+		len += strlen(m->ent[i].key) + 2 * strlen(m->ent[i].val) + 2;
 	buf = malloc(len + 1);
 	if (!buf)
 		return vt_err_set("%s: out of memory", path);
 	p = buf + sprintf(buf, "%s\n", VT_META_HEADER);
-	for (int i = 0; i < m->nr; i++)
-		p += sprintf(p, "%s=%s\n", m->ent[i].key, m->ent[i].val);
+	for (int i = 0; i < m->nr; i++) {
+		p += sprintf(p, "%s=", m->ent[i].key);
+		p = escape(p, m->ent[i].val);
+		*p++ = '\n';
+	}
 	ret = vt_file_write_atomic(path, buf, (size_t)(p - buf), META_FILE_MODE,
 				   VT_FILE_FSYNC);
 	free(buf);
@@ -223,7 +267,9 @@ int vt_meta_write_dir(const struct vt_meta *m, const char *dir)
 
 struct vt_meta *vt_meta_read(const char *path)
 {
-	char line[VT_META_KEY_MAX + VT_META_VAL_MAX + 8];
+	/* a line holds a key and an escaped value (twice its bytes at most) */
+	const size_t line_size = VT_META_KEY_MAX + 2 * VT_META_VAL_MAX + 8;
+	char *line;
 	struct vt_meta *m;
 	int lineno = 0;
 	FILE *fp;
@@ -234,12 +280,15 @@ struct vt_meta *vt_meta_read(const char *path)
 		return NULL;
 	}
 	m = vt_meta_new();
-	if (!m) {
+	line = malloc(line_size);
+	if (!m || !line) {
 		fclose(fp);
+		free(line);
+		vt_meta_free(m);
 		vt_err_set("out of memory");
 		return NULL;
 	}
-	while (fgets(line, sizeof(line), fp)) {
+	while (fgets(line, (int)line_size, fp)) {
 		size_t n = strlen(line);
 		char *eq;
 
@@ -267,6 +316,12 @@ struct vt_meta *vt_meta_read(const char *path)
 			goto bad;
 		}
 		*eq = 0;
+		unescape(eq + 1);
+		if (strlen(eq + 1) >= VT_META_VAL_MAX) {
+			vt_err_set("%s:%d: value of '%s' longer than %d bytes", path, lineno,
+				   line, VT_META_VAL_MAX - 1);
+			goto bad;
+		}
 		if (find(m, line) >= 0) {
 			vt_err_set("%s:%d: duplicate key '%s'", path, lineno, line);
 			goto bad;
@@ -287,9 +342,11 @@ struct vt_meta *vt_meta_read(const char *path)
 		goto bad;
 	}
 	fclose(fp);
+	free(line);
 	return m;
 bad:
 	fclose(fp);
+	free(line);
 	vt_meta_free(m);
 	return NULL;
 }

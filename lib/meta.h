@@ -6,7 +6,9 @@
  *
  * Format: UTF-8 text, one "key=value" per line, first line the header
  * "# vmtrace-meta 1".  Keys are [A-Za-z0-9_.-]+, at most 127 bytes; values
- * are one line, at most 4095 bytes.  Lines starting with '#' are comments.
+ * are any text up to 65535 bytes (longer ones are cut, with a warning),
+ * written on one line with backslash, newline and carriage return escaped
+ * (\\, \n, \r).  Lines starting with '#' are comments.
  * A key may appear once; the order of writing is kept.  Files are written
  * atomically (temporary file + rename).
  */
@@ -18,7 +20,7 @@
 
 #define VT_META_FILE	"vmtrace.meta"
 #define VT_META_KEY_MAX	128
-#define VT_META_VAL_MAX	4096
+#define VT_META_VAL_MAX	65536
 
 struct vt_meta;
 

@@ -2,6 +2,8 @@
 # command lives here (their mains are in the module that owns their work).
 # Built into libvtcore.a; guest/, host/, align/ and merge/ all link it.
 CORE_SRCS += lib/err.c lib/meta.c lib/elfread.c lib/tsc.c
+# the one UTF-8 sanitizer of every writer of names (lib/utf8.h)
+CORE_SRCS += lib/utf8.c
 # uftrace data directories (lib/uftrace.h): one file a job, helpers shared
 # through lib/uftrace_int.h
 CORE_SRCS += lib/uftrace_util.c lib/uftrace_write.c lib/uftrace_read.c lib/uftrace_stream.c

@@ -264,4 +264,26 @@ int vt_td_field_is_num(const struct vt_td_event *ev, int i);
 int vt_td_field_u64_idx(const struct vt_td_event *ev, int i, uint64_t *out);
 const char *vt_td_field_str_idx(const struct vt_td_event *ev, int i, char *buf, size_t len);
 
+/* What field @i of @ev's event is, as libtraceevent types it: a number
+ * (signed or not), text (char[] or __data_loc char[]: vt_td_field_str), an
+ * array of numbers (e.g. raw_syscalls sys_enter's unsigned long args[6],
+ * __data_loc u8[]: vt_td_field_array_idx), or none of these. */
+enum vt_td_field_kind {
+	VT_TD_FIELD_OTHER,
+	VT_TD_FIELD_UNSIGNED,
+	VT_TD_FIELD_SIGNED,
+	VT_TD_FIELD_STRING,
+	VT_TD_FIELD_ARRAY,
+	VT_TD_FIELD_ARRAY_SIGNED,
+};
+enum vt_td_field_kind vt_td_field_kind(const struct vt_td_event *ev, int i);
+/* The elements of array field @i (1, 2, 4 or 8 bytes each, sign-extended
+ * when signed) into @out, at most @max: how many there are in @out, -1 if
+ * the field is no array of numbers or lies outside the record. */
+int vt_td_field_array_idx(const struct vt_td_event *ev, int i, uint64_t *out, int max);
+/* 1 if the event's print format shows field @i through a table of names
+ * (__print_flags / __print_symbolic, e.g. sched_switch's prev_state): its
+ * value as text is then vt_td_event_info()'s "NAME=TEXT" word. */
+int vt_td_field_is_symbolic(const struct vt_td_event *ev, int i);
+
 #endif

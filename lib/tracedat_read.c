@@ -797,3 +797,120 @@ int vt_td_field_is_num(const struct vt_td_event *ev, int i)
 
 	return f && i >= 0 && i < f->nr && field_num(f->fields[i]);
 }
+
+enum vt_td_field_kind vt_td_field_kind(const struct vt_td_event *ev, int i)
+{
+	const struct tep_format_field *fl = field_at(ev, i);
+	int sgn;
+
+	if (!fl)
+		return VT_TD_FIELD_OTHER;
+	sgn = !!(fl->flags & TEP_FIELD_IS_SIGNED);
+	if (field_num(fl))
+		return sgn ? VT_TD_FIELD_SIGNED : VT_TD_FIELD_UNSIGNED;
+	if (fl->flags & TEP_FIELD_IS_STRING)
+		return VT_TD_FIELD_STRING;
+	if (fl->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) {
+		unsigned es = fl->elementsize;
+
+		if (es == 1 || es == 2 || es == 4 || es == 8)
+			return sgn ? VT_TD_FIELD_ARRAY_SIGNED : VT_TD_FIELD_ARRAY;
+	}
+	return VT_TD_FIELD_OTHER;
+}
+
+int vt_td_field_array_idx(const struct vt_td_event *ev, int i, uint64_t *out, int max)
+{
+	const struct tep_format_field *fl = field_at(ev, i);
+	const unsigned char *d = ev->data;
+	enum vt_td_field_kind k = vt_td_field_kind(ev, i);
+	int off, sz, n = 0;
+
+	if (k != VT_TD_FIELD_ARRAY && k != VT_TD_FIELD_ARRAY_SIGNED)
+		return -1;
+	if (fl->flags & TEP_FIELD_IS_DYNAMIC) {
+		uint32_t loc;
+
+		if (fl->offset < 0 || fl->offset + 4 > ev->size)
+			return -1;
+		memcpy(&loc, d + fl->offset, 4);
+		off = loc & 0xffff;
+		sz = loc >> 16;
+		if (fl->flags & TEP_FIELD_IS_RELATIVE)
+			off += fl->offset + fl->size;
+	} else {
+		off = fl->offset;
+		sz = fl->size;
+	}
+	if (off < 0 || sz < 0 || off > ev->size || sz > ev->size - off)
+		return -1;
+	unsigned es = fl->elementsize;
+
+	for (int at = 0; at + (int)es <= sz && n < max; at += (int)es) {
+		uint64_t v = 0;
+
+		memcpy(&v, d + off + at, es);	/* little-endian host and file */
+		if (k == VT_TD_FIELD_ARRAY_SIGNED && es < 8) {
+			unsigned shift = 64 - 8 * es;
+
+			v = (uint64_t)((int64_t)(v << shift) >> shift);
+		}
+		out[n++] = v;
+	}
+	return n;
+}
+
+/* 1 if print argument @a (a subtree) holds a __print_flags or
+ * __print_symbolic; 2 if it does and names field @name in it. */
+static int arg_symbolic(const struct tep_print_arg *a, const char *name, int in_sym)
+{
+	int r = 0;
+
+	for (; a; a = a->next) {
+		switch (a->type) {
+		case TEP_PRINT_FIELD:
+			if (in_sym && a->field.name && !strcmp(a->field.name, name))
+				return 2;
+			break;
+		case TEP_PRINT_FLAGS:
+			if (arg_symbolic(a->flags.field, name, 1) == 2)
+				return 2;
+			break;
+		case TEP_PRINT_SYMBOL:
+			if (arg_symbolic(a->symbol.field, name, 1) == 2)
+				return 2;
+			break;
+		case TEP_PRINT_OP:
+			if ((r = arg_symbolic(a->op.left, name, in_sym)) == 2 ||
+			    (r = arg_symbolic(a->op.right, name, in_sym)) == 2)
+				return 2;
+			break;
+		case TEP_PRINT_TYPE:
+			if (arg_symbolic(a->typecast.item, name, in_sym) == 2)
+				return 2;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+int vt_td_field_is_symbolic(const struct vt_td_event *ev, int i)
+{
+	const struct td_format *f = ev->priv;
+	const struct tep_format_field *fl = field_at(ev, i);
+
+	if (!f || !fl || !f->event)
+		return 0;
+	/* an argument of the format that holds a table of names, anywhere
+	 * below it, and the field in that table's value */
+	for (const struct tep_print_arg *a = f->event->print_fmt.args; a; a = a->next) {
+		struct tep_print_arg one = *a;
+
+		one.next = NULL;
+		if (arg_symbolic(&one, fl->name, 0) == 2)
+			return 1;
+	}
+	return 0;
+}

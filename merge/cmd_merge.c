@@ -694,6 +694,22 @@ static int open_inputs(void)
 	return 0;
 }
 
+/* Keep the open slices of @e's track counted: 0 for an end whose begin is
+ * not in the trace (dropped), else 1. */
+static int slice_depth(const struct merge_event *e)
+{
+	struct merge_track *t = merge_track(e->track);
+
+	if (e->kind == MERGE_EV_BEGIN) {
+		t->depth++;
+	} else if (e->kind == MERGE_EV_END) {
+		if (unlikely(!t->depth))
+			return 0;
+		t->depth--;
+	}
+	return 1;
+}
+
 /* Every event, in time order, into @sink's output @o->out; the summary.
  * The exit status. */
 static int write_events(const struct merge_sink_ops *sink, const struct merge_opts *o)
@@ -702,7 +718,7 @@ static int write_events(const struct merge_sink_ops *sink, const struct merge_op
 	int nin = plan.nin, quiet = o->quiet, ret = VT_EXIT_OK;
 	int tty = !quiet && isatty(STDERR_FILENO);
 	uint64_t total = 0, first_ns = 0, last_ns = 0;
-	struct merge_event *e, ev;
+	struct merge_event *e, ev, derived[MERGE_DERIVE_MAX];
 	void *sk = sink->open(out);
 
 	if (!sk) {
@@ -711,23 +727,28 @@ static int write_events(const struct merge_sink_ops *sink, const struct merge_op
 	}
 
 	while ((e = merge_sort_next())) {
-		struct merge_track *t = merge_track(e->track);
 		struct merge_source *s = &sources[e->src];
+		int keep = 1, nd = 0;
 
-		if (e->kind == MERGE_EV_BEGIN) {
-			t->depth++;
-		} else if (e->kind == MERGE_EV_END) {
-			if (unlikely(!t->depth))
-				continue;	/* an end whose begin is not in the trace */
-			t->depth--;
-		}
+		if (sink->derive)
+			nd = merge_derive_feed(e, derived, &keep);
+		if (keep && !slice_depth(e))
+			continue;	/* an end whose begin is not in the trace */
 		if (likely(!s->samples))
 			merge_flow_feed(e);
-		if (unlikely(sink->event(sk, e) < 0)) {
+		if (unlikely(keep && sink->event(sk, e) < 0)) {
 			vt_err_print("merge");
 			ret = VT_EXIT_FAIL;
 			break;
 		}
+		for (int k = 0; k < nd; k++)
+			if (slice_depth(&derived[k]) && unlikely(sink->event(sk, &derived[k]) < 0)) {
+				vt_err_print("merge");
+				ret = VT_EXIT_FAIL;
+				break;
+			}
+		if (unlikely(ret != VT_EXIT_OK))
+			break;
 		if (unlikely(!s->events))
 			s->first_ns = e->ts_ns;
 		s->events++;
@@ -833,6 +854,7 @@ int cmd_merge(int argc, char **argv)
 	for (int v = 0; v < nr_vms; v++)
 		if (models[v])
 			align_model_free(models[v]);
+	merge_derive_free();
 	merge_tracks_free();
 	merge_strtab_free();
 	return ret;

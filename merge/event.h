@@ -13,6 +13,8 @@
 #include <stddef.h>
 
 #define MERGE_MAX_ARGS		8	/* arguments kept per event (rest dropped) */
+#define MERGE_ARR_MAX		16	/* numbers of array arguments per event
+					 * (an array is cut beyond) */
 #define MERGE_MACHINE_HOST	0	/* machine id of the host; guests are 1.. */
 #define MERGE_NO_STR		0	/* interned id of "" / none */
 
@@ -27,7 +29,23 @@ enum merge_arg_type {
 	MERGE_ARG_U64,
 	MERGE_ARG_I64,
 	MERGE_ARG_STR,		/* interned string id in .v.str */
+	MERGE_ARG_ARRAY_U64,	/* numbers in the event's arr[]: .v.u from */
+	MERGE_ARG_ARRAY_I64,	/* merge_arr_ref(first, count) */
 };
+
+/* An array argument's place in merge_event.arr: (first, count). */
+static inline uint64_t merge_arr_ref(uint32_t first, uint32_t count)
+{
+	return (uint64_t)first << 32 | count;
+}
+static inline uint32_t merge_arr_first(uint64_t ref)
+{
+	return (uint32_t)(ref >> 32);
+}
+static inline uint32_t merge_arr_count(uint64_t ref)
+{
+	return (uint32_t)ref;
+}
 
 struct merge_arg {
 	uint32_t key;		/* interned name */
@@ -62,6 +80,15 @@ struct merge_event {
 	uint32_t flow_name;	/* interned: "kick" / "irq" */
 	int64_t value;		/* MERGE_EV_COUNTER */
 	struct merge_arg args[MERGE_MAX_ARGS];
+	/* Arguments the kernel prints as text (__print_flags/__print_symbolic,
+	 * e.g. sched_switch prev_state 0x100 -> "R+"): bit i of sym_mask set
+	 * when args[i] (a number, kept for programs) has that text, interned,
+	 * in sym_text[i]; the sinks people read (Chrome JSON, Perfetto) write
+	 * the text.  Only the trace.dat reader sets them, on every event. */
+	uint8_t sym_mask;
+	uint32_t sym_text[MERGE_MAX_ARGS];
+	uint8_t nr_arr;		/* numbers used in arr */
+	uint64_t arr[MERGE_ARR_MAX];	/* the elements of array arguments */
 };
 
 /* A track: one thread (or a process-level track when tid < 0). */

@@ -156,6 +156,30 @@ static inline void merge_flow_feed(struct merge_event *ev)
 }
 uint64_t merge_flow_count(void);
 
+/* ---- syscall slices and thread states (merge/derive.c) ------------- */
+
+#define MERGE_DERIVE_MAX	4	/* events one event derives, at most */
+
+/* Look at @ev (events in time order): the events a sink that shows
+ * syscalls as slices and threads' states writes for it into @out (at
+ * most MERGE_DERIVE_MAX, on the threads' "syscalls" and "thread state"
+ * tracks), their number; *@keep = 0 when @ev itself is replaced by them
+ * (a syscall's enter and exit).  The inline part skips, at the cost of one
+ * load, the names that derive nothing. */
+int merge_derive(const struct merge_event *ev, struct merge_event *out, int *keep);
+extern uint8_t *merge_derive_kinds;	/* by name id: 1 = derives nothing */
+extern uint32_t merge_derive_kinds_cap;
+static inline int merge_derive_feed(const struct merge_event *ev, struct merge_event *out,
+				    int *keep)
+{
+	*keep = 1;
+	if (ev->kind != MERGE_EV_INSTANT ||
+	    (likely(ev->name < merge_derive_kinds_cap) && merge_derive_kinds[ev->name] == 1))
+		return 0;
+	return merge_derive(ev, out, keep);
+}
+void merge_derive_free(void);
+
 /* ---- sinks --------------------------------------------------------- */
 
 struct merge_sink_ops {
@@ -164,6 +188,8 @@ struct merge_sink_ops {
 	const char *const *ext;		/* output name endings that choose it
 					 * (".json"), NULL-terminated; or NULL */
 	int dir;			/* chosen for a directory or a name with no ending */
+	int derive;			/* shows syscalls as slices and thread
+					 * states (merge/derive.c) */
 	void *(*open)(const char *out);
 	/* write one event; -1 on an I/O error (message set) */
 	int (*event)(void *sink, const struct merge_event *ev);

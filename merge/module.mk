@@ -34,3 +34,15 @@ MERGE_UNIT_TESTS := $(patsubst $(SRC)/tests/unit/%.c,$(OUT)/tests/%,\
 		    $(wildcard $(SRC)/tests/unit/t-merge-*.c))
 $(MERGE_UNIT_TESTS): $(MERGE_UNIT_OBJS)
 $(MERGE_UNIT_TESTS): LDFLAGS_ALL += $(MERGE_UNIT_OBJS)
+
+# syscall slices (merge/derive.c) name raw_syscalls' numbers: x86-64's table
+# from the kernel headers (linux-libc-dev), made at build time
+VMTRACE_SRCS += merge/derive.c
+$(OUT)/gen/merge/syscall_names.h:
+	@mkdir -p $(dir $@)
+	echo '#include <asm/unistd_64.h>' | $(CC) -dM -E - | \
+		awk '$$1 == "#define" && $$2 ~ /^__NR_/ && $$3 ~ /^[0-9]+$$/ \
+		{ sub("^__NR_", "", $$2); print "\t[" $$3 "] = \"" $$2 "\"," }' | sort -t[ -k2 -n > $@.tmp
+	test -s $@.tmp && mv $@.tmp $@
+$(OUT)/obj/merge/derive.o: $(OUT)/gen/merge/syscall_names.h
+$(OUT)/obj/merge/derive.o: CPPFLAGS_ALL += -I$(OUT)/gen/merge

@@ -15,7 +15,10 @@
 
 #define TID_CACHE_SIZE	1024	/* direct-mapped tid -> track cache */
 #define REASON_CACHE	128	/* distinct exit reasons remembered */
-#define STR_ARG_MAX	64	/* longer string fields are not kept */
+#define STR_ARG_MAX	64	/* string fields are cut to this (on a
+				 * character boundary, by merge's string table) */
+#define SYM_CACHE	1024	/* (event, field, value) -> its text, direct-mapped */
+#define SYM_TEXT_MAX	64	/* longest text of a symbolic value kept */
 #define EXIT_INFO_ARGS	4	/* fields of kvm_exit copied as arguments */
 
 #define ID_CACHE_MAX	65536	/* event type ids cached (ids are u16) */
@@ -31,8 +34,16 @@ struct evinfo {
 	uint8_t usdt;		/* K_USDT: the merge_usdt_kind() */
 	uint32_t name;
 	uint32_t key[FIELDS_CACHED];
-	uint8_t num[FIELDS_CACHED];
+	uint8_t ftype[FIELDS_CACHED];	/* enum vt_td_field_kind */
+	uint8_t sym[FIELDS_CACHED];	/* printed through a table of names */
 	uint8_t idx[FIELDS_CACHED];
+};
+
+/* A symbolic field's value as the kernel's print format shows it. */
+struct sym_ent {
+	uint64_t value;
+	uint32_t key;		/* event id << 8 | field index, + 1; 0 = empty */
+	uint32_t text;		/* interned */
 };
 
 struct td_src {
@@ -48,6 +59,7 @@ struct td_src {
 	struct evinfo *info;	/* by event type id */
 	uint32_t nr_info;
 	struct merge_usdt usdt;	/* python uprobe events (usdt_python.c) */
+	struct sym_ent sym[SYM_CACHE];
 };
 
 struct td_stream {
@@ -199,33 +211,100 @@ static struct evinfo *info_of(struct td_src *t, const struct vt_td_event *e)
 		if (!strcmp(fname, "exit_reason") && i < INT8_MAX)
 			in->reason = (int8_t)i;
 		if (in->nr < (in->kind == K_EXIT ? EXIT_INFO_ARGS : FIELDS_CACHED)) {
+			enum vt_td_field_kind k = vt_td_field_kind(e, i);
+
+			if (k == VT_TD_FIELD_OTHER)
+				continue;
 			in->key[in->nr] = merge_str_intern0(fname);
-			in->num[in->nr] = (uint8_t)vt_td_field_is_num(e, i);
+			in->ftype[in->nr] = (uint8_t)k;
+			in->sym[in->nr] = (uint8_t)(k == VT_TD_FIELD_UNSIGNED || k == VT_TD_FIELD_SIGNED) &&
+					  vt_td_field_is_symbolic(e, i);
 			in->idx[in->nr++] = (uint8_t)i;
 		}
 	}
 	return in;
 }
 
-static void add_fields(struct merge_event *ev, const struct vt_td_event *e,
+/* The text the event's print format gives field @i (its @name) of value
+ * @v, e.g. sched_switch prev_state 1 -> "S", 0x100 -> "R+": printed once
+ * per distinct (event, field, value) by libtraceevent, then cached.
+ * MERGE_NO_STR when the printed line has no "NAME=TEXT". */
+static uint32_t sym_text(struct td_src *t, const struct vt_td_event *e, int i,
+			 const char *name, uint64_t v)
+{
+	uint32_t key = ((uint32_t)e->id << 8 | (uint32_t)(i & 0xff)) + 1;
+	uint64_t h = (v ^ (uint64_t)key * 0x9e3779b97f4a7c15ULL) * 0x9e3779b97f4a7c15ULL;
+	struct sym_ent *se = &t->sym[(h >> 32) & (SYM_CACHE - 1)];
+
+	if (likely(se->key == key && se->value == v))
+		return se->text;
+
+	char info[1024], word[SYM_TEXT_MAX];
+	const char *line = vt_td_event_info(t->r, e, info, sizeof(info));
+	size_t nl = strlen(name);
+	uint32_t id = MERGE_NO_STR;
+
+	for (const char *p = strstr(line, name); p; p = strstr(p + 1, name)) {
+		if ((p == line || p[-1] == ' ') && p[nl] == '=') {
+			size_t n = strcspn(p + nl + 1, " ");
+
+			/* a number is the field printed as it is (softirq's
+			 * "vec=%u [action=%s]"): the text is elsewhere, keep it a number */
+			if (n && n < sizeof(word) && strspn(p + nl + 1, "0123456789xabcdef") < n) {
+				memcpy(word, p + nl + 1, n);
+				id = merge_str_intern(word, n);
+			}
+			break;
+		}
+	}
+	*se = (struct sym_ent){ .value = v, .key = key, .text = id };
+	return id;
+}
+
+static void add_fields(struct td_src *t, struct merge_event *ev, const struct vt_td_event *e,
 		       const struct evinfo *in)
 {
 	char sbuf[STR_ARG_MAX];
 
 	for (int i = 0; i < in->nr; i++) {
 		struct merge_arg *a = &ev->args[ev->nr_args];
+		int n;
 
-		if (in->num[i]) {
+		switch (in->ftype[i]) {
+		case VT_TD_FIELD_UNSIGNED:
+		case VT_TD_FIELD_SIGNED:
 			if (vt_td_field_u64_idx(e, in->idx[i], &a->v.u) < 0)
 				continue;
-			a->type = MERGE_ARG_U64;
-		} else {
+			a->type = in->ftype[i] == VT_TD_FIELD_SIGNED ? MERGE_ARG_I64 : MERGE_ARG_U64;
+			if (unlikely(in->sym[i])) {
+				uint32_t txt = sym_text(t, e, in->idx[i], merge_str(in->key[i]),
+							a->v.u);
+
+				if (txt) {
+					ev->sym_mask |= (uint8_t)(1u << ev->nr_args);
+					ev->sym_text[ev->nr_args] = txt;
+				}
+			}
+			break;
+		case VT_TD_FIELD_STRING: {
 			const char *sv = vt_td_field_str_idx(e, in->idx[i], sbuf, sizeof(sbuf));
 
 			if (!sv)
 				continue;
 			a->type = MERGE_ARG_STR;
 			a->v.str = merge_str_intern0(sv);
+			break;
+		}
+		default:	/* arrays of numbers */
+			n = vt_td_field_array_idx(e, in->idx[i], ev->arr + ev->nr_arr,
+						  MERGE_ARR_MAX - ev->nr_arr);
+			if (n < 0)
+				continue;
+			a->type = in->ftype[i] == VT_TD_FIELD_ARRAY_SIGNED ? MERGE_ARG_ARRAY_I64 :
+									      MERGE_ARG_ARRAY_U64;
+			a->v.u = merge_arr_ref((uint32_t)ev->nr_arr, (uint32_t)n);
+			ev->nr_arr = (uint8_t)(ev->nr_arr + n);
+			break;
 		}
 		a->key = in->key[i];
 		ev->nr_args++;
@@ -250,6 +329,8 @@ static int td_next(struct merge_stream *ms, struct merge_event *ev)
 	ev->track = tr;
 	ev->cpu = e.cpu;
 	ev->nr_args = 0;
+	ev->nr_arr = 0;
+	ev->sym_mask = 0;
 	switch (in->kind) {
 	case K_EXIT: {
 		uint64_t reason = 0;
@@ -258,7 +339,7 @@ static int td_next(struct merge_stream *ms, struct merge_event *ev)
 			vt_td_field_u64_idx(&e, in->reason, &reason);
 		ev->kind = MERGE_EV_BEGIN;
 		ev->name = exit_name(t, &e, reason);
-		add_fields(ev, &e, in);
+		add_fields(t, ev, &e, in);
 		return 1;
 	}
 	case K_ENTRY:
@@ -270,7 +351,7 @@ static int td_next(struct merge_stream *ms, struct merge_event *ev)
 	default:
 		ev->kind = MERGE_EV_INSTANT;
 		ev->name = in->name;
-		add_fields(ev, &e, in);
+		add_fields(t, ev, &e, in);
 		return 1;
 	}
 }

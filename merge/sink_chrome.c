@@ -9,6 +9,7 @@
 #include <string.h>
 #include "err.h"
 #include "merge.h"
+#include "utf8.h"
 
 #define PID_MACHINE_STRIDE	10000000	/* guest N pid p -> N*stride + p */
 #define EV_MAX_BYTES		(128 * 1024)	/* one formatted event, at most */
@@ -71,8 +72,10 @@ static char *put_jstr(char *p, uint32_t id)
 	const unsigned char *s = (const unsigned char *)merge_str(id);
 	uint32_t n = merge_str_len(id);
 
-	if (n > JSON_NAME_MAX)
-		n = JSON_NAME_MAX;
+	/* merge's strings are valid UTF-8 (merge/tables.c): cut on a
+	 * character boundary, multi-byte characters pass through */
+	if (unlikely(n > JSON_NAME_MAX))
+		n = (uint32_t)vt_utf8_cut((const char *)s, n, JSON_NAME_MAX);
 	*p++ = '"';
 	for (uint32_t i = 0; i < n; i++) {
 		unsigned char c = s[i];
@@ -83,7 +86,7 @@ static char *put_jstr(char *p, uint32_t id)
 			*p++ = '\\';
 			*p++ = (char)c;
 		} else if (c >= 0x80) {
-			*p++ = (char)c;	/* UTF-8 passes through */
+			*p++ = (char)c;
 		} else {
 			p = PUTS(p, "\\u00");
 			*p++ = hex[c >> 4];
@@ -91,6 +94,24 @@ static char *put_jstr(char *p, uint32_t id)
 		}
 	}
 	*p++ = '"';
+	return p;
+}
+
+/* The numbers of array argument @a of @ev as a JSON array. */
+static char *put_array(char *p, const struct merge_event *ev, const struct merge_arg *a)
+{
+	uint32_t first = merge_arr_first(a->v.u), n = merge_arr_count(a->v.u);
+
+	*p++ = '[';
+	for (uint32_t k = 0; k < n && first + k < MERGE_ARR_MAX; k++) {
+		if (k)
+			*p++ = ',';
+		if (a->type == MERGE_ARG_ARRAY_I64)
+			p = put_i64(p, (int64_t)ev->arr[first + k]);
+		else
+			p = put_u64(p, ev->arr[first + k]);
+	}
+	*p++ = ']';
 	return p;
 }
 
@@ -232,10 +253,14 @@ static int chrome_event(void *sink, const struct merge_event *ev)
 			*p++ = ':';
 			if (a->type == MERGE_ARG_STR)
 				p = put_jstr(p, a->v.str);
+			else if (unlikely(ev->sym_mask & (1u << i)))
+				p = put_jstr(p, ev->sym_text[i]);
 			else if (a->type == MERGE_ARG_I64)
 				p = put_i64(p, a->v.i);
-			else
+			else if (a->type == MERGE_ARG_U64)
 				p = put_u64(p, a->v.u);
+			else
+				p = put_array(p, ev, a);
 		}
 		*p++ = '}';
 	}
@@ -279,6 +304,7 @@ const struct merge_sink_ops merge_sink_chrome = {
 	.open = chrome_open,
 	.event = chrome_event,
 	.close = chrome_close,
+	.derive = 1,
 };
 MERGE_SINK(merge_sink_chrome)
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "err.h"
 #include "merge.h"
+#include "utf8.h"
 
 /* wire types */
 #define WT_VARINT	0
@@ -57,6 +58,7 @@ enum {
 	F_DA_UINT = 3,
 	F_DA_INT = 4,
 	F_DA_STRING = 6,
+	F_DA_ARRAY = 12,
 };
 
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
@@ -149,7 +151,8 @@ static uint64_t names_cut;	/* strings cut to MAX_NAME_LEN (said at close) */
 static inline void pb_bytes(struct pb *b, unsigned field, const char *s, size_t len)
 {
 	if (unlikely(len > MAX_NAME_LEN)) {
-		len = MAX_NAME_LEN;
+		/* merge's strings are valid UTF-8: cut between characters */
+		len = vt_utf8_cut(s, len, MAX_NAME_LEN);
 		names_cut++;
 	}
 	pb_tag(b, field, WT_LEN);
@@ -316,6 +319,21 @@ static void *perfetto_open(const char *out)
 	return s;
 }
 
+/* Array argument @a of @ev: one unnamed DebugAnnotation per number. */
+static void put_array(struct pb *b, const struct merge_event *ev, const struct merge_arg *a)
+{
+	uint32_t first = merge_arr_first(a->v.u), n = merge_arr_count(a->v.u);
+
+	for (uint32_t k = 0; k < n && first + k < MERGE_ARR_MAX; k++) {
+		pb_begin(b, F_DA_ARRAY);
+		if (a->type == MERGE_ARG_ARRAY_I64)
+			pb_u64(b, F_DA_INT, ev->arr[first + k]);
+		else
+			pb_u64(b, F_DA_UINT, ev->arr[first + k]);
+		pb_end(b);
+	}
+}
+
 /* Any event: interned data, arguments, flows, counters, machine ids. */
 static __attribute__((noinline)) int event_slow(struct psink *s, const struct merge_event *ev)
 {
@@ -394,10 +412,14 @@ static __attribute__((noinline)) int event_slow(struct psink *s, const struct me
 		pb_u64(&b, F_DA_NAME_IID, a->key);
 		if (a->type == MERGE_ARG_STR)
 			pb_str(&b, F_DA_STRING, a->v.str);
+		else if (unlikely(ev->sym_mask & (1u << i)))
+			pb_str(&b, F_DA_STRING, ev->sym_text[i]);
 		else if (a->type == MERGE_ARG_I64)
 			pb_u64(&b, F_DA_INT, (uint64_t)a->v.i);
-		else
+		else if (a->type == MERGE_ARG_U64)
 			pb_u64(&b, F_DA_UINT, a->v.u);
+		else
+			put_array(&b, ev, a);
 		pb_end(&b);
 	}
 	/* a flow starts here (flow_ids) and/or one ends here */
@@ -477,6 +499,7 @@ const struct merge_sink_ops merge_sink_perfetto = {
 	.open = perfetto_open,
 	.event = perfetto_event,
 	.close = perfetto_close,
+	.derive = 1,
 };
 MERGE_SINK(merge_sink_perfetto)
 

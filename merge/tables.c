@@ -1,12 +1,16 @@
 /*
  * tables.c - merge's interned strings and its track table.  Runs on the
  * merge command's thread; allocates only when a new name, thread or
- * process appears (bounded by distinct names, not by events).
+ * process appears (bounded by distinct names, not by events).  Every
+ * string it holds is valid UTF-8 (lib/utf8.h): what the inputs give cut
+ * inside a character (the kernel's 15-byte comm) or with invalid bytes is
+ * cleaned once, when first seen, so no sink writes an invalid string.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "err.h"
 #include "merge.h"
+#include "utf8.h"
 
 #define STRTAB_INIT_SLOTS	4096	/* hash slots at start (power of 2) */
 #define STRTAB_CHUNK		(1u << 20)	/* bytes of string storage per chunk */
@@ -91,6 +95,8 @@ static int str_init(void)
 	return str_grow_slots();
 }
 
+static uint32_t intern_clean(const char *s, size_t len);
+
 uint32_t merge_str_intern(const char *s, size_t len)
 {
 	if (!len)
@@ -107,6 +113,8 @@ uint32_t merge_str_intern(const char *s, size_t len)
 		if (e->hash == h && e->len == len && !memcmp(e->s, s, len))
 			return id - 1;
 	}
+	if (unlikely(!vt_utf8_valid(s, len)))
+		return intern_clean(s, len);
 	if (str_nr == str_cap) {
 		struct str_ent *ne = realloc(str_ents, 2 * str_cap * sizeof(*ne));
 
@@ -129,6 +137,26 @@ oom:
 	str_failed = 1;
 	vt_err_set("merge: out of memory interning names");
 	return MERGE_NO_STR;
+}
+
+/* @s is no valid UTF-8: the id of its cleaned form (each time it is seen:
+ * invalid input is rare, and a raw key kept beside would be a second
+ * table). */
+static uint32_t intern_clean(const char *s, size_t len)
+{
+	size_t cap = len * VT_UTF8_REPL_LEN + 1;
+	char stackbuf[256], *buf = cap <= sizeof(stackbuf) ? stackbuf : malloc(cap);
+	uint32_t id;
+
+	if (!buf) {
+		str_failed = 1;
+		vt_err_set("merge: out of memory interning names");
+		return MERGE_NO_STR;
+	}
+	id = merge_str_intern(buf, vt_utf8_clean(buf, cap, s, len));
+	if (buf != stackbuf)
+		free(buf);
+	return id;
 }
 
 uint32_t merge_str_intern0(const char *s)

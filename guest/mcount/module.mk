@@ -33,7 +33,7 @@ TARGETS += $(OUT)/lib/libvmtrace-mcount.so $(OUT)/lib/libvmtrace-mcount-free.a \
 # lib/ compiled for the runtime (PIC, no sanitizers); only what is used
 # is linked (static archive + --gc-sections).  Listed here: lib/module.mk
 # is read after this file.
-MCOUNT_CORE_SRCS := lib/err.c lib/meta.c lib/uftrace_util.c lib/uftrace_write.c lib/elfread.c lib/cli.c \
+MCOUNT_CORE_SRCS := lib/err.c lib/meta.c lib/utf8.c lib/uftrace_util.c lib/uftrace_write.c lib/elfread.c lib/cli.c \
 		    lib/fileio.c
 MCOUNT_CORE_OBJS := $(MCOUNT_CORE_SRCS:%.c=$(MCOUNT_OBJ)/%.o)
 

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "elfread.h"
 #include "err.h"
 #include "meta.h"
 #include "tsc.h"
@@ -113,6 +114,33 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 	if (optind >= argc)
 		return vt_err_set("no program to run (vmtrace run -o DIR -- PROGRAM ARGS)");
 	o->argv = argv + optind;
+	return 0;
+}
+
+/* The names a compiler's instrumentation calls: -pg (mcount, its aliases
+ * and -mfentry's __fentry__) and -finstrument-functions. */
+static const char *const run_hook_syms[] = {
+	"mcount", "_mcount", "__fentry__", "__gnu_mcount_nc", "__cyg_profile_func_enter", NULL,
+};
+
+/* 0 if ELF program @prog calls an instrumentation hook, else -1 with the
+ * message set (a program built without -pg would give an empty trace).
+ * A program that is not ELF (a script) is left to its interpreter. */
+static int run_check_prog(const char *prog)
+{
+	struct vt_elf *e = vt_elf_open(prog);
+	int has;
+
+	if (!e)
+		return 0;	/* not ELF: exec says what it is */
+	has = vt_elf_has_sym(e, run_hook_syms);
+	vt_elf_close(e);
+	if (has < 0)
+		return -1;
+	if (!has)
+		return vt_err_set("%s: no mcount, __fentry__ or __cyg_profile_func_enter symbol: "
+				  "not built with -pg or -finstrument-functions, nothing to trace "
+				  "(rebuild it with -pg)", prog);
 	return 0;
 }
 
@@ -262,7 +290,7 @@ int cmd_run(int argc, char **argv)
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 	uint64_t start_ns;
 	pid_t pid;
-	int status, rc = VT_EXIT_OK;
+	int status, rc = VT_EXIT_OK, existed;
 
 	if (run_parse(argc, argv, &o) < 0) {
 		vt_err_print("run");
@@ -273,6 +301,7 @@ int cmd_run(int argc, char **argv)
 		vt_err_print("run");
 		return VT_EXIT_FAIL;
 	}
+	existed = access(o.dir, F_OK) == 0;
 	if (vt_uft_dir_create(o.dir, o.force) < 0) {
 		int err = errno;
 
@@ -281,6 +310,14 @@ int cmd_run(int argc, char **argv)
 			return VT_EXIT_USAGE;	/* like `vmtrace record`: needs --force */
 		return err == EACCES || err == EPERM || err == EROFS ? VT_EXIT_PERM
 								     : VT_EXIT_FAIL;
+	}
+	/* after the directory's own checks (they name it), before anything is
+	 * written in it: a directory made here goes again */
+	if (run_check_prog(prog) < 0) {
+		vt_err_print("run");
+		if (!existed)
+			rmdir(o.dir);
+		return VT_EXIT_USAGE;
 	}
 	/* the runtime and the program may chdir: give them an absolute path */
 	if (!realpath(o.dir, dir)) {

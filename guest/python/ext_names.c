@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ext.h"
+#include "utf8.h"
 
 /* Open-addressing table for symbols not keyed by a code object. */
 #define KEYTAB_MIN	1024
@@ -27,10 +28,13 @@ static int prefix_match(const char *module)
 }
 
 /* A new symbol: kept in memory (a later session or fork child writes it
- * again) and appended to the current .sym file.  -1 when full. */
+ * again) and appended to the current .sym file.  -1 when full.  @name was
+ * cut to its buffer by bytes: it is kept valid UTF-8 (a character the cut
+ * split dropped, lib/utf8.h). */
 long ext_sym_new(const char *name, const char *module)
 {
 	struct vtpy_sym *s;
+	size_t len = strlen(name);
 
 	if (ext_st.nr >= VTPY_SYM_MAX)
 		return -1;
@@ -44,16 +48,17 @@ long ext_sym_new(const char *name, const char *module)
 		ext_st.alloc = n;
 	}
 	s = &ext_st.syms[ext_st.nr];
-	s->name = strdup(name);
+	s->name = malloc(len * VT_UTF8_REPL_LEN + 1);
 	s->module = strdup(module ? module : "");
 	if (!s->name || !s->module) {
 		free(s->name);
 		free(s->module);
 		return -1;
 	}
+	vt_utf8_clean(s->name, len * VT_UTF8_REPL_LEN + 1, name, len);
 	s->lines_sess = 0;
 	s->decided_sess = 0;
-	vtpy_session_sym(VTPY_ADDR_BASE + ext_st.nr * VTPY_SYM_SLOT, name);
+	vtpy_session_sym(VTPY_ADDR_BASE + ext_st.nr * VTPY_SYM_SLOT, s->name);
 	return (long)ext_st.nr++;
 }
 
@@ -171,6 +176,28 @@ long ext_code_register(PyCodeObject *co)
 }
 
 
+/* The class that defines C method @ml, found on @tp's MRO (a method
+ * inherited from a base is the base's: one PyMethodDef, one name, whichever
+ * subclass calls it first); @tp itself if none lists it. */
+static PyTypeObject *defining_type(PyTypeObject *tp, const PyMethodDef *ml)
+{
+	PyObject *mro = tp->tp_mro;
+
+	if (!mro || !PyTuple_Check(mro))
+		return tp;
+	for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
+		PyObject *b = PyTuple_GET_ITEM(mro, i);
+		const PyMethodDef *m;
+
+		if (!PyType_Check(b))
+			continue;
+		for (m = ((PyTypeObject *)b)->tp_methods; m && m->ml_name; m++)
+			if (m == ml)
+				return (PyTypeObject *)b;
+	}
+	return tp;
+}
+
 /* A callable that is not Python code: builtins, methods of C types,
  * classes, and the code-like objects of PyMonitoring_Fire*Event. */
 long ext_object_index(PyObject *obj, int codelike)
@@ -192,7 +219,7 @@ long ext_object_index(PyObject *obj, int codelike)
 		if (f->m_self && PyModule_Check(f->m_self))
 			owner = PyModule_GetName(f->m_self);
 		else if (f->m_self)
-			owner = Py_TYPE(f->m_self)->tp_name;
+			owner = defining_type(Py_TYPE(f->m_self), f->m_ml)->tp_name;
 		else if (f->m_module && PyUnicode_Check(f->m_module))
 			owner = PyUnicode_AsUTF8(f->m_module);
 		if (!owner)
@@ -205,6 +232,15 @@ long ext_object_index(PyObject *obj, int codelike)
 			return idx;
 		owner = Py_TYPE(obj)->tp_name;
 		name = "__call__";
+	} else if (!codelike && Py_TYPE(obj) == &PyMethodDescr_Type) {
+		/* an unbound C method: the class that defines it */
+		PyMethodDescrObject *d = (PyMethodDescrObject *)obj;
+
+		idx = key_find(key);
+		if (likely(idx >= 0))
+			return idx;
+		owner = d->d_common.d_type ? d->d_common.d_type->tp_name : NULL;
+		name = d->d_method ? d->d_method->ml_name : NULL;
 	} else {
 		idx = key_find(key);
 		if (likely(idx >= 0))

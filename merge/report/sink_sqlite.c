@@ -102,7 +102,18 @@ static const char *args_json(const struct merge_event *ev, char *buf, size_t cap
 			n += (size_t)snprintf(buf + n, cap - n, "%" PRIu64, a->v.u);
 		else if (a->type == MERGE_ARG_I64)
 			n += (size_t)snprintf(buf + n, cap - n, "%" PRId64, a->v.i);
-		else {
+		else if (a->type != MERGE_ARG_STR) {	/* an array of numbers */
+			uint32_t f = merge_arr_first(a->v.u), c = merge_arr_count(a->v.u);
+
+			buf[n++] = '[';
+			for (uint32_t k = 0; k < c && f + k < MERGE_ARR_MAX && n + 24 < cap - 16; k++)
+				n += (size_t)(a->type == MERGE_ARG_ARRAY_I64 ?
+					snprintf(buf + n, cap - n, "%s%" PRId64, k ? "," : "",
+						 (int64_t)ev->arr[f + k]) :
+					snprintf(buf + n, cap - n, "%s%" PRIu64, k ? "," : "",
+						 ev->arr[f + k]));
+			buf[n++] = ']';
+		} else {
 			buf[n++] = '"';
 			json_str(buf, cap - 16, &n, merge_str(a->v.str));
 			buf[n++] = '"';

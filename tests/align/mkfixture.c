@@ -363,7 +363,7 @@ int main(int argc, char **argv)
 		vt_meta_set(m, "domain", "host");
 		vt_meta_set(m, "clock", "tsc");
 		vt_meta_set_u64(m, "tsc.hz", hz);
-		vt_meta_set(m, "tsc.source", "mkfixture");
+		vt_meta_set(m, "tsc.hz_source", "mkfixture");
 		vt_meta_set_u64(m, "record.start_tsc_host", CREATE_TSC - step);
 		vt_meta_set_u64(m, "record.stop_tsc_host", last_ts + step);
 		vt_meta_set(m, "kvm.vcpu_threads", "1");

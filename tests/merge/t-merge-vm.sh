@@ -83,16 +83,21 @@ if aligned:
         fail("host sync markers not on the vCPU 0 thread track")
 g = guests[0]
 if g["name"] != "guest: python3 (pid 200)" or g["pid"] != 10000200: fail("guest process %s" % g)
-if len(g["threads"]) != 1: fail("guest threads %s" % g["threads"])
-names = g["threads"][0]["names"]
-if not {"py_a", "py_b", "sys_enter_write", "sys_exit_write"} <= set(names):
-    fail("Python slices and kernel events not on one thread track: %s" % names)
+# the thread's own track, and its syscalls as slices beside it (merge/derive.c)
+gth = {t["name"]: t for t in g["threads"]}
+if sorted(gth) != ["python3", "syscalls"]: fail("guest threads %s" % g["threads"])
+names = gth["python3"]["names"]
+if not {"py_a", "py_b"} <= set(names) or gth["python3"]["lane"] != 0:
+    fail("Python slices not on the thread's track: %s" % names)
+if gth["syscalls"]["names"] != ["write"] or gth["syscalls"]["slices"] != 1 or \
+   gth["syscalls"]["tid"] != gth["python3"]["tid"]:
+    fail("sys_enter_write..sys_exit_write not one slice 'write' of the thread: %s" % gth["syscalls"])
 if any("guest1" in p["name"] or "guest2" in p["name"] for p in procs): fail("positional labels")
 # Chrome JSON: the same thread, at the true host time (aligned) or OFF late
 pe = [e for e in ev if e.get("pid") == 10000200 and e["ph"] in "Bi"]
 tids = {e["tid"] for e in pe}
-if tids != {10000200}: fail("guest tids %s" % tids)
-want = {"py_a": t0, "sys_enter_write": t0 + 500}
+if tids != {10000200, 10000200 + 2 * 1000000000}: fail("guest tids %s" % tids)
+want = {"py_a": t0, "write": t0 + 500}
 for e in pe:
     if e["name"] in want:
         exp = want.pop(e["name"]) * 1e6 / hz

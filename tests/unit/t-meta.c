@@ -1,6 +1,8 @@
 /*
  * t-meta.c - unit test of lib/meta.c: round trip, bad keys/values, and
- * hostile files (no header, duplicate keys, NUL bytes, long lines).
+ * hostile files (no header, duplicate keys, NUL bytes, long lines), any
+ * value carried (newlines, backslashes: escaped on the line), a huge one
+ * cut on a UTF-8 character boundary.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +33,9 @@ int main(void)
 	CHECK(vt_meta_set(m, "kvm.offset.0", "%lld", -123456789012LL) == 0);
 	CHECK(vt_meta_set(m, "clock", "ns") == 0);	/* replace */
 	CHECK(vt_meta_set(m, "bad key", "x") < 0);
-	CHECK(vt_meta_set(m, "k", "a\nb") < 0);
-	CHECK(vt_meta_count(m) == 3);
+	/* a command line is whatever the user typed */
+	CHECK(vt_meta_set(m, "cmdline", "python3 -c import os\nprint(\"a\\\\nb\")\r\\") == 0);
+	CHECK(vt_meta_count(m) == 4);
 
 	snprintf(path, sizeof(path), "%s/m.meta", getenv("VT_TMP") ? getenv("VT_TMP") : "/tmp");
 	CHECK(vt_meta_write(m, path) == 0);
@@ -44,7 +47,39 @@ int main(void)
 	CHECK(vt_meta_get_u64(r, "kvm.offset.0", &u) < 0);
 	CHECK(vt_meta_get(r, "missing") == NULL);
 	CHECK_STR(vt_meta_key(r, 0), "clock");
+	CHECK_STR(vt_meta_get(r, "cmdline"), "python3 -c import os\nprint(\"a\\\\nb\")\r\\");
 	vt_meta_free(r);
+	{
+		/* the file: one line per key, the value escaped */
+		FILE *fp = fopen(path, "r");
+		char buf[4096];
+		size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+
+		fclose(fp);
+		buf[n] = 0;
+		CHECK(strstr(buf, "cmdline=python3 -c import os\\nprint(\"a\\\\\\\\nb\")\\r\\\\\n") != NULL);
+	}
+	/* an old file's lone backslash stays */
+	write_file(path, "# vmtrace-meta 1\np=C:\\dir\n", 27);
+	r = vt_meta_read(path);
+	CHECK(r && !strcmp(vt_meta_get(r, "p"), "C:\\dir"));
+	vt_meta_free(r);
+	{
+		/* longer than the limit: cut on a character boundary, marked */
+		size_t n = VT_META_VAL_MAX + 100;
+		char *big = malloc(n + 1);
+
+		for (size_t i = 0; i < n; i += 2)
+			memcpy(big + i, "\xc3\xa9", 2);
+		big[n] = 0;
+		CHECK(vt_meta_set(m, "big", "%s", big) == 0);
+		const char *v = vt_meta_get(m, "big");
+		size_t vl = strlen(v);
+
+		CHECK(vl < VT_META_VAL_MAX && !strcmp(v + vl - 3, "..."));
+		CHECK((vl - 3) % 2 == 0);
+		free(big);
+	}
 
 	write_file(path, "clock=tsc\n", 10);
 	CHECK(vt_meta_read(path) == NULL);
@@ -56,7 +91,7 @@ int main(void)
 	write_file(path, "", 0);
 	CHECK(vt_meta_read(path) == NULL);
 	{
-		size_t n = 20000;
+		size_t n = 3 * VT_META_VAL_MAX;
 		char *big = malloc(n);
 		memset(big, 'x', n);
 		memcpy(big, "# vmtrace-meta 1\nk=", 19);

@@ -1,7 +1,8 @@
 """python3 -m vmtrace [options] script.py [args] | -m module [args]
 
 Runs a Python program with vmtrace on, like cProfile does, and leaves a
-uftrace data directory (TSC clock) behind.
+uftrace data directory (TSC clock) behind; says on stderr where it is, its
+size and the commands that open it (-q: not).
 """
 import argparse
 import errno
@@ -31,6 +32,8 @@ def parse(argv):
                    help="timestamp clock (default tsc; ns for plain uftrace)")
     p.add_argument("--markers", type=int, default=0, metavar="MS",
                    help="under KVM, send an in-band sync marker every MS ms while tracing")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="do not say where the trace is when done")
     p.add_argument("-m", dest="module", metavar="MODULE", default=None,
                    help="run a library module as a script")
     p.add_argument("args", nargs=argparse.REMAINDER, help="script.py [args]")
@@ -101,7 +104,47 @@ def main(argv=None):
         print(f"vmtrace: {res['dir']}: {os.strerror(res['errno'])}", file=sys.stderr)
         if status == 0:
             status = EXIT_FAIL
+    if res and not opts.quiet:
+        summary(res["dir"])
     return status
+
+
+def _size(n):
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return "%d %s" % (n, unit) if unit == "bytes" else "%.1f %s" % (n, unit)
+        n /= 1024.0
+
+
+def summary(d):
+    """Where the trace is, its size, and the commands that open it (stderr)."""
+    total = 0
+    for root, _, files in os.walk(d):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(root, f))
+            except OSError:
+                pass
+    clock = "tsc"
+    try:
+        with open(os.path.join(d, "vmtrace.meta"), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("clock="):
+                    clock = line.strip().split("=", 1)[1]
+    except OSError:
+        pass
+    rel = os.path.relpath(d)
+    shown = rel if not rel.startswith("..") else d
+    err = sys.stderr
+    print("vmtrace: trace in %s (%s, %s clock)" % (shown, _size(total),
+                                                  "TSC" if clock == "tsc" else clock), file=err)
+    print("vmtrace:   timeline: vmtrace merge %s -o trace.json (or trace.pftrace for "
+          "ui.perfetto.dev)" % shown, file=err)
+    if clock == "tsc":
+        print("vmtrace:   uftrace:  its stamps are TSC ticks: vmtrace convert %s %s.ns, then "
+              "uftrace replay -d %s.ns" % (shown, shown, shown), file=err)
+    else:
+        print("vmtrace:   uftrace:  uftrace replay -d %s" % shown, file=err)
 
 
 if __name__ == "__main__":
