@@ -2,10 +2,15 @@
 VMTRACE_SRCS += tools/vmtrace.c
 # commands over every format: vmtrace tsc, info, convert (lib/ reads and writes)
 VMTRACE_SRCS += tools/cmd_tsc.c tools/cmd_info.c tools/cmd_convert.c
+# commands over the Python tracer's output and processes: vmtrace top (a
+# uftrace dir, live; --python: CPython's USDT markers, guest/usdt), attach
+# (start the tracer in a running Python), finalize (fold a killed tracer's
+# stage files, lib/pystage.c)
+VMTRACE_SRCS += tools/cmd_top.c tools/cmd_attach.c tools/cmd_finalize.c
 
-# `vmtrace lab` (tools/lab.c) runs the lab program installed beside the
+# `vmtrace lab` (tools/cmd_lab.c) runs the lab program installed beside the
 # binary: tools/kvm-lab, told where the tree's tools are (debian-kernel)
-VMTRACE_SRCS += tools/lab.c
+VMTRACE_SRCS += tools/cmd_lab.c
 TARGETS += $(OUT)/bin/vmtrace-lab
 $(OUT)/bin/vmtrace-lab: $(SRC)/tools/kvm-lab
 	@mkdir -p $(dir $@)
@@ -13,7 +18,7 @@ $(OUT)/bin/vmtrace-lab: $(SRC)/tools/kvm-lab
 DEPS += build-essential pkg-config
 
 # `vmtrace meta`: scripts mark their output directories (tools/uftrace-tsc).
-VMTRACE_SRCS += tools/meta.c
+VMTRACE_SRCS += tools/cmd_meta.c
 
 # Test helpers of tests/tools/: the TSC printer (brackets recorded runs).
 TEST_TARGETS += $(OUT)/tests/tools/rdtsc

@@ -11,7 +11,7 @@
 # its ELF32 container, /usr/bin/time measures the benchmark
 DEPS += uftrace qemu-system-x86 binutils python3 time
 
-VMTRACE_SRCS += guest/mcount/run.c guest/mcount/session.c guest/mcount/debugcon.c
+VMTRACE_SRCS += guest/mcount/cmd_run.c guest/mcount/session.c guest/mcount/cmd_debugcon.c
 
 MCOUNT_DIR    := guest/mcount
 MCOUNT_OBJ    := $(OUT)/obj/mcount-rt

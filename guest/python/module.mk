@@ -26,9 +26,9 @@ VTPY_PKG  := $(wildcard $(SRC)/guest/python/vmtrace/*.py)
 VTPY_SO   := $(PYOUT)/vmtrace/_vmtrace$(PY_SUFFIX)
 
 TARGETS += $(VTPY_SO) $(VTPY_PKG:$(SRC)/guest/python/%=$(PYOUT)/%)
-VMTRACE_SRCS += guest/python/top.c guest/python/attach.c
-# `vmtrace finalize`: fold a killed tracer's stage files (lib/pystage.c)
-VMTRACE_SRCS += guest/python/cmd_finalize.c
+# (the commands over the tracer's output and processes - vmtrace top,
+# attach, finalize - are tools/cmd_*.c: the extension is the in-process
+# runtime only)
 DEPS += python3-dev python3-pip python3-venv python3-yappi gdb uftrace systemtap-sdt-dev \
 	dpkg-dev libssl-dev zlib1g-dev libffi-dev libbz2-dev liblzma-dev libsqlite3-dev \
 	libreadline-dev libgdbm-dev uuid-dev libncurses-dev libexpat1-dev tk-dev

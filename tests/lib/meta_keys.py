@@ -40,7 +40,7 @@ for d in DIRS:
             p = os.path.join(root, f)
             rel = os.path.relpath(p, SRC)
             text = open(p, encoding="utf-8", errors="replace").read()
-            if rel in ("lib/meta.c", "tools/meta.c"):
+            if rel in ("lib/meta.c", "tools/cmd_meta.c"):
                 continue	# the generic reader/writer and `vmtrace meta K=V`
             for k in GET.findall(text):
                 reads.setdefault(norm(k), set()).add(rel)

@@ -1,5 +1,5 @@
 /*
- * meta.c - `vmtrace meta`: show or set the vmtrace.meta of a directory from
+ * cmd_meta.c - `vmtrace meta`: show or set the vmtrace.meta of a directory from
  * scripts (tools/uftrace-tsc marks a patched uftrace's data directory as
  * clock=tsc domain=host).  Runs in the command's main thread; allocates.
  * The format itself is read and written by lib/meta.c only.

@@ -1,5 +1,5 @@
 /*
- * debugcon.c - `vmtrace debugcon -o DIR [--elf IMAGE] FILE`: turn what a
+ * cmd_debugcon.c - `vmtrace debugcon -o DIR [--elf IMAGE] FILE`: turn what a
  * freestanding guest wrote to isa-debugcon (lib/debugcon.h frames: its
  * libvmtrace-mcount-free.a records and PIO markers) into a uftrace data
  * directory in the guest TSC clock, plus DIR/markers.dat.  Runs in the

@@ -1,5 +1,5 @@
 /*
- * attach.c - `vmtrace attach PID`: start (and later stop) the Python tracer
+ * cmd_attach.c - `vmtrace attach PID`: start (and later stop) the Python tracer
  * inside a running CPython process that was not prepared for it.  gdb, in
  * batch mode, calls PyGILState_Ensure, PyRun_SimpleString("import vmtrace;
  * vmtrace.start(...)") and PyGILState_Release in the target.  Runs in the

@@ -1,5 +1,5 @@
 /*
- * top.c - `vmtrace top DIR`: the hottest functions of a trace directory,
+ * cmd_top.c - `vmtrace top DIR`: the hottest functions of a trace directory,
  * refreshed while the traced program is still writing it (the Python
  * tracer's files are readable live: a record is complete once its magic is
  * there, zeroed space after it is preallocated, not corrupt).  Runs in the

@@ -1,5 +1,5 @@
 /*
- * run.c - `vmtrace run -o DIR -- PROG ARGS`: trace a program's -pg /
+ * cmd_run.c - `vmtrace run -o DIR -- PROG ARGS`: trace a program's -pg /
  * -finstrument-functions code with the preloaded mcount runtime into a
  * uftrace data directory in the TSC clock.  Runs in the vmtrace command's
  * main thread; prepares the directory before the program starts (so a

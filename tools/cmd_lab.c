@@ -1,5 +1,5 @@
 /*
- * lab.c - `vmtrace lab`: runs a command inside the KVM lab, a Linux host
+ * cmd_lab.c - `vmtrace lab`: runs a command inside the KVM lab, a Linux host
  * with a working /dev/kvm nested under QEMU's TCG (docs/lab.md).  The lab
  * is a shell program (it builds an initramfs and drives QEMU), installed
  * beside the vmtrace binary as vmtrace-lab; this subcommand finds it there
