@@ -5,8 +5,11 @@
 # (build/ by default, build/san with SAN=1), never into the source tree.
 #
 #   make            build everything: build/bin/vmtrace, build/lib/*, build/python
-#   make deps       install missing Debian packages (quiet when all are there)
-#   make test       deps + build + every test; ends with "N passed, N failed"
+#   make deps       install the missing Debian packages `make` and `make runkvm`
+#                   need (quiet when all are there; else a summary of what came)
+#   make test-deps  the same and what `make test` needs on top (test consumers,
+#                   fuzzers, builds of other projects)
+#   make test       test-deps + build + every test; ends with "N passed, N failed"
 #   make test SAN=1 the same with ASan+UBSan
 #   make bench      benchmarks against the peer tools (never part of make test)
 #   make runkvm     the default end-to-end example (examples/python-virtio)
@@ -30,7 +33,7 @@ CSTD    := -std=gnu11
 # so the first `make` on a fresh machine installs, then configures, then
 # builds.  `make clean` and `make deps` alone need no configuration.
 MODULE_MKS := $(sort $(wildcard $(SRC)/*/module.mk $(SRC)/*/*/module.mk))
-NOCONFIG_GOALS := clean deps
+NOCONFIG_GOALS := clean deps test-deps
 ifneq ($(MAKECMDGOALS),)
 ifeq ($(filter-out $(NOCONFIG_GOALS),$(MAKECMDGOALS)),)
 VT_NOCONFIG := 1
@@ -49,7 +52,8 @@ LDFLAGS_ALL  += $(SANFLAGS)
 endif
 
 # Filled in by module.mk fragments.
-DEPS          :=	# Debian packages needed to build and test
+DEPS          :=	# Debian packages needed to build and run the examples (make runkvm)
+TEST_DEPS     :=	# the Debian packages `make test` needs on top of DEPS
 CORE_SRCS     :=	# lib/: the shared format + TSC module -> libvtcore.a
 VMTRACE_SRCS  :=	# sources of the vmtrace command
 VMTRACE_LIBS  :=	# extra -l flags of the vmtrace command
@@ -58,7 +62,7 @@ TEST_PROGS    :=	# C unit tests: tests/unit/t-*.c built to $(OUT)/tests/
 TEST_TARGETS  :=	# extra things tests need built (fixtures, test programs)
 BENCH_TARGETS :=
 
-.PHONY: all deps test bench runkvm fuzz clean
+.PHONY: all deps test-deps test bench runkvm fuzz clean
 all:
 
 include $(MODULE_MKS)
@@ -92,20 +96,23 @@ $(OUT)/tests/%: $(SRC)/tests/unit/%.c $(OUT)/lib/libvtcore.a
 -include $(shell find $(OUT)/obj -name '*.d' 2>/dev/null)
 
 deps:
-	@$(SRC)/tools/deps $(sort $(DEPS))
+	@$(SRC)/tools/deps runkvm $(sort $(DEPS))
+
+test-deps:
+	@$(SRC)/tools/deps test $(sort $(DEPS) $(TEST_DEPS))
 
 # deps first, then the flags of what deps installed (see tools/configure)
 $(OUT)/config.mk: $(SRC)/Makefile $(MODULE_MKS) $(SRC)/tools/deps $(SRC)/tools/configure
-	@$(SRC)/tools/deps $(sort $(DEPS))
+	@$(SRC)/tools/deps runkvm $(sort $(DEPS))
 	@mkdir -p $(dir $@)
 	@$(SRC)/tools/configure $(PY) >$@.tmp && mv $@.tmp $@
 
-test: deps
+test: test-deps
 	@$(MAKE) --no-print-directory -s all $(TEST_BINS) $(TEST_TARGETS) >$(OUT).buildlog 2>&1 || \
 		{ tail -40 $(OUT).buildlog; echo "build failed (log: $(OUT).buildlog)"; echo "0 passed, 1 failed"; exit 1; }
 	@VT_SRC=$(SRC) VT_BUILD=$(OUT) VT_SAN=$(SAN) $(SRC)/tests/run $(T)
 
-bench: deps all $(BENCH_TARGETS)
+bench: test-deps all $(BENCH_TARGETS)
 	@VT_SRC=$(SRC) VT_BUILD=$(OUT) $(SRC)/tests/bench/run $(B)
 
 runkvm: deps all

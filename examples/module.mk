@@ -2,7 +2,8 @@
 # (run by the top-level `runkvm` target and by tests/examples); nothing here
 # joins the main build.  Host packages the examples need: QEMU, busybox-static
 # (the guest's userland, and its cpio writes the initramfs), e2fsprogs (the
-# data disk), binutils (objcopy reads kernel module dependencies).
+# data disk), binutils (objcopy reads kernel module dependencies).  All of
+# them are `make runkvm`'s (DEPS, not TEST_DEPS).
 DEPS += qemu-system-x86 busybox-static e2fsprogs binutils
 
 # The examples' guest images are built before the tests run: the KVM tests

@@ -9,7 +9,9 @@ VMTRACE_SRCS += host/usdt_probes.c
 # `vmtrace unpack`: the host end of the guest's trace stream (lib/stream.c)
 VMTRACE_SRCS += host/cmd_unpack.c
 VMTRACE_LIBS += $(TRACEFS_LIBS) -lpthread
-DEPS += libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd qemu-system-x86
+DEPS += libtracefs-dev libtraceevent-dev libtracecmd-dev qemu-system-x86
+# the tests read its trace.dat files with Debian's trace-cmd
+TEST_DEPS += trace-cmd
 
 # tests/host: a libtracecmd read-back checker, a syscall generator (bench),
 # and a multiboot guest that writes a known PIO sequence.

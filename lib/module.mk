@@ -30,7 +30,7 @@ CORE_SRCS += lib/uftrace-append.c	# incremental .sym appends, .dat trim (guest/p
 CORE_SRCS += lib/pystage.c
 # t-elf uses <sys/sdt.h>; the consumer tests read our output with the real
 # uftrace and check its JSON with Debian's python3
-DEPS += systemtap-sdt-dev uftrace python3
+TEST_DEPS += systemtap-sdt-dev uftrace python3
 # the debugcon frame stream of freestanding guests (docs/format/unikernel.md)
 CORE_SRCS += lib/debugcon.c
 # guest stack samples of tools/vmtrace-sample (docs/format/samples.md): reader

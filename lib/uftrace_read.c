@@ -461,7 +461,9 @@ static int add_sym(struct vt_uft_reader *r, uint64_t addr, const char *name)
 }
 
 /* Load DIR/basename(m->path).sym if it is that file's; symbols are made
- * absolute with the mapping's start. */
+ * absolute with the mapping's start.  Lines are "ADDR TYPE NAME" (uftrace
+ * 0.13, Debian 12) or "ADDR SIZE TYPE NAME" (0.14 on, e.g. 0.17 on Debian
+ * 13: the size in hex, "%08x"); TYPE is one character either way. */
 static int read_sym_file(struct vt_uft_reader *r, const struct uft_map *m)
 {
 	char path[PATH_MAX], name[NAME_MAX + 1], *buf, *line;
@@ -477,8 +479,8 @@ static int read_sym_file(struct vt_uft_reader *r, const struct uft_map *m)
 		return -1;
 	r->sym_bytes += (size_t)(l.end - buf);
 	while ((line = uft_next_line(&l, &bad))) {
-		unsigned long long addr;
-		char *p, type, *tab;
+		unsigned long long addr, size = 0;
+		char *p, *q, type, *tab;
 
 		if (bad)
 			continue;	/* as uftrace: such a line is skipped */
@@ -493,8 +495,16 @@ static int read_sym_file(struct vt_uft_reader *r, const struct uft_map *m)
 		}
 		errno = 0;
 		addr = strtoull(line, &p, 16);
-		if (errno || p == line || p[0] != ' ' || !p[1] || p[2] != ' ')
+		if (errno || p == line || p[0] != ' ' || !p[1])
 			continue;	/* uftrace skips such lines too */
+		if (p[2] != ' ') {	/* a SIZE column (a TYPE is one character) */
+			size = strtoull(p + 1, &q, 16);
+			if (errno || q == p + 1 || q[0] != ' ' || !q[1])
+				continue;
+			p = q;
+		}
+		if (p[2] != ' ')
+			continue;
 		type = p[1];
 		p += 3;
 		tab = strchr(p, '\t');
@@ -516,6 +526,7 @@ static int read_sym_file(struct vt_uft_reader *r, const struct uft_map *m)
 			continue;
 		if (add_sym(r, addr + m->start, p))
 			goto bad;
+		r->syms[r->nr_syms - 1].size = size;
 	}
 	{
 		char **b = realloc(r->sym_bufs, (r->nr_sym_bufs + 1) * sizeof(*b));

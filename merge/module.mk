@@ -7,7 +7,9 @@ VMTRACE_SRCS += merge/usdt_python.c
 # guest stack samples of tools/vmtrace-sample (samples.tsv) -> instants
 VMTRACE_SRCS += merge/reader_samples.c
 VMTRACE_LIBS += -ltracecmd -ltracefs -ltraceevent
-DEPS += libtracecmd-dev libtraceevent-dev libtracefs-dev protobuf-compiler uftrace time
+DEPS += libtracecmd-dev libtraceevent-dev libtracefs-dev
+# the tests' consumers of its outputs (protoc --decode, uftrace) and timing
+TEST_DEPS += protobuf-compiler uftrace time
 
 # the synthetic trace generator of tests/merge and tests/bench/b-merge.sh
 TEST_TARGETS += $(OUT)/tests/merge/gen-trace

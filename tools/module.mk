@@ -28,10 +28,13 @@ $(OUT)/tests/tools/rdtsc: $(SRC)/tests/tools/rdtsc.c
 
 # patches/ (tools/debian-source, build-uftrace-tsc, build-virtiofsd-nosandbox):
 # unpacking and building Debian 12's uftrace 0.13 and qemu 7.2 (virtiofsd).
-DEPS += dpkg-dev patch xz-utils git libelf-dev
-DEPS += meson ninja-build libglib2.0-dev libpixman-1-dev libcap-ng-dev libseccomp-dev
+TEST_DEPS += dpkg-dev patch xz-utils git libelf-dev
+TEST_DEPS += meson ninja-build libglib2.0-dev libpixman-1-dev libcap-ng-dev libseccomp-dev
 # gdb tools (tools/gdb/), tsc-khz-kcore, the sampler's guest (TCG)
-DEPS += gdb python3 qemu-system-x86 gcc-multilib
+TEST_DEPS += gdb python3 qemu-system-x86 gcc-multilib
+# tools/debian-kernel (the examples' guests, the KVM lab): objcopy reads
+# module dependencies; xz / zstd decompress .ko.xz / .ko.zst modules
+DEPS += binutils xz-utils zstd
 
 # Reads a sampler's samples.tsv through lib/samples.c (t-vmsample.sh).
 TEST_TARGETS += $(OUT)/tests/tools/samples-cat

@@ -7,7 +7,9 @@
 #                           (kept in $VT_DEB_CACHE) and unpacked with
 #                           `dpkg-deb -x`; nothing is installed on the host
 #   mkimage.sh base DIR     DIR/base.cpio: busybox-static, the kernel modules,
-#                           Debian's python3.11 + the stdlib it needs + libs
+#                           the host's Debian python3 (3.11 on Debian 12, 3.13
+#                           on 13: the one the extension is built for) + the
+#                           stdlib it needs + libs
 #   mkimage.sh top DIR BUILD  DIR/top.cpio: /init, the workload, the vmtrace
 #                           command and Python extension from BUILD
 #
@@ -19,13 +21,16 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../common/mkroot.sh"
 
 : "${VT_DEB_CACHE:=/var/cache/vmtrace/debs}"
-PY=python3.11
+# Debian's interpreter, the one `make` builds the extension for
+# (tools/configure's CONFIG_PY): python3.X and its stdlib /usr/lib/python3.X
+PYBIN=$(readlink -f /usr/bin/python3)
+PY=${PYBIN##*/}
 # virtio transport, disk, serial port, ext4 for the data disk (crc32c for
 # its checksums); their dependencies are added by tools/debian-kernel
 MODULES="virtio_pci virtio_blk virtio_console crc32c_generic ext4"
 # stdlib parts a traced workload does not need (tests, GUIs, build files)
 PY_SKIP="test idlelib tkinter turtledemo ensurepip lib2to3 distutils pydoc_data
-config-3.11-x86_64-linux-gnu site-packages dist-packages"
+config-* site-packages dist-packages"
 
 die() { echo "mkimage: $*" >&2; exit 1; }
 
@@ -36,19 +41,23 @@ build_kernel() {
 }
 
 build_base() {
-	local dir=$1 root skip f
+	local dir=$1 root skip f names
 	root="$dir/base.root"
 	[ -f "$dir/vmlinuz" ] || die "$dir/vmlinuz missing: run '$0 kernel $dir' first"
 	[ -x /bin/busybox ] || die "/bin/busybox missing (Debian package busybox-static)"
+	[ -x "$PYBIN" ] && [ -d "/usr/lib/$PY/lib-dynload" ] ||
+		die "/usr/bin/python3 ($PYBIN) or /usr/lib/$PY/lib-dynload missing (Debian package python3: make deps)"
 	rm -rf "$root" && mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,run,data,lib/modules,usr/bin,usr/lib}
 	cp /bin/busybox "$root/bin/busybox"
 	for f in $(/bin/busybox --list); do
 		[ -e "$root/bin/$f" ] || ln -s busybox "$root/bin/$f"
 	done
-	cp "$dir"/modules/*.ko "$dir/modules.order" "$root/lib/modules/"
+	# (every module there; none when the kernel builds them all in)
+	cp -R "$dir/modules/." "$dir/modules.order" "$root/lib/modules/"
 	vt_root_copy_elf "$root" /usr/bin/$PY
 	skip=()
-	for f in $PY_SKIP; do skip+=(--exclude="./$f"); done
+	read -ra names <<<"$PY_SKIP"	# (no glob expansion of config-*)
+	for f in "${names[@]}"; do skip+=(--exclude="./$f"); done
 	mkdir -p "$root/usr/lib/$PY"
 	tar -C /usr/lib/$PY "${skip[@]}" --exclude='./lib-dynload/_test*' \
 		--exclude='./lib-dynload/xxlimited*' --exclude='*.opt-1.pyc' \

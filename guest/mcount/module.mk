@@ -9,7 +9,7 @@
 
 # tests: uftrace reads our output, qemu runs the unikernel, objcopy makes
 # its ELF32 container, /usr/bin/time measures the benchmark
-DEPS += uftrace qemu-system-x86 binutils python3 time
+TEST_DEPS += uftrace qemu-system-x86 binutils python3 time
 
 VMTRACE_SRCS += guest/mcount/cmd_run.c guest/mcount/session.c guest/mcount/cmd_debugcon.c
 

@@ -29,7 +29,11 @@ TARGETS += $(VTPY_SO) $(VTPY_PKG:$(SRC)/guest/python/%=$(PYOUT)/%)
 # (the commands over the tracer's output and processes - vmtrace top,
 # attach, finalize - are tools/cmd_*.c: the extension is the in-process
 # runtime only)
-DEPS += python3-dev python3-pip python3-venv python3-yappi gdb uftrace systemtap-sdt-dev \
+# the extension: Debian's python3 and its headers
+DEPS += python3-dev
+# the tests: pip/venv installs, yappi (a peer tracer), gdb, uftrace, USDT
+# headers, and what building another CPython from Debian's source needs
+TEST_DEPS += python3-pip python3-venv python3-yappi gdb uftrace systemtap-sdt-dev \
 	dpkg-dev libssl-dev zlib1g-dev libffi-dev libbz2-dev liblzma-dev libsqlite3-dev \
 	libreadline-dev libgdbm-dev uuid-dev libncurses-dev libexpat1-dev tk-dev
 

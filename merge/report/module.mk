@@ -4,5 +4,6 @@ VMTRACE_SRCS += merge/report/cmd_report.c merge/report/chain.c merge/report/text
 	merge/report/chain_finish.c merge/report/chain_query.c merge/report/chain_hmap.c \
 	merge/report/sink_sqlite.c
 VMTRACE_LIBS += -lsqlite3
+DEPS += libsqlite3-dev
 # sqlite3 (CLI) and chromium (headless) are the tests' real consumers
-DEPS += libsqlite3-dev sqlite3 chromium
+TEST_DEPS += sqlite3 chromium

@@ -78,7 +78,9 @@ ev = ev["traceEvents"] if isinstance(ev, dict) else ev
 ours = sorted(e["ts"] for e in ev if e.get("name") == "softirq_entry")
 theirs = []
 for line in open(sys.argv[2]):
-    m = re.search(r"\]\s*(\d+):", line)
+    # trace-cmd 3.3 prints the 5 latency flags (first one never a digit:
+    # "d..2.") between the CPU and the stamp, glued to it; 3.1 does not
+    m = re.search(r"\]\s*(?:[^\d\s].{4})?\s*(\d+):", line)
     if m:   # trace-cmd's stamp: guest TSC + TIME_SHIFT offset = host TSC
         theirs.append(int(m.group(1)) * 1e6 / a["host_hz"])   # us, as Chrome JSON
 theirs.sort()

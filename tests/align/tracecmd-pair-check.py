@@ -84,11 +84,12 @@ def main():
     mk = markers(f"{d}/markers.dat")
     host = {}
     for line in run("report", "-i", f"{d}/trace.dat").splitlines():
-        m = re.search(r"\](\d+): kvm_hypercall:\s+nr 0x56540001 a0 \S+ a1 \S+ a2 (0x[0-9a-f]+)", line)
+        # (trace-cmd 3.3: the 5 latency flags before the stamp, e.g. "d..2.")
+        m = re.search(r"\](?:[^\d\s].{4})?(\d+): kvm_hypercall:\s+nr 0x56540001 a0 \S+ a1 \S+ a2 (0x[0-9a-f]+)", line)
         if m:
             host[int(m.group(2), 16)] = int(m.group(1))
             continue
-        m = re.search(r"\](\d+): kvm_pio:\s+pio_write at 0x5f0 size 4 count 1 val 0x(56[0-9a-f]{6})", line)
+        m = re.search(r"\](?:[^\d\s].{4})?(\d+): kvm_pio:\s+pio_write at 0x5f0 size 4 count 1 val 0x(56[0-9a-f]{6})", line)
         if m:
             host[int(m.group(2), 16) & 0xFFFFFF] = int(m.group(1))
     pairs = [(mk[s][2], mk[s][3], host[s], mk[s][4]) for s in sorted(mk) if s in host]

@@ -99,7 +99,8 @@ build_image() {
 	for f in $(/bin/busybox --list); do
 		[ -e "$root/bin/$f" ] || ln -s busybox "$root/bin/$f"
 	done
-	cp "$CACHE"/kernel/modules/*.ko "$CACHE/kernel/modules.order" "$root/lib/modules/"
+	# (every module there; none when the kernel builds them all in)
+	cp -R "$CACHE/kernel/modules/." "$CACHE/kernel/modules.order" "$root/lib/modules/"
 	vt_root_copy_elf "$root" "$TRACECMD"
 	# glibc dlopens libgcc_s for pthread_exit/cancel: without it the agent's
 	# tsync thread aborts ("libgcc_s.so.1 must be installed for pthread_exit")

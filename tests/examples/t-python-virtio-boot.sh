@@ -3,8 +3,10 @@
 # The python-virtio guest image path on its own: builds the image (cached
 # under $VT_BUILD/examples/python-virtio), boots it (KVM if it boots, else
 # TCG), and checks what the guest reports over the serial console and the
-# virtio-serial trace stream: init ran, Debian's python3.11 ran the workload on
-# the virtio-blk disk, the vmtrace extension imports, and the trace stream
+# virtio-serial trace stream: init ran, the host's Debian python3 (3.11 on
+# Debian 12, 3.13 on Debian 13) ran the workload on the virtio-blk disk, the
+# vmtrace extension imports and traces with the backend of that version
+# (setprofile before 3.12, sys.monitoring from 3.12), and the trace stream
 # (vmtrace stream -> vmtrace unpack) came out whole.
 set -eu
 out=$VT_TMP/out
@@ -13,7 +15,9 @@ make -s --no-print-directory -C "$VT_SRC/examples/python-virtio" O="$VT_BUILD" \
 g=$out/guest
 grep -q 'vmtrace-guest: boot ok' "$out/console.log"
 grep -q 'vmtrace-guest: disk /dev/vda on /data' "$out/console.log"
-grep -qx 'python=3.11.2' "$g/guest.txt" || grep -q '^python=3\.11\.' "$g/guest.txt"
+pyver=$(/usr/bin/python3 -c 'import sys; print(sys.version.split()[0])')
+grep -qx "python=$pyver" "$g/guest.txt" ||
+	{ echo "guest's python is not the host's $pyver: $(grep '^python=' "$g/guest.txt")"; exit 1; }
 grep -qx 'workload_exit=0' "$g/guest.txt"
 # the workload's own summary, read with a consumer we did not write
 /usr/bin/python3 - "$g/workload.json" <<'PY'
@@ -33,4 +37,9 @@ if ! grep -qx 'python_tracer=yes' "$g/guest.txt"; then
 	echo "guest image boots, disk + virtio-serial work; SKIP: vmtrace Python extension ($VT_BUILD/python) not built yet"
 	exit 77
 fi
-echo "ok: guest image boots under $(sed -n 's/^accel=//p' "$out/run.txt"), extension imports"
+# the backend the guest's tracer ran with is the one of its Python version
+want=setprofile
+/usr/bin/python3 -c 'import sys; sys.exit(sys.version_info < (3, 12))' && want=sys.monitoring
+grep -qx "python.backend=$want" "$g/python/vmtrace.meta" ||
+	{ echo "guest tracer backend: $(grep '^python.backend' "$g/python/vmtrace.meta" 2>&1), want $want"; exit 1; }
+echo "ok: guest image boots under $(sed -n 's/^accel=//p' "$out/run.txt"), python $pyver, extension imports, $want backend"

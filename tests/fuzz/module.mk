@@ -20,11 +20,13 @@ $(OUT)/fuzz/%: $(SRC)/tests/fuzz/%.c $(FUZZ_CORE)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE) $(FUZZ_EXTRA_LIBS) $(VMTRACE_LIBS) -lm
 
 TEST_TARGETS += $(FUZZ_BINS)
-DEPS += clang libclang-rt-14-dev
+# libclang-rt-dev: the runtime (libFuzzer, sanitizers) of Debian's default
+# clang, whichever version the release has (14 on Debian 12, 19 on 13)
+TEST_DEPS += clang libclang-rt-dev
 
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_BINS)
-fuzz: deps fuzz-build
+fuzz: test-deps fuzz-build
 	@VT_SRC=$(SRC) VT_BUILD=$(OUT) FUZZ_SECONDS=$(FUZZ_SECONDS) $(SRC)/tests/fuzz/run $(F)
 # the targets share fuzz-util.h
 $(FUZZ_BINS): $(SRC)/tests/fuzz/fuzz-util.h

@@ -2,8 +2,10 @@
 # Compressed trace.dat v7 (trace-cmd 3.x --compression): the same host
 # recording as v6, as v7 compressed with zlib (tests/lib/fixtures/tc-zlib,
 # written by trace-cmd 3.2) and with zstd (written now by Debian's
-# trace-cmd convert) gives byte-identical `vmtrace align --json`, `vmtrace
-# merge` and `vmtrace info` results.  Bad compressed input gets a message
+# trace-cmd convert) and as whatever the installed trace-cmd writes by
+# default (`trace-cmd convert` without options: v7 zstd from trace-cmd 3.1
+# on Debian 12 as from 3.3 on Debian 13) gives byte-identical `vmtrace
+# align --json`, `vmtrace merge` and `vmtrace info` results.  Bad compressed input gets a message
 # naming the file and the problem: an algorithm vmtrace does not know, a
 # chunk that does not inflate (the rest is kept, exit 3 / PARTIAL), a cut
 # file, no room for the uncompressed copy.
@@ -19,7 +21,7 @@ command -v trace-cmd >/dev/null || fail "trace-cmd not installed (make deps)"
 mkdir -p "$W/guest"
 cp "$FX/markers.dat" "$W/guest/markers.dat"
 cp "$FX/guest.meta" "$W/guest/vmtrace.meta"
-for k in v6 zlib zstd; do
+for k in v6 zlib zstd default; do
 	mkdir -p "$W/$k"
 	cp "$FX/vmtrace.meta" "$W/$k/vmtrace.meta"
 done
@@ -27,20 +29,24 @@ cp "$FX/trace-v6.dat" "$W/v6/trace.dat"
 cp "$FX/trace-zlib.dat" "$W/zlib/trace.dat"
 trace-cmd convert -i "$W/v6/trace.dat" -o "$W/zstd/trace.dat" --file-version 7 \
 	--compression zstd >"$W/convert.log" 2>&1 || { cat "$W/convert.log"; fail "trace-cmd convert"; }
+trace-cmd convert -i "$W/v6/trace.dat" -o "$W/default/trace.dat" >>"$W/convert.log" 2>&1 ||
+	{ cat "$W/convert.log"; fail "trace-cmd convert (its defaults)"; }
+echo "note: $(trace-cmd --version 2>&1 | grep -m1 version) by default wrote $(head -c 12 "$W/default/trace.dat" |
+	tail -c 2 | tr -d '\0' | sed 's/^/v/') $(head -c 64 "$W/default/trace.dat" | grep -aoE 'zlib|zstd' | head -1)"
 for k in zlib zstd; do
 	head -c 64 "$W/$k/trace.dat" | grep -aq "$k" && ok "$k file is v7 compressed with $k" ||
 		no "$k file does not name $k in its header"
 done
 
 # the same answers from every form of the file (dir names aside)
-for k in v6 zlib zstd; do
+for k in v6 zlib zstd default; do
 	(cd "$W" && "$VT_BIN" align "$k" guest --json >"align-$k.json" 2>"align-$k.err"); echo "$?" >"$W/rc-$k"
 	(cd "$W" && "$VT_BIN" merge "$k" guest -o "m-$k.json" -q 2>"merge-$k.err") || no "merge $k: $(cat "$W/merge-$k.err")"
 	(cd "$W" && "$VT_BIN" merge "$k" guest -o "m-$k.pftrace" -q 2>>"merge-$k.err") || no "merge $k (perfetto)"
 	sed "s#\"$k\"#\"DIR\"#g; s#$k/trace.dat#DIR/trace.dat#g" "$W/align-$k.json" >"$W/align-$k.norm"
 done
 [ "$(cat "$W/rc-v6")" = 0 ] && ok "align v6: exit 0" || no "align v6: exit $(cat "$W/rc-v6")"
-for k in zlib zstd; do
+for k in zlib zstd default; do
 	[ "$(cat "$W/rc-$k")" = 0 ] || no "align $k: exit $(cat "$W/rc-$k"): $(cat "$W/align-$k.err")"
 	cmp -s "$W/align-v6.norm" "$W/align-$k.norm" && ok "align $k = align v6" ||
 		{ no "align $k differs from v6"; diff "$W/align-v6.norm" "$W/align-$k.norm" | head -5; }

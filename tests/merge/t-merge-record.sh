@@ -11,11 +11,14 @@ cd "$VT_TMP"
 # (the recorder is not under test here: its leaks do not fail this test)
 ASAN_OPTIONS=detect_leaks=0 "$VT_BIN" record -e sched:sched_switch -e irq -o rec -- sleep 0.3 >rec.log 2>&1 ||
 	{ cat rec.log; echo "vmtrace record failed here (see above)"; exit 77; }
-trace-cmd report rec/trace.dat 2>/dev/null | grep -E '^ .*\[[0-9]{3}\] *[0-9]+: ' >report.txt
+# an event line: "comm-pid [CPU] STAMP: ..."; trace-cmd 3.3 prints the 5
+# latency flags (the first never a digit: "d..2.") glued to the stamp, 3.1 not
+LINE='\[[0-9]{3}\] *([^0-9 ]....)? *([0-9]+): '
+trace-cmd report rec/trace.dat 2>/dev/null | grep -E "^ .*$LINE" >report.txt
 n=$(wc -l <report.txt)
 [ "$n" -gt 0 ] || { echo "FAIL: nothing recorded"; exit 1; }
 hz=$(sed -n 's/^tsc.hz=//p' rec/vmtrace.meta)
-first=$(sed -E 's/.*\] *([0-9]+): .*/\1/' report.txt | sort -n | head -1)
+first=$(sed -E "s/.*$LINE.*/\\2/" report.txt | sort -n | head -1)
 "$VT_BIN" merge rec -o rec.json 2>err.txt
 grep -q "trace *rec *$n events" err.txt || { cat err.txt; echo "FAIL: want $n events"; exit 1; }
 trap 'echo "tsc.hz=$hz"; cat err.txt' ERR
