@@ -13,6 +13,8 @@ import sys
 
 TOP_N = 10
 GUEST_PID_BASE = 10000000     # merge's pid of guest N's process P: N*base + P
+LANE = 1000000000             # merge's tid of lane L of a thread: L*LANE + tid
+DERIVED_LANES = (2, 3)        # a thread's "syscalls" and "thread state" tracks
 # guest syscalls that count as I/O time inside a Python call
 IO_SYSCALLS = ("read", "write", "pread64", "pwrite64", "readv", "writev",
                "preadv", "pwritev", "fsync", "fdatasync", "sync", "syncfs",
@@ -34,7 +36,8 @@ def python_calls(events):
     calls, stacks = [], {}
     for e in events:
         ph = e.get("ph")
-        if ph not in ("B", "E") or e.get("pid", 0) < GUEST_PID_BASE:
+        if ph not in ("B", "E") or e.get("pid", 0) < GUEST_PID_BASE or \
+                e.get("tid", 0) // LANE in DERIVED_LANES:
             continue
         key = (e["pid"], e["tid"])
         if ph == "B":
@@ -47,13 +50,23 @@ def python_calls(events):
 
 
 def io_syscalls(events):
-    """{(guest pid, tid): [(start, end)]} of I/O syscalls in guest kernel traces."""
-    open_, out = {}, {}
+    """{(guest pid, tid): [(start, end)]} of I/O syscalls in guest kernel traces:
+    the slices of each thread's "syscalls" track (merge makes them of
+    sys_enter/sys_exit), or the sys_enter_/sys_exit_ instants themselves."""
+    open_, out, slices = {}, {}, {}
     for e in events:
-        if e.get("ph") != "i" or e.get("pid", 0) < GUEST_PID_BASE:
+        if e.get("pid", 0) < GUEST_PID_BASE:
             continue
         name = e.get("name", "")
         key = (e["pid"] % GUEST_PID_BASE, e["tid"] % GUEST_PID_BASE)
+        if e.get("tid", 0) // LANE == 2 and e.get("ph") in ("B", "E"):
+            if e["ph"] == "B" and name in IO_SYSCALLS:
+                slices[key] = e["ts"]
+            elif e["ph"] == "E" and key in slices:
+                out.setdefault(key, []).append((slices.pop(key), e["ts"]))
+            continue
+        if e.get("ph") != "i":
+            continue
         if name.startswith("sys_enter_") and name[10:] in IO_SYSCALLS:
             open_[key] = e["ts"]
         elif name.startswith("sys_exit_") and name[9:] in IO_SYSCALLS and key in open_:
