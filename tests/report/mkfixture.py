@@ -84,6 +84,8 @@ if STREAM:
     hf.close(); gf.close()
     sys.exit(0)
 
+from evlist import write
+
 def write(path, comms, evs):
     with open(path, "w") as f:
         for c in comms:
