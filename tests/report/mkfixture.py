@@ -86,13 +86,6 @@ if STREAM:
 
 from evlist import write
 
-def write(path, comms, evs):
-    with open(path, "w") as f:
-        for c in comms:
-            f.write("comm %d %s\n" % c)
-        for e in sorted(evs, key=lambda e: (e[0], e[1])):
-            f.write("ev %d %d %d %s %s\n" % e)
-
 write(os.path.join(out, "host.txt"), [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "qemu-system-x86")], host)
 write(os.path.join(out, "guest.txt"), [(GTID, "python3")], guest)
 
