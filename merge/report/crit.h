@@ -89,13 +89,14 @@ struct crit {
 	struct hmap tmap;	/* (machine, tid) -> thread index */
 	VEC(struct gthr) th;
 	/* the VM's I/O pipeline (one VM: see docs/report.md) */
-	uint32_t queued, unkicked, inflight, hostio_open;
-	uint8_t kicked, done, injected, irq_done;
+	uint32_t queued, unkicked, inflight, hostio_open, flushes;
+	uint8_t kicked, done, injected, irq_done, have_kick, have_inject;
+	struct hmap rq;		/* (dev, sector) -> inserted << 16 | issued, in flight */
 	uint32_t hostio_name;
 	/* host threads' open disk syscall: by track, entry name (0 none) */
 	uint32_t *host_open;
 	uint32_t k_prev_pid, k_prev_state, k_next_pid, k_pid, k_target_cpu, k_port,
-		 k_next_comm, k_name;
+		 k_next_comm, k_name, k_dev, k_sector, k_nr_sector;
 	uint64_t last_ts;
 	/* the slowest calls: min-heaps by duration, then sorted */
 	struct report_call calls[2][CRIT_KEEP];

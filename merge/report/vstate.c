@@ -38,6 +38,9 @@ struct crit *crit_new(void)
 	c->k_port = merge_str_intern0("port");
 	c->k_next_comm = merge_str_intern0("next_comm");
 	c->k_name = merge_str_intern0("name");
+	c->k_dev = merge_str_intern0("dev");
+	c->k_sector = merge_str_intern0("sector");
+	c->k_nr_sector = merge_str_intern0("nr_sector");
 	c->v[0].tid = -1;
 	c->nv = 1;
 	c->all = report_cmd_opts.all_calls;
@@ -58,6 +61,7 @@ void crit_free(struct crit *c)
 	free(c->vout.a);
 	free(c->tout.a);
 	hmap_free(&c->tmap);
+	hmap_free(&c->rq);
 	free(c);
 }
 
@@ -103,14 +107,14 @@ static uint8_t dev_stage(const struct crit *c)
 	if (c->hostio_open)
 		return RP_HOST_IO;
 	if (c->done)
-		return RP_TO_INJECT;
+		return c->have_inject ? RP_TO_INJECT : RP_DEVICE;
 	if (c->injected)
 		return RP_TO_IRQ;
 	if (c->kicked)
 		return RP_QEMU;
 	if (c->irq_done)
 		return RP_IRQ_DONE;
-	if (c->unkicked && c->nreal)
+	if (c->unkicked && c->have_kick)
 		return RP_DRIVER;
 	if (c->inflight)
 		return RP_DEVICE;
@@ -443,6 +447,64 @@ static int on_wakeup(struct crit *c, const struct merge_event *ev, uint32_t mach
 	return 0;
 }
 
+/* A block event: the requests in flight, keyed by (dev, sector) so that a
+ * completion counts only for a request issued (the kernel completes some
+ * twice: a flush sequence's parts); a flush (issued at sector 0 with no
+ * length) completes at sector 2^64-1. */
+static void on_rq(struct crit *c, const struct merge_event *ev, uint8_t k)
+{
+	uint64_t dev = 0, sector = 0, nr = 1, ts = ev->ts_ns;
+
+	arg_u64(ev, c->k_dev, &dev);
+	arg_u64(ev, c->k_sector, &sector);
+	arg_u64(ev, c->k_nr_sector, &nr);
+	if (!nr && k == K_RQ_INSERT)
+		return;		/* a flush is not queued */
+	crit_settle_vcpus(c, ts);
+	if (!nr && (k == K_RQ_ISSUE || sector == UINT64_MAX)) {
+		if (k == K_RQ_ISSUE) {
+			c->flushes++;
+			c->inflight++;
+			c->unkicked++;
+		} else if (c->flushes) {
+			c->flushes--;
+			c->inflight--;
+		}
+	} else if (k != K_RQ_COMPLETE || nr) {
+		uint32_t *v = hmap_slot(&c->rq, mix(sector) ^ (dev << 1 | 1), k != K_RQ_COMPLETE);
+
+		if (!v) {
+			c->oom = k != K_RQ_COMPLETE;
+		} else {
+			if (*v == UINT32_MAX)
+				*v = 0;
+			if (k == K_RQ_INSERT && (*v >> 16) < 0xffff) {
+				*v += 1u << 16;
+				c->queued++;
+			} else if (k == K_RQ_ISSUE) {
+				if (*v >> 16) {
+					*v -= 1u << 16;
+					if (c->queued)
+						c->queued--;
+				}
+				if ((*v & 0xffff) < 0xffff) {
+					(*v)++;
+					c->inflight++;
+					c->unkicked++;
+				}
+			} else if (k == K_RQ_COMPLETE && (*v & 0xffff)) {
+				(*v)--;
+				c->inflight--;
+			}
+		}
+	}
+	if (k == K_RQ_COMPLETE && !c->inflight) {
+		c->unkicked = 0;
+		c->kicked = c->done = c->injected = 0;
+	}
+	pipe_update(c);
+}
+
 /* A pipeline event: settle, apply @fn's change, re-derive the parts. */
 #define PIPE(c, ts, stmt) do { crit_settle_vcpus(c, ts); stmt; pipe_update(c); } while (0)
 
@@ -452,28 +514,20 @@ static void on_pipe(struct crit *c, const struct merge_event *ev, uint8_t k, uin
 
 	switch (k) {
 	case K_RQ_INSERT:
-		PIPE(c, ts, c->queued++);
-		break;
 	case K_RQ_ISSUE:
-		PIPE(c, ts, { if (c->queued) c->queued--; c->unkicked++; c->inflight++; });
-		break;
 	case K_RQ_COMPLETE:
-		PIPE(c, ts, {
-			c->irq_done = 0;
-			if (c->inflight && !--c->inflight) {
-				c->unkicked = 0;
-				c->kicked = c->done = c->injected = 0;
-			}
-		});
+		on_rq(c, ev, k);
 		break;
 	case K_KICK:
 		if (arg_u64(ev, c->k_port, &port) == 0 &&
 		    (port == VT_MARKER_PORT || port == VT_MARKER_DEBUGCON_PORT))
 			break;
+		c->have_kick = 1;
 		if (c->unkicked)
 			PIPE(c, ts, { c->kicked = 1; c->unkicked = 0; });
 		break;
 	case K_INJECT:
+		c->have_inject = 1;
 		if (c->done)
 			PIPE(c, ts, { c->done = 0; c->injected = 1; });
 		break;
@@ -482,8 +536,12 @@ static void on_pipe(struct crit *c, const struct merge_event *ev, uint8_t k, uin
 			uint32_t nm = arg_str(ev, c->k_name);
 
 			if (nm == MERGE_NO_STR || strstr(merge_str(nm), "virtio"))
-				PIPE(c, ts, { c->injected = 0; c->irq_done = 1; });
+				PIPE(c, ts, { c->done = c->injected = 0; c->irq_done = 1; });
 		}
+		break;
+	case K_IRQ_EXIT:
+		if (c->irq_done)
+			PIPE(c, ts, c->irq_done = 0);
 		break;
 	}
 }
@@ -581,6 +639,9 @@ int crit_feed(struct report *r, const struct merge_event *ev)
 
 	if (unlikely(role == CR_UNKNOWN))
 		return -1;
+	if (role == CR_VCPU && (ev->kind != MERGE_EV_INSTANT || k == K_KICK || k == K_INJECT ||
+				k == K_USER_EXIT))
+		c->have_kick = c->have_inject = 1;	/* a KVM recording */
 	if (role == CR_VCPU && k != K_SWITCH) {
 		struct vcpu *v = vcpu_by_tid(c, merge_track(ev->track)->tid);
 

@@ -91,9 +91,11 @@ for k in range(K):
     preempt(B + 570_000, B + 620_000, RPLUS); part(570_000, 620_000, "vcpu_preempted")
     part(620_000, 630_000, "inject_to_guest_irq")
     g(B + 630_000, 0, "irq/irq_handler_entry", "irq=11")
-    g(B + 630_002, 0, "irq/irq_handler_exit", "irq=11 ret=1")
     part(630_000, 640_000, "guest_irq_to_complete")
-    g(B + 640_000, 0, "block/block_rq_complete", "dev=265289728 sector=0 nr_sector=0 error=0")
+    # a flush completes at sector 2^64-1
+    g(B + 640_000, 0, "block/block_rq_complete",
+      "dev=265289728 sector=18446744073709551615 nr_sector=0 error=0")
+    g(B + 640_002, 0, "irq/irq_handler_exit", "irq=11 ret=1")
     part(640_000, 650_000, "blocked_other")
     g(B + 650_000, 0, "sched/sched_wakeup", "pid=%d prio=120 target_cpu=0" % GTID)
     part(650_000, 700_000, "guest_runnable")
