@@ -85,3 +85,23 @@ for c in exp["calls"]:
     if parts != want: sys.exit("FAIL: without a guest kernel trace: %s, want %s" % (parts, want))
 print("ok: without the guest kernel trace: unknown + vCPU preempted, exact")
 PYEOF
+
+# HTML: one stacked bar per headline call, its parts' widths in proportion
+# to the parts and summing to the bar (600 px), the largest part first
+"$VT_BIN" report h g --no-align -q -n 20 --html r.html >/dev/null
+"$PY" - r.html expected.json <<'PYEOF'
+import json, re, sys
+html = open(sys.argv[1]).read(); exp = json.load(open(sys.argv[2]))
+rows = re.findall(r"<tr><td class='l mono'>([^<]*)</td><td>[\d.]+</td><td class=l><div class=stk>(.*?)</div>", html)
+fs = [bars for name, bars in rows if name == "fsync"]
+if len(fs) != len(exp["fsyncs"]): sys.exit("FAIL: %d fsync bars, want %d" % (len(fs), len(exp["fsyncs"])))
+for bars in fs:
+    w = [(p, float(x)) for p, x in re.findall(r"data-part='(\w+)'[^>]*width:([\d.]+)px", bars)]
+    want = sorted(exp["fsyncs"][0]["parts"].items(), key=lambda kv: -kv[1])
+    if w[0][0] != want[0][0]: sys.exit("FAIL: first bar %s, want %s" % (w[0][0], want[0][0]))
+    if abs(sum(x for _, x in w) - 600) > 1: sys.exit("FAIL: bar widths sum to %.1f px" % sum(x for _, x in w))
+    for p, x in w:
+        if abs(x - 600.0 * exp["fsyncs"][0]["parts"][p] / exp["fsyncs"][0]["dur"]) > 0.06:
+            sys.exit("FAIL: %s bar %.1f px" % (p, x))
+print("ok: html stacked bars of %d fsyncs in proportion to their parts" % len(fs))
+PYEOF
