@@ -52,7 +52,7 @@ static void rec_usage(FILE *fp)
 "                     (repeatable); other events stay system-wide\n"
 "  -o DIR             output directory (default vmtrace-host or vmtrace-guest)\n"
 "  -b KB              ring buffer per CPU in KB (default %u)\n"
-"  --guest            inside a guest: block, irq, sched_switch defaults\n"
+"  --guest            inside a guest: block, irq, sched_switch/wakeup defaults\n"
 "  --force            reuse an existing DIR (its trace files are replaced)\n"
 "  --finish DIR       recover the recording a killed or failed recorder left\n"
 "                     in DIR: drain its tracing instance if it is still there,\n"
