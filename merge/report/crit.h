@@ -41,6 +41,7 @@ struct cframe {
 	uint64_t snap[RP_NR];
 	uint64_t pre;
 	uint32_t name;
+	uint32_t nwake;		/* the thread's wakeups at the begin */
 	uint8_t skip;		/* a start-up frame or inside one */
 };
 
@@ -60,6 +61,8 @@ struct gthr {
 	uint8_t is_vcpu;	/* seen before its track said it is a vCPU */
 	uint32_t name;
 	uint32_t host_sys;	/* last host disk syscall while it waited */
+	uint32_t waker;		/* name of the thread that last woke it */
+	uint32_t nwake;		/* wakeups so far */
 	struct cframe *fr;
 	uint32_t nfr, capfr;
 	struct cframe sys;	/* the open syscall (.ts 0: none) */

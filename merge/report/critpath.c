@@ -62,6 +62,7 @@ int crit_frame_begin(struct crit *c, struct gthr *g, const struct merge_event *e
 	f->child = 0;
 	memcpy(f->snap, g->acc, sizeof(f->snap));
 	f->pre = g->pre;
+	f->nwake = g->nwake;
 	f->name = ev->name;
 	f->skip = up & SKIP_BELOW ? SKIP_SELF | SKIP_BELOW : 0;
 	if (starts(nm, startup_prefix))
@@ -127,6 +128,7 @@ static void close_call(struct crit *c, struct gthr *g, const struct cframe *f, u
 	x.preempt_overlap = g->pre - f->pre;
 	x.name = f->name;
 	x.host_sys = x.part[RP_HOST_IO] ? g->host_sys : 0;
+	x.waker = g->nwake != f->nwake ? g->waker : 0;
 	x.machine = (uint32_t)(g->key >> 32);
 	x.tid = (int32_t)(uint32_t)g->key;
 	heap_push(c, kind, &x);
@@ -155,6 +157,7 @@ void crit_sys_enter(struct crit *c, struct gthr *g, uint64_t ts, uint32_t name)
 	g->sys.name = name;
 	memcpy(g->sys.snap, g->acc, sizeof(g->sys.snap));
 	g->sys.pre = g->pre;
+	g->sys.nwake = g->nwake;
 }
 
 void crit_sys_exit(struct crit *c, struct gthr *g, uint64_t ts)

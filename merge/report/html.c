@@ -117,8 +117,13 @@ static void headline(const struct report *r, FILE *fp, int sys, int top)
 			esc(fp, report_part_label(c, p, lb, sizeof(lb)));
 			fprintf(fp, " (%s &micro;s)", us(c->part[p], a));
 		}
-		fprintf(fp, "; vCPU preempted during the call %s &micro;s; tid %d</div></td></tr>",
+		fprintf(fp, "; vCPU preempted during the call %s &micro;s; tid %d",
 			us(c->preempt_overlap, a), c->tid);
+		if (c->waker) {
+			fprintf(fp, "; woken by ");
+			esc(fp, merge_str(c->waker));
+		}
+		fprintf(fp, "</div></td></tr>");
 	}
 	fprintf(fp, "</table>");
 }

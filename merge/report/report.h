@@ -159,6 +159,8 @@ struct report_call {
 					 * the thread did (>= part[RP_PREEMPTED]) */
 	uint32_t name;			/* function or syscall name (interned) */
 	uint32_t host_sys;		/* the host disk syscall seen, 0 none */
+	uint32_t waker;			/* the thread that last woke it during the
+					 * call (its name, interned), 0 none */
 	uint32_t machine;
 	int32_t tid;
 };

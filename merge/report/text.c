@@ -86,7 +86,10 @@ static void headline(const struct report *r, FILE *fp, int sys, int top)
 			(int)c->machine, c->tid, us(c->begin, a));
 		for (int j = 0; j < k; j++)
 			fprintf(fp, " %s=%s", report_part_ids[order[j]], us(c->part[order[j]], a));
-		fprintf(fp, "; vCPU preempted during the call %s us\n", us(c->preempt_overlap, a));
+		fprintf(fp, "; vCPU preempted during the call %s us", us(c->preempt_overlap, a));
+		if (c->waker)
+			fprintf(fp, "; woken by %s", merge_str(c->waker));
+		fprintf(fp, "\n");
 	}
 }
 

@@ -442,8 +442,15 @@ static int on_wakeup(struct crit *c, const struct merge_event *ev, uint32_t mach
 
 	if (!g)
 		return vt_err_set("report: out of memory");
-	if (g->state == RT_BLOCKED || g->state == RT_UNKNOWN)
+	if (g->state == RT_BLOCKED || g->state == RT_UNKNOWN) {
+		const struct merge_track *wt = merge_track(ev->track);
+
+		/* who woke it: the link from a wait to the thread that ended
+		 * it (an fsync to jbd2, a read to the irq that completed it) */
+		g->waker = wt->tid ? wt->name : merge_str_intern0("irq/idle");
+		g->nwake++;
 		thread_set(c, g, ev->ts_ns, RT_RUNNABLE, (int64_t)(int32_t)cpu);
+	}
 	return 0;
 }
 

@@ -59,7 +59,7 @@ def ns(s):
     a, b = s.split("."); return int(a) * 1000 + int(b)
 txt = open(rep).read()
 calls = re.findall(r"^  %s ([\d.]+) ms = .*\n +\S+ \d+ tid \d+ at ([\d.]+) us: (.*); "
-                   r"vCPU preempted during the call ([\d.]+) us$" % re.escape(name), txt, re.M)
+                   r"vCPU preempted during the call ([\d.]+) us(?:; woken by .*)?$" % re.escape(name), txt, re.M)
 if not calls:
     print("no %s in the report's headline" % name); sys.exit(2)
 bad = 0

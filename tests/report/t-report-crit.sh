@@ -34,13 +34,14 @@ def ns(s):
 # the headline: "NAME X ms = ..." then "guest 1 tid 200 at T us: id=us ...; vCPU preempted during the call U us"
 got = {}
 for m in re.finditer(r"^  (\S+).* ([\d.]+) ms = (.*)\n +guest 1 tid 200 at ([\d.]+) us: (.*); "
-                     r"vCPU preempted during the call ([\d.]+) us$", txt, re.M):
+                     r"vCPU preempted during the call ([\d.]+) us(?:; woken by (.*))?$", txt, re.M):
     parts = {k: ns(v) for k, v in re.findall(r"(\w+)=([\d.]+)", m.group(5))}
-    got[(m.group(1), ns(m.group(4)))] = (parts, ns(m.group(6)), m.group(3))
+    got[(m.group(1), ns(m.group(4)))] = (parts, ns(m.group(6)), m.group(3), m.group(7))
 def check(name, e):
     key = (name, e["begin"])
     if key not in got: fail("%s at %d not in the headline: %s" % (name, e["begin"], sorted(got)))
-    parts, pre, line = got[key]
+    parts, pre, line, waker = got[key]
+    if name == "fsync" and waker != "irq/idle": fail("fsync woken by %r, want the idle task's irq" % waker)
     if parts != e["parts"]: fail("%s at %d: parts %s, want %s" % (name, e["begin"], parts, e["parts"]))
     if sum(parts.values()) != e["dur"]: fail("%s: parts sum %d != %d" % (name, sum(parts.values()), e["dur"]))
     if pre != e["preempt_overlap"]: fail("%s: preempt overlap %d want %d" % (name, pre, e["preempt_overlap"]))
