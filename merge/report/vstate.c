@@ -39,6 +39,7 @@ struct crit *crit_new(void)
 	c->k_next_comm = merge_str_intern0("next_comm");
 	c->k_name = merge_str_intern0("name");
 	c->k_dev = merge_str_intern0("dev");
+	c->s_irq = merge_str_intern0("an irq");
 	c->k_sector = merge_str_intern0("sector");
 	c->k_nr_sector = merge_str_intern0("nr_sector");
 	c->v[0].tid = -1;
@@ -438,16 +439,26 @@ static int on_wakeup(struct crit *c, const struct merge_event *ev, uint32_t mach
 			return 0;
 		}
 	}
+	/* who woke it: the link from a wait to the thread that ended it (an
+	 * fsync to jbd2, a read to the irq that completed it); an event in
+	 * an irq handler sits on the thread it interrupted */
+	const struct merge_track *wt = merge_track(ev->track);
+	uint32_t waker = c->s_irq;
+
+	if (wt->tid) {
+		struct gthr *w = thread_get(c, machine, wt->tid, ev->ts_ns);
+
+		if (!w)
+			return vt_err_set("report: out of memory");
+		if (!w->irq)
+			waker = wt->name;
+	}
 	struct gthr *g = thread_get(c, machine, (int32_t)pid, ev->ts_ns);
 
 	if (!g)
 		return vt_err_set("report: out of memory");
 	if (g->state == RT_BLOCKED || g->state == RT_UNKNOWN) {
-		const struct merge_track *wt = merge_track(ev->track);
-
-		/* who woke it: the link from a wait to the thread that ended
-		 * it (an fsync to jbd2, a read to the irq that completed it) */
-		g->waker = wt->tid ? wt->name : merge_str_intern0("irq/idle");
+		g->waker = waker;
 		g->nwake++;
 		thread_set(c, g, ev->ts_ns, RT_RUNNABLE, (int64_t)(int32_t)cpu);
 	}

@@ -41,7 +41,7 @@ def check(name, e):
     key = (name, e["begin"])
     if key not in got: fail("%s at %d not in the headline: %s" % (name, e["begin"], sorted(got)))
     parts, pre, line, waker = got[key]
-    if name == "fsync" and waker != "irq/idle": fail("fsync woken by %r, want the idle task's irq" % waker)
+    if name == "fsync" and waker != "an irq": fail("fsync woken by %r, want the idle task's irq" % waker)
     if parts != e["parts"]: fail("%s at %d: parts %s, want %s" % (name, e["begin"], parts, e["parts"]))
     if sum(parts.values()) != e["dur"]: fail("%s: parts sum %d != %d" % (name, sum(parts.values()), e["dur"]))
     if pre != e["preempt_overlap"]: fail("%s: preempt overlap %d want %d" % (name, pre, e["preempt_overlap"]))
