@@ -54,9 +54,9 @@ static void headline(const struct report *r, FILE *fp, int sys, int top)
 	size_t n = report_nr_calls(r, sys);
 	char a[US_BUF], lb[96];
 
-	fprintf(fp, "Slowest %s (each split into disjoint parts that sum to it; "
-		"docs/report.md: critical path):\n", sys ? "guest syscalls of the traced program" :
-		"Python/C calls (own time >= half; start-up frames left out)");
+	fprintf(fp, "Slowest %s, each split into disjoint parts that sum to it "
+		"(docs/report.md: critical path):\n", sys ? "guest syscalls of the traced program" :
+		"Python/C calls (own time >= half of the call; no start-up frames unless --all-calls)");
 	if (!n) {
 		fprintf(fp, "  none in the inputs (%s)\n", sys ?
 			"no guest kernel syscall events of threads with traced calls" :
