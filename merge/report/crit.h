@@ -31,6 +31,7 @@ struct vcpu {
 	uint8_t run;		/* 0 unknown, 1 on a CPU, 2 runnable, 3 blocked */
 	uint8_t mode;		/* 0 unknown, 1 guest, 2 exit in kernel, 3 exit in QEMU */
 	uint8_t cat[GV_NR];	/* the part each view's time goes to now */
+	uint32_t seg;		/* bumped whenever .cat or the state may change */
 	uint64_t since;		/* counters settled up to */
 	uint64_t st[RV_NR];
 	uint64_t ctr[GV_NR][RP_NR];
@@ -53,6 +54,8 @@ struct gthr {
 	uint64_t pre, pre_snap;	/* cumulative time its vCPU was preempted */
 	uint64_t st[RT_NR];
 	uint32_t vcpu;		/* index in crit.v */
+	uint32_t seg;		/* its vCPU's .seg at .since: equal = nothing
+				 * changed there, only .cat[view] grew */
 	uint8_t state;		/* RT_RUNNING, RT_RUNNABLE, RT_BLOCKED, RT_UNKNOWN */
 	uint8_t view;		/* enum gview */
 	uint8_t irq;		/* irq handler depth */
@@ -73,6 +76,8 @@ enum ccls {
 	K_UNKNOWN = 0, K_NONE, K_SWITCH, K_WAKEUP, K_IRQ_ENTRY, K_IRQ_EXIT, K_USER_EXIT,
 	K_SYS_ENTER, K_SYS_EXIT, K_RQ_INSERT, K_RQ_ISSUE, K_RQ_COMPLETE, K_KICK, K_INJECT,
 	K_EXIT_SLICE,
+	K_FN_STARTUP,		/* a start-up frame's name (critpath.c) */
+	K_FN_IMPORT,		/* ... an import: everything under it too */
 };
 
 /* track roles */
@@ -122,6 +127,8 @@ void crit_settle_thread(struct crit *c, struct gthr *g, uint64_t ts);
 void crit_settle_vcpus(struct crit *c, uint64_t ts);
 
 /* critpath.c */
+/* K_FN_STARTUP / K_FN_IMPORT for a start-up frame's name, else K_NONE. */
+uint8_t crit_startup_class(const char *name);
 int crit_frame_begin(struct crit *c, struct gthr *g, const struct merge_event *ev);
 void crit_frame_end(struct crit *c, struct gthr *g, uint64_t ts);
 void crit_sys_enter(struct crit *c, struct gthr *g, uint64_t ts, uint32_t name);

@@ -42,6 +42,13 @@ static int starts(const char *s, const char *const *list)
 #define SKIP_SELF	1	/* this frame is start-up */
 #define SKIP_BELOW	2	/* and so is everything it calls (imports) */
 
+uint8_t crit_startup_class(const char *nm)
+{
+	if (!strncmp(nm, "importlib.", 10) || !strncmp(nm, "import ", 7))
+		return K_FN_IMPORT;
+	return starts(nm, startup_prefix) ? K_FN_STARTUP : K_NONE;
+}
+
 int crit_frame_begin(struct crit *c, struct gthr *g, const struct merge_event *ev)
 {
 	if (g->nfr == g->capfr) {
@@ -56,7 +63,7 @@ int crit_frame_begin(struct crit *c, struct gthr *g, const struct merge_event *e
 	crit_settle_thread(c, g, ev->ts_ns);
 	uint8_t up = g->nfr ? g->fr[g->nfr - 1].skip : 0;
 	struct cframe *f = &g->fr[g->nfr++];
-	const char *nm = merge_str(ev->name);
+	uint8_t k = c->cls[ev->name];	/* classified by crit_feed */
 
 	f->ts = ev->ts_ns;
 	f->child = 0;
@@ -65,10 +72,10 @@ int crit_frame_begin(struct crit *c, struct gthr *g, const struct merge_event *e
 	f->nwake = g->nwake;
 	f->name = ev->name;
 	f->skip = up & SKIP_BELOW ? SKIP_SELF | SKIP_BELOW : 0;
-	if (starts(nm, startup_prefix))
+	if (k == K_FN_STARTUP)
 		f->skip |= SKIP_SELF;
-	if (!strncmp(nm, "importlib.", 10) || !strncmp(nm, "import ", 7))
-		f->skip |= SKIP_BELOW;
+	else if (k == K_FN_IMPORT)
+		f->skip |= SKIP_SELF | SKIP_BELOW;
 	g->has_frames = 1;
 	return 0;
 }

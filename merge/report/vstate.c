@@ -22,6 +22,8 @@ const char *const report_tstate_names[RT_NR] = {
 	"running", "in irq", "runnable", "blocked", "unknown",
 };
 
+static void vcpu_cats(const struct crit *c, struct vcpu *v);
+
 struct crit *crit_new(void)
 {
 	struct crit *c = calloc(1, sizeof(*c));
@@ -44,6 +46,7 @@ struct crit *crit_new(void)
 	c->k_nr_sector = merge_str_intern0("nr_sector");
 	c->v[0].tid = -1;
 	c->nv = 1;
+	vcpu_cats(c, &c->v[0]);
 	c->all = report_cmd_opts.all_calls;
 	return c;
 }
@@ -89,7 +92,7 @@ static uint8_t classify(const char *s)
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++)
 		if (!strcmp(s, t[i].name))
 			return t[i].k;
-	return K_NONE;
+	return crit_startup_class(s);
 }
 
 static int grow(void *arr, uint32_t *cap, uint32_t need, size_t elem)
@@ -145,6 +148,7 @@ static void vcpu_cats(const struct crit *c, struct vcpu *v)
 	int pre = v->run == 2;
 	uint8_t dev = dev_stage(c);
 
+	v->seg++;
 	v->cat[GV_RUN] = pre ? RP_PREEMPTED : v->mode == 2 ? RP_EXIT_KERNEL :
 			 v->mode == 3 ? RP_EXIT_QEMU : RP_GUEST_CPU;
 	v->cat[GV_IRQ] = pre ? RP_PREEMPTED : RP_IRQ;
@@ -255,12 +259,16 @@ static uint8_t view_of(const struct gthr *g)
 	}
 }
 
-static void thread_snap(struct crit *c, struct gthr *g)
+/* Thread @g's view or vCPU changed at @ts: its snapshot of the vCPU's
+ * counters of that view, as of @ts. */
+static void thread_snap(struct crit *c, struct gthr *g, uint64_t ts)
 {
-	const struct vcpu *v = &c->v[g->vcpu];
+	struct vcpu *v = &c->v[g->vcpu];
 
+	vcpu_settle(v, ts);
 	memcpy(g->snap, v->ctr[g->view], sizeof(g->snap));
 	g->pre_snap = v->st[RV_PREEMPTED];
+	g->seg = v->seg;
 }
 
 void crit_settle_thread(struct crit *c, struct gthr *g, uint64_t ts)
@@ -268,7 +276,30 @@ void crit_settle_thread(struct crit *c, struct gthr *g, uint64_t ts)
 	struct vcpu *v = &c->v[g->vcpu];
 	const uint64_t *ctr = v->ctr[g->view];
 
+	if (likely(g->seg == v->seg)) {
+		/* the fast path (most function events): nothing changed on
+		 * the vCPU since the last settle, so all of the time went to
+		 * the view's one part; the snapshot moves with it, as the
+		 * vCPU's own counters will when settled */
+		if (ts <= g->since)
+			return;
+		uint64_t dt = ts - g->since;
+		uint8_t p = v->cat[g->view];
+
+		g->acc[p] += dt;
+		g->snap[p] += dt;
+		if (p == RP_HOST_IO && c->hostio_name)
+			g->host_sys = c->hostio_name;
+		if (vstate_of(v) == RV_PREEMPTED) {
+			g->pre += dt;
+			g->pre_snap += dt;
+		}
+		g->st[g->state == RT_RUNNING && g->irq ? RT_IRQ : g->state] += dt;
+		g->since = ts;
+		return;
+	}
 	vcpu_settle(v, ts);
+	g->seg = v->seg;
 	if (ctr[RP_HOST_IO] != g->snap[RP_HOST_IO] && c->hostio_name)
 		g->host_sys = c->hostio_name;
 	for (int p = 0; p < RP_NR; p++)
@@ -319,7 +350,7 @@ static struct gthr *thread_get(struct crit *c, uint32_t machine, int32_t tid, ui
 	g->view = GV_UNKNOWN;
 	g->vcpu = (uint32_t)(vcpu_get(c, vcpu_idx(c, machine, -1), ts) - c->v);
 	vcpu_settle(&c->v[g->vcpu], ts);
-	thread_snap(c, g);
+	thread_snap(c, g, ts);
 	return g;
 }
 
@@ -337,7 +368,7 @@ static void thread_set(struct crit *c, struct gthr *g, uint64_t ts, int state, i
 		g->cpu_known = 1;
 	}
 	g->view = view_of(g);
-	thread_snap(c, g);
+	thread_snap(c, g, ts);
 }
 
 static struct gthr *thread_of_track(struct crit *c, uint32_t track, uint64_t ts)
@@ -613,7 +644,7 @@ static int on_instant(struct report *r, struct crit *c, const struct merge_event
 		else if (g->irq)
 			g->irq--;
 		g->view = view_of(g);
-		thread_snap(c, g);
+		thread_snap(c, g, ev->ts_ns);
 		return 0;
 	case K_RQ_INSERT:
 	case K_RQ_ISSUE:
@@ -647,7 +678,7 @@ int crit_feed(struct report *r, const struct merge_event *ev)
 		k = c->cls[ev->name];
 		if (unlikely(k == K_UNKNOWN))
 			k = c->cls[ev->name] = classify(merge_str(ev->name));
-		if (ev->kind == MERGE_EV_INSTANT && k == K_NONE)
+		if (ev->kind == MERGE_EV_INSTANT && (k == K_NONE || k >= K_FN_STARTUP))
 			return 0;
 	}
 	c->last_ts = ev->ts_ns;
