@@ -46,7 +46,11 @@ pkill -P $hpid 2>/dev/null || true
 kill $hpid 2>/dev/null || true
 wait $hpid 2>/dev/null || true
 cat hog.log
-[ $rc = 0 ] || { tail -20 run.log; echo "FAIL: the example did not run (rc $rc)"; exit 1; }
+if [ $rc != 0 ]; then
+	tail -20 run.log; ls -la "$out"
+	for f in "$out/qemu.log" "$out/console.log"; do echo "== $f"; tail -20 "$f" || true; done
+	echo "FAIL: the example did not run (rc $rc)"; exit 1
+fi
 grep -q "^accel=kvm" "$out/run.txt" || { cat "$out/run.txt"; echo "FAIL: not run under KVM"; exit 1; }
 grep -q "^hog: vCPU thread [0-9]" hog.log || { echo "FAIL: the hog did not start"; exit 1; }
 cd "$out"
