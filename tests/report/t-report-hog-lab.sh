@@ -72,13 +72,17 @@ inputs="host guest/python guest/kernel"
 rc=0; "$VT_BIN" report $inputs -q -n 64 >rep.txt 2>err.txt || rc=$?
 [ "$rc" = 0 ] || [ "$rc" = 3 ] || { cat err.txt; echo "FAIL: report rc=$rc"; exit 1; }
 sed -n '1,12p' rep.txt
+sed -n '/^vCPU states/,/^$/p' rep.txt
+[ -n "${VT_LOGS:-}" ] && cp rep.txt "$VT_LOGS/report_t-report-hog-lab.rep.log" 2>/dev/null || true
+trace-cmd report host/trace.dat >host.rep 2>/dev/null
+hz=$(sed -n 's/^tsc.hz=//p' host/vmtrace.meta)
+vt=$(grep -oE 'CPU [0-9]+/KVM:[0-9]+' host.rep | sed 's/.*://' | sort -u | paste -sd, -)
+echo "host recording: $(grep -c ' sched_switch: ' host.rep) sched_switch, vCPU threads $vt: $(grep -cE "sched_switch: .*:(${vt//,/|}) \[" host.rep) of them switch a vCPU thread"
+grep -m5 -E "sched_switch: .*:(${vt//,/|}) \[" host.rep || true
 first=$(sed -n 2p rep.txt)
 name=$(echo "$first" | awk '{print $1}')
 echo "$first" | grep -Eq '^  [^ ]+ [0-9.]+ ms = [0-9]+% vCPU preempted' ||
 	{ echo "FAIL: the first line does not name vCPU preempted first"; exit 1; }
-trace-cmd report host/trace.dat >host.rep 2>/dev/null
-hz=$(sed -n 's/^tsc.hz=//p' host/vmtrace.meta)
-vt=$(grep -oE 'CPU [0-9]+/KVM:[0-9]+' host.rep | sed 's/.*://' | sort -u | paste -sd, -)
 "$PY" "$VT_SRC/tests/report/preempt_check.py" rep.txt host.rep "$hz" "$vt" "$name" 1000 >check.txt || {
 	cat check.txt; echo "FAIL: the report's vCPU-preempted time disagrees with the raw sched events"; exit 1; }
 cat check.txt
