@@ -89,6 +89,8 @@ struct crit {
 	uint8_t *role;		/* by track */
 	uint32_t *thr;		/* by track: thread index + 1 */
 	uint32_t nrole;
+	int16_t *vname;		/* by name id: 0 unchecked, -1 not a vCPU's, N + 1 */
+	uint32_t nvname;
 	uint32_t tracks_seen;	/* tracks scanned for vCPU threads */
 	struct vcpu v[CRIT_MAX_VCPUS + 1];
 	uint32_t nv;		/* v[0..nv) in use */
@@ -104,7 +106,7 @@ struct crit {
 	/* host threads' open disk syscall: by track, entry name (0 none) */
 	uint32_t *host_open;
 	uint32_t k_prev_pid, k_prev_state, k_next_pid, k_pid, k_target_cpu, k_port,
-		 k_next_comm, k_name, k_dev, k_sector, k_nr_sector;
+		 k_next_comm, k_prev_comm, k_comm, k_name, k_dev, k_sector, k_nr_sector;
 	uint32_t s_irq;		/* "an irq": a waker in irq context */
 	uint64_t last_ts;
 	/* the slowest calls: min-heaps by duration, then sorted */

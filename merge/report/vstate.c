@@ -39,6 +39,8 @@ struct crit *crit_new(void)
 	c->k_target_cpu = merge_str_intern0("target_cpu");
 	c->k_port = merge_str_intern0("port");
 	c->k_next_comm = merge_str_intern0("next_comm");
+	c->k_prev_comm = merge_str_intern0("prev_comm");
+	c->k_comm = merge_str_intern0("comm");
 	c->k_name = merge_str_intern0("name");
 	c->k_dev = merge_str_intern0("dev");
 	c->s_irq = merge_str_intern0("an irq");
@@ -62,6 +64,7 @@ void crit_free(struct crit *c)
 	free(c->role);
 	free(c->thr);
 	free(c->host_open);
+	free(c->vname);
 	free(c->vout.a);
 	free(c->tout.a);
 	hmap_free(&c->tmap);
@@ -214,6 +217,41 @@ static struct vcpu *vcpu_by_tid(struct crit *c, int32_t tid)
 	return NULL;
 }
 
+/* Host thread @tid is vCPU @num (-1: the first number not taken) from @ts:
+ * registered, its thread state so far taken over, its tracks' role set. */
+static struct vcpu *vcpu_register(struct crit *c, int32_t tid, int num, uint64_t ts)
+{
+	if (num < 0 || num >= CRIT_MAX_VCPUS || (num + 1 < (int)c->nv && c->v[num + 1].tid >= 0 &&
+						   c->v[num + 1].tid != tid)) {
+		for (num = 0; num + 1 < (int)c->nv && c->v[num + 1].tid >= 0; num++)
+			;
+		if (num >= CRIT_MAX_VCPUS)
+			return NULL;
+	}
+	struct vcpu *v = vcpu_get(c, (uint32_t)num + 1, ts);
+	uint32_t *slot = hmap_slot(&c->tmap, (uint32_t)tid, 0);
+
+	if (v->tid < 0)
+		c->nreal++;
+	v->tid = tid;
+	if (slot && *slot != UINT32_MAX) {
+		/* scheduled before it was known as a vCPU: what the thread's
+		 * events said is the vCPU's state */
+		struct gthr *g = &c->th.a[*slot];
+		static const uint8_t run_of[RT_NR] = { 1, 1, 2, 3, 0 };
+
+		vcpu_set(c, v, ts, run_of[g->state], -1);
+		g->is_vcpu = 1;
+	}
+	for (uint32_t t = 0; t < c->nrole; t++) {
+		const struct merge_track *mt = merge_track(t);
+
+		if (c->role[t] && mt->machine == MERGE_MACHINE_HOST && mt->tid == tid && !mt->lane)
+			c->role[t] = CR_VCPU;
+	}
+	return v;
+}
+
 /* New tracks since the last look: register host vCPU threads. */
 static void scan_tracks(struct crit *c, uint64_t ts)
 {
@@ -222,25 +260,36 @@ static void scan_tracks(struct crit *c, uint64_t ts)
 	for (; c->tracks_seen < n; c->tracks_seen++) {
 		const struct merge_track *mt = merge_track(c->tracks_seen);
 
-		if (mt->machine != MERGE_MACHINE_HOST || !mt->vcpu || mt->lane ||
-		    mt->vcpu > CRIT_MAX_VCPUS)
-			continue;
-		struct vcpu *v = vcpu_get(c, mt->vcpu, ts);
-		uint32_t *slot = hmap_slot(&c->tmap, (uint32_t)mt->tid, 0);
-
-		if (v->tid < 0)
-			c->nreal++;
-		v->tid = mt->tid;
-		if (slot && *slot != UINT32_MAX) {
-			/* scheduled before its first own event: what the
-			 * thread's events said is the vCPU's state */
-			struct gthr *g = &c->th.a[*slot];
-			static const uint8_t run_of[RT_NR] = { 1, 1, 2, 3, 0 };
-
-			vcpu_set(c, v, ts, run_of[g->state], -1);
-			g->is_vcpu = 1;
-		}
+		if (mt->machine == MERGE_MACHINE_HOST && mt->vcpu && !mt->lane &&
+		    mt->vcpu <= CRIT_MAX_VCPUS && !vcpu_by_tid(c, mt->tid))
+			vcpu_register(c, mt->tid, (int)mt->vcpu - 1, ts);
 	}
+}
+
+/* A host thread merge does not know as a vCPU (its name when the recording
+ * saw it first was QEMU's): the name a sched event gives it now ("CPU
+ * 2/KVM", "CPU 0/TCG") says it is one; NULL if not. */
+static struct vcpu *vcpu_by_comm(struct crit *c, int32_t tid, uint32_t comm, uint64_t ts)
+{
+	if (comm == MERGE_NO_STR)
+		return NULL;
+	if (unlikely(comm >= c->nvname)) {
+		uint32_t cap = c->nvname;
+
+		if (grow(&c->vname, &cap, comm + 1, sizeof(*c->vname)) < 0)
+			return NULL;
+		c->nvname = cap;
+	}
+	if (!c->vname[comm]) {
+		int n, end = 0;
+		const char *s = merge_str(comm);
+
+		c->vname[comm] = -1;
+		if (sscanf(s, "CPU %d/%*[A-Z]%n", &n, &end) == 1 && end && !s[end] &&
+		    n >= 0 && n < CRIT_MAX_VCPUS)
+			c->vname[comm] = (int16_t)(n + 1);
+	}
+	return c->vname[comm] > 0 ? vcpu_register(c, tid, c->vname[comm] - 1, ts) : NULL;
 }
 
 /* ---- threads ----------------------------------------------------------- */
@@ -429,6 +478,10 @@ static int on_switch(struct crit *c, const struct merge_event *ev, uint32_t mach
 	if (machine == MERGE_MACHINE_HOST) {
 		vp = prev ? vcpu_by_tid(c, (int32_t)prev) : NULL;
 		vn = next ? vcpu_by_tid(c, (int32_t)next) : NULL;
+		if (prev && !vp)
+			vp = vcpu_by_comm(c, (int32_t)prev, arg_str(ev, c->k_prev_comm), ts);
+		if (next && !vn)
+			vn = vcpu_by_comm(c, (int32_t)next, arg_str(ev, c->k_next_comm), ts);
 		if (vp)
 			vcpu_set(c, vp, ts, runnable ? 2 : 3, -1);
 		if (vn)
@@ -464,6 +517,8 @@ static int on_wakeup(struct crit *c, const struct merge_event *ev, uint32_t mach
 	if (machine == MERGE_MACHINE_HOST) {
 		struct vcpu *v = vcpu_by_tid(c, (int32_t)pid);
 
+		if (!v)
+			v = vcpu_by_comm(c, (int32_t)pid, arg_str(ev, c->k_comm), ev->ts_ns);
 		if (v) {
 			if (v->run != 1)
 				vcpu_set(c, v, ev->ts_ns, 2, -1);
@@ -688,6 +743,12 @@ int crit_feed(struct report *r, const struct merge_event *ev)
 
 	if (unlikely(role == CR_UNKNOWN))
 		return -1;
+	if (unlikely(k == K_EXIT_SLICE && role != CR_VCPU && ev->kind == MERGE_EV_BEGIN) &&
+	    merge_track(ev->track)->machine == MERGE_MACHINE_HOST) {
+		/* a thread in kvm_exit is a vCPU thread, whatever its name */
+		if (vcpu_register(c, merge_track(ev->track)->tid, -1, ev->ts_ns))
+			role = c->role[ev->track];
+	}
 	if (role == CR_VCPU && (ev->kind != MERGE_EV_INSTANT || k == K_KICK || k == K_INJECT ||
 				k == K_USER_EXIT))
 		c->have_kick = c->have_inject = 1;	/* a KVM recording */

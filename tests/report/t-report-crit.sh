@@ -106,3 +106,15 @@ for bars in fs:
             sys.exit("FAIL: %s bar %.1f px" % (p, x))
 print("ok: html stacked bars of %d fsyncs in proportion to their parts" % len(fs))
 PYEOF
+
+# a vCPU thread merge does not know by name or meta (a KVM run where the
+# recording saw the thread first as "qemu-system-x86"): found by its
+# kvm_exit, the same parts
+mkdir -p h3
+sed 's/^comm 4243 CPU 0\/KVM$/comm 4243 qemu-system-x86/' host.txt | "$GTD" h3/trace.dat
+grep -v '^kvm\.thread\|^kvm\.vcpu_threads' h/vmtrace.meta >h3/vmtrace.meta
+"$VT_BIN" report h3 g --no-align -q -n 20 >rep3.txt
+if grep -q "no vCPU threads" rep3.txt; then sed -n '/^vCPU states/,/^$/p' rep3.txt; echo "FAIL: the vCPU thread not found by its kvm_exit"; exit 1; fi
+diff <(sed -n '1,/^I\/O requests/p' rep.txt) <(sed -n '1,/^I\/O requests/p' rep3.txt) ||
+	{ echo "FAIL: the headline differs when the vCPU thread is found by its kvm_exit"; exit 1; }
+echo "ok: a vCPU thread found by its kvm_exit: the same headline"
