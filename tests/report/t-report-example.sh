@@ -69,6 +69,12 @@ if grep -Eq '^  (runpy|importlib|builtins\.exec)' rep.txt; then echo "FAIL: star
 # frequency from the recording's meta)
 trace-cmd report host/trace.dat >host.rep 2>/dev/null
 hz=$(sed -n 's/^tsc.hz=//p' host/vmtrace.meta)
-vt=$(grep -oE 'CPU [0-9]+/(KVM|TCG):[0-9]+' host.rep | sed 's/.*://' | sort -u | paste -sd, -)
+# the example's vCPU threads: the tids of the report's vCPU table (other
+# QEMUs on this machine have "CPU N/..." threads in the recording too),
+# each named CPU N/KVM|TCG in the raw events
+vt=$(sed -n '/^vCPU states/,/^$/p' rep.txt | awk '$1 ~ /^[0-9]+$/ && $2 > 0 {print $2}' | paste -sd, -)
+for t in ${vt//,/ }; do
+	grep -qE "CPU [0-9]+/(KVM|TCG):$t " host.rep || { echo "FAIL: vCPU thread $t is not named CPU N/KVM|TCG in the raw events"; exit 1; }
+done
 [ -n "$hz" ] && [ -n "$vt" ] || { echo "FAIL: no tsc.hz ($hz) or vCPU threads ($vt) in the host recording"; exit 1; }
 "$PY" "$VT_SRC/tests/report/preempt_check.py" rep.txt host.rep "$hz" "$vt" fsync 1000

@@ -76,7 +76,13 @@ sed -n '/^vCPU states/,/^$/p' rep.txt
 [ -n "${VT_LOGS:-}" ] && cp rep.txt "$VT_LOGS/report_t-report-hog-lab.rep.log" 2>/dev/null || true
 trace-cmd report host/trace.dat >host.rep 2>/dev/null
 hz=$(sed -n 's/^tsc.hz=//p' host/vmtrace.meta)
-vt=$(grep -oE 'CPU [0-9]+/KVM:[0-9]+' host.rep | sed 's/.*://' | sort -u | paste -sd, -)
+# the example's vCPU threads: the tids of the report's vCPU table (other
+# QEMUs on this machine have "CPU N/..." threads in the recording too),
+# each named CPU N/KVM|TCG in the raw events
+vt=$(sed -n '/^vCPU states/,/^$/p' rep.txt | awk '$1 ~ /^[0-9]+$/ && $2 > 0 {print $2}' | paste -sd, -)
+for t in ${vt//,/ }; do
+	grep -qE "CPU [0-9]+/(KVM|TCG):$t " host.rep || { echo "FAIL: vCPU thread $t is not named CPU N/KVM|TCG in the raw events"; exit 1; }
+done
 echo "host recording: $(grep -c ' sched_switch: ' host.rep) sched_switch, vCPU threads $vt: $(grep -cE "sched_switch: .*:(${vt//,/|}) \[" host.rep) of them switch a vCPU thread"
 grep -m5 -E "sched_switch: .*:(${vt//,/|}) \[" host.rep || true
 first=$(sed -n 2p rep.txt)
