@@ -53,7 +53,7 @@ static void rec_usage(FILE *fp)
 "  -o DIR             output directory (default vmtrace-host or vmtrace-guest)\n"
 "  -b SIZE            ring buffer per CPU: K, M, G or a bare number of KB\n"
 "                     (as trace-cmd record -b; default %u KB)\n"
-"  --guest            inside a guest: block, irq, sched_switch defaults\n"
+"  --guest            inside a guest: block, irq, sched_switch/wakeup defaults\n"
 "  -f, --force        reuse an existing DIR (its trace files are replaced)\n"
 "  --finish DIR       recover the recording a killed or failed recorder left\n"
 "                     in DIR: drain its tracing instance if it is still there,\n"

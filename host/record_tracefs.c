@@ -40,7 +40,7 @@ static const char *const rec_host_defaults[] = {
 };
 
 static const char *const rec_guest_defaults[] = {
-	"block", "irq", "sched:sched_switch",
+	"block", "irq", "sched:sched_switch", "sched:sched_wakeup",
 };
 
 /* A guest's virtio kicks: no tracepoint exists, so the guest defaults add a

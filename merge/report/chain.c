@@ -14,7 +14,7 @@
 #include <string.h>
 #include "err.h"
 #include "marker.h"
-#include "chain_int.h"
+#include "crit.h"
 
 #define STACK_MAX	2048	/* bytes of a Python stack string */
 #define STACK_SEP	" > "
@@ -64,24 +64,6 @@ struct report *report_new(void)
 	r->k_id = merge_str_intern0("id");
 	r->k_port = merge_str_intern0("port");
 	return r;
-}
-
-static int arg_u64(const struct merge_event *ev, uint32_t key, uint64_t *out)
-{
-	for (int i = 0; i < ev->nr_args; i++)
-		if (ev->args[i].key == key && ev->args[i].type != MERGE_ARG_STR) {
-			*out = ev->args[i].v.u;
-			return 0;
-		}
-	return -1;
-}
-
-static uint32_t arg_str(const struct merge_event *ev, uint32_t key)
-{
-	for (int i = 0; i < ev->nr_args; i++)
-		if (ev->args[i].key == key && ev->args[i].type == MERGE_ARG_STR)
-			return ev->args[i].v.str;
-	return MERGE_NO_STR;
 }
 
 /* QEMU's disk I/O syscalls (block/file-posix.c: thread pool, linux-aio,
@@ -613,5 +595,6 @@ void report_free(struct report *r)
 	hmap_free(&r->pending);
 	hmap_free(&r->pytid);
 	hmap_free(&r->exitmap);
+	crit_free(r->crit);
 	free(r);
 }

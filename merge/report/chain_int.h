@@ -81,6 +81,7 @@ struct report {
 	uint32_t *slow;
 	int have_exit_slices;
 	int oom;
+	struct crit *crit;	/* states and critical path (crit.h), or NULL */
 };
 
 /* Double the vector *@a of *@cap elements of @elem bytes.  0, or -1 with
@@ -111,6 +112,26 @@ static inline uint64_t mix(uint64_t x)
 	x *= 0xff51afd7ed558ccdULL;
 	x ^= x >> 33;
 	return x;
+}
+
+/* The numeric argument @key of @ev into *@out: 0, or -1 when absent. */
+static inline int arg_u64(const struct merge_event *ev, uint32_t key, uint64_t *out)
+{
+	for (int i = 0; i < ev->nr_args; i++)
+		if (ev->args[i].key == key && ev->args[i].type != MERGE_ARG_STR) {
+			*out = ev->args[i].v.u;
+			return 0;
+		}
+	return -1;
+}
+
+/* The string argument @key of @ev (interned), MERGE_NO_STR when absent. */
+static inline uint32_t arg_str(const struct merge_event *ev, uint32_t key)
+{
+	for (int i = 0; i < ev->nr_args; i++)
+		if (ev->args[i].key == key && ev->args[i].type == MERGE_ARG_STR)
+			return ev->args[i].v.str;
+	return MERGE_NO_STR;
 }
 
 /* 1 if request @q has link @link. */

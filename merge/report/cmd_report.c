@@ -11,7 +11,7 @@
 #include <string.h>
 #include "cli.h"
 #include "err.h"
-#include "report.h"
+#include "crit.h"
 
 #define DEFAULT_TOP	10
 #define DEFAULT_FNS	25
@@ -19,7 +19,7 @@
 
 extern int cmd_merge(int argc, char **argv);
 
-struct report_opts report_cmd_opts = { DEFAULT_TOP, DEFAULT_FNS, NULL };
+struct report_opts report_cmd_opts = { DEFAULT_TOP, DEFAULT_FNS, NULL, 0 };
 static const char *text_out;	/* -o FILE for the text, NULL = stdout */
 
 /* ---- the "report" sink ------------------------------------------------ */
@@ -31,13 +31,16 @@ static void *rs_open(const char *out)
 
 static int rs_event(void *sink, const struct merge_event *ev)
 {
-	return report_feed(sink, ev);
+	return report_feed(sink, ev) < 0 ? -1 : crit_feed(sink, ev);
 }
 
 static int rs_close(void *sink)
 {
 	struct report *r = sink;
 	int ret = report_finish(r);
+
+	if (ret == 0)
+		ret = crit_finish(r);
 	FILE *fp = stdout;
 
 	if (ret == 0 && text_out && !(fp = fopen(text_out, "w")))
@@ -63,7 +66,7 @@ MERGE_SINK(report_sink_report)
 
 /* ---- the commands ----------------------------------------------------- */
 
-enum { O_TSC_HZ = 256, O_GUEST_OFFSET, O_NO_ALIGN, O_HTML, O_FNS, O_SQLITE };
+enum { O_TSC_HZ = 256, O_GUEST_OFFSET, O_NO_ALIGN, O_HTML, O_FNS, O_SQLITE, O_ALL_CALLS };
 
 static const struct option common_opts[] = {
 	{ "tsc-hz", required_argument, NULL, O_TSC_HZ },
@@ -77,6 +80,7 @@ static const struct option common_opts[] = {
 	{ "functions", required_argument, NULL, O_FNS },
 	{ "output", required_argument, NULL, 'o' },
 	{ "sqlite", required_argument, NULL, O_SQLITE },
+	{ "all-calls", no_argument, NULL, O_ALL_CALLS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -89,12 +93,16 @@ static void usage(FILE *fp, int export)
 			"per-request I/O chain) and view request_stages; docs/format/sqlite.md.\n\n");
 	else
 		fprintf(fp, "usage: vmtrace report HOSTDIR [GUESTDIR...] [options]\n"
-			"\nWhere the time of the guest's I/O goes: per block request the chain\n"
+			"\nWhere the time goes: first the slowest Python calls and guest syscalls,\n"
+			"each split into disjoint parts (guest CPU, vCPU preempted on the host,\n"
+			"host disk, ...; docs/report.md: critical path), then per block request the chain\n"
 			"Python call -> syscall -> block issue -> kick -> QEMU I/O -> injection ->\n"
 			"guest irq -> completion -> return, from the links present (docs/report.md).\n"
 			"Inputs as for `vmtrace merge`: the host recording directory first, then\n"
 			"guest directories (Python/C uftrace data and/or guest kernel trace.dat).\n\n"
-			"  -n, --top N            slowest requests listed (default %d)\n"
+			"  -n, --top N            slowest calls, syscalls and requests listed (default %d)\n"
+			"      --all-calls        interpreter start-up frames and helper processes'\n"
+			"                         syscalls in the headline too\n"
 			"      --functions N      functions listed (default %d)\n"
 			"      --html OUT.html    also write a self-contained HTML page\n"
 			"  -o, --output FILE      the text report to FILE (default stdout)\n",
@@ -168,6 +176,11 @@ static int run(int argc, char **argv, int export)
 		case O_FNS:
 			if (export || parse_count(cmd, optarg, &report_cmd_opts.fns))
 				goto bad;
+			break;
+		case O_ALL_CALLS:
+			if (export)
+				goto bad;
+			report_cmd_opts.all_calls = 1;
 			break;
 		case 'o':
 			if (export)

@@ -1,7 +1,8 @@
 /*
  * html.c - `vmtrace report --html OUT.html`: one self-contained page
- * (inline CSS, SVG and a few lines of JS; no network fetch) with the
- * per-stage table and histograms, a timeline of the slowest requests, VM
+ * (inline CSS, SVG and a few lines of JS; no network fetch) opening with
+ * the slowest calls and syscalls (a stacked bar of their parts each), then
+ * the per-stage table and histograms, a timeline of the slowest requests, VM
  * exits per vCPU and time per function.  Runs once after the merge
  * (command thread); writes through stdio.
  */
@@ -64,7 +65,115 @@ static const char css[] =
 	".hist h3{font-size:13px;margin:0 0 2px}.hist .sub{font-size:11px;color:#666}"
 	".sw{display:inline-block;width:11px;height:11px;margin:0 4px 0 10px;vertical-align:-1px}"
 	".note{color:#666;font-size:12px}.stack{font-size:12px;color:#333}"
-	".bar{display:inline-block;height:10px}";
+	".bar{display:inline-block;height:10px}"
+	".stk{display:flex;width:600px;height:14px;background:#eee}.stk .bar{height:14px}"
+	".parts{font-size:12px;color:#333;max-width:900px}";
+
+/* colours of the parts of a call (enum report_part order) */
+static const char *const part_color[RP_NR] = {
+	"#4e79a7", "#a0cbe8", "#86bcb6", "#d62728", "#f1ce63", "#ff9d9a", "#b07aa1",
+	"#d4a6c8", "#f28e2b", "#8c564b", "#ffbe7d", "#e377c2", "#59a14f", "#bab0ac",
+	"#79706e", "#dddddd",
+};
+
+#define BAR_W	600	/* px of a call's stacked bar */
+
+static void headline(const struct report *r, FILE *fp, int sys, int top)
+{
+	size_t n = report_nr_calls(r, sys);
+	char a[US_BUF], lb[96];
+
+	fprintf(fp, "<h2>Slowest %s</h2>", sys ? "guest syscalls of the traced program" :
+		"Python/C calls");
+	if (!n) {
+		fprintf(fp, "<p class=note>None in the inputs.</p>");
+		return;
+	}
+	fprintf(fp, "<table class=calls><tr><th class=l>call</th><th>ms</th>"
+		"<th class=l>where the time went (parts sum to the call)</th></tr>");
+	for (size_t i = 0; i < n && i < (size_t)top; i++) {
+		const struct report_call *c = report_call_at(r, sys, i);
+		int order[RP_NR], k = report_call_order(c, order);
+
+		fprintf(fp, "<tr><td class='l mono'>");
+		esc(fp, merge_str(c->name));
+		fprintf(fp, "</td><td>%.1f</td><td class=l><div class=stk>", (double)c->dur / 1e6);
+		for (int j = 0; j < k; j++) {
+			int p = order[j];
+			double pct = 100.0 * (double)c->part[p] / (double)c->dur;
+
+			fprintf(fp, "<span class=bar data-part='%s' title='%.0f%% %s' "
+				"style='width:%.1fpx;background:%s'></span>", report_part_ids[p], pct,
+				report_part_label(c, p, lb, sizeof(lb)),
+				(double)c->part[p] * BAR_W / (double)c->dur, part_color[p]);
+		}
+		fprintf(fp, "</div><div class=parts>");
+		for (int j = 0; j < k; j++) {
+			int p = order[j];
+
+			fprintf(fp, "%s<span class=sw style='background:%s'></span>%.0f%% ",
+				j ? ", " : "", part_color[p],
+				100.0 * (double)c->part[p] / (double)c->dur);
+			esc(fp, report_part_label(c, p, lb, sizeof(lb)));
+			fprintf(fp, " (%s &micro;s)", us(c->part[p], a));
+		}
+		fprintf(fp, "; vCPU preempted during the call %s &micro;s; tid %d",
+			us(c->preempt_overlap, a), c->tid);
+		if (c->waker) {
+			fprintf(fp, "; woken by ");
+			esc(fp, merge_str(c->waker));
+		}
+		fprintf(fp, "</div></td></tr>");
+	}
+	fprintf(fp, "</table>");
+}
+
+static void states(const struct report *r, FILE *fp, int top)
+{
+	char a[US_BUF];
+	size_t n = report_nr_vcpus(r);
+
+	fprintf(fp, "<h2>vCPU states on the host (&micro;s)</h2>");
+	if (!n) {
+		fprintf(fp, "<p class=note>No vCPU threads in the host recording.</p>");
+	} else {
+		fprintf(fp, "<table><tr><th>vCPU</th><th>tid</th>");
+		for (int s = 0; s < RV_NR; s++)
+			fprintf(fp, "<th>%s</th>", report_vstate_names[s]);
+		fprintf(fp, "</tr>");
+		for (size_t i = 0; i < n; i++) {
+			const struct report_vcpu *v = report_vcpu_at(r, i);
+
+			fprintf(fp, "<tr><td>%d</td><td>%d</td>", v->vcpu, v->tid);
+			for (int s = 0; s < RV_NR; s++)
+				fprintf(fp, "<td>%s</td>", us(v->ns[s], a));
+			fprintf(fp, "</tr>");
+		}
+		fprintf(fp, "</table>");
+	}
+	n = report_nr_threads(r);
+	fprintf(fp, "<h2>Thread states (&micro;s)</h2>");
+	if (!n) {
+		fprintf(fp, "<p class=note>No scheduling events in the inputs.</p>");
+		return;
+	}
+	fprintf(fp, "<table><tr><th class=l>machine</th><th>tid</th>");
+	for (int s = 0; s < RT_NR; s++)
+		fprintf(fp, "<th>%s</th>", report_tstate_names[s]);
+	fprintf(fp, "<th class=l>name</th></tr>");
+	for (size_t i = 0; i < n && i < (size_t)top; i++) {
+		const struct report_thread *t = report_thread_at(r, i);
+
+		fprintf(fp, "<tr><td class=l>%s</td><td>%d</td>", t->machine ? "guest" : "host",
+			t->tid);
+		for (int s = 0; s < RT_NR; s++)
+			fprintf(fp, "<td>%s</td>", us(t->ns[s], a));
+		fprintf(fp, "<td class=l>");
+		esc(fp, t->name ? merge_str(t->name) : "?");
+		fprintf(fp, "</td></tr>");
+	}
+	fprintf(fp, "</table>");
+}
 
 static void coverage(const struct report *r, FILE *fp)
 {
@@ -339,13 +448,15 @@ int report_write_html(const struct report *r, const char *path, const struct rep
 		return vt_err_errno("%s: cannot create", path);
 	fprintf(fp, "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
 		"<title>vmtrace report</title><style>%s</style></head><body>"
-		"<h1>vmtrace report: guest I/O latency</h1><p class=note>%zu guest block "
+		"<h1>vmtrace report: where the time went</h1><p class=note>%zu guest block "
 		"requests &middot; %" PRIu64 " guest syscalls &middot; %" PRIu64 " host kicks "
 		"&middot; %" PRIu64 " QEMU I/O syscalls &middot; %" PRIu64 " injections "
 		"&middot; %" PRIu64 " guest virtio irqs &middot; %" PRIu64 " events. Times on "
 		"the host timeline.</p>", css, report_nr_reqs(r), report_nr_syscalls(r),
 		report_nr_kicks(r), report_nr_host_io(r), report_nr_injects(r),
 		report_nr_guest_irqs(r), report_events(r));
+	headline(r, fp, 0, o->top);
+	headline(r, fp, 1, o->top);
 	if (report_nr_reqs(r)) {
 		stage_table(r, fp);
 		fprintf(fp, "<h2>Per-stage histograms</h2><div class=hists>");
@@ -358,6 +469,7 @@ int report_write_html(const struct report *r, const char *path, const struct rep
 		fprintf(fp, "<p>No guest block requests in the inputs (record the guest with "
 			"<code>vmtrace record --guest</code>).</p>");
 	}
+	states(r, fp, o->top);
 	exits(r, fp);
 	functions(r, fp, o->fns);
 	/* a marker the tests read back with --dump-dom: the page's script ran */

@@ -124,11 +124,88 @@ const char *report_mask_str(uint32_t mask, char *buf);
 /* the number of requests of each distinct mask, most frequent first */
 size_t report_masks(const struct report *r, uint32_t *masks, uint64_t *counts, size_t max);
 
+
+/* ---- states and critical path (merge/report/vstate.c, critpath.c) ---- */
+
+/* The disjoint parts a call's time is split into (docs/report.md:
+ * critical path); they sum to its duration. */
+enum report_part {
+	RP_GUEST_CPU,	/* the thread ran, its vCPU in guest mode */
+	RP_EXIT_KERNEL,	/* it ran, its vCPU in a VM exit handled in the host kernel */
+	RP_EXIT_QEMU,	/* ... in a VM exit handled in QEMU user space */
+	RP_PREEMPTED,	/* its vCPU runnable on the host but not running */
+	RP_IRQ,		/* it ran an interrupt handler */
+	RP_RUNNABLE,	/* runnable in the guest, not scheduled */
+	RP_QUEUE,	/* blocked, a block request in the guest queue */
+	RP_DRIVER,	/* blocked, a request issued, not yet kicked */
+	RP_QEMU,	/* blocked, kicked, QEMU not yet in its disk syscall */
+	RP_HOST_IO,	/* blocked, QEMU's disk syscall running */
+	RP_TO_INJECT,	/* blocked, host I/O done, not yet injected */
+	RP_TO_IRQ,	/* blocked, injected, guest handler not yet run */
+	RP_IRQ_DONE,	/* blocked, guest irq handler run, request not completed */
+	RP_DEVICE,	/* blocked, a request in flight, its stage not in the data */
+	RP_BLOCKED,	/* blocked, no I/O in flight (a lock, a sleep, another thread) */
+	RP_UNKNOWN,	/* no scheduling events for the thread (no guest kernel trace) */
+	RP_NR
+};
+extern const char *const report_part_names[RP_NR];	/* "vCPU preempted" */
+extern const char *const report_part_ids[RP_NR];	/* "vcpu_preempted" */
+
+/* One slow call of the headline: a Python/C function call or a syscall. */
+struct report_call {
+	uint64_t begin, dur;		/* host-timeline ns */
+	uint64_t part[RP_NR];		/* sums to dur */
+	uint64_t preempt_overlap;	/* its vCPU preempted during the call, whatever
+					 * the thread did (>= part[RP_PREEMPTED]) */
+	uint32_t name;			/* function or syscall name (interned) */
+	uint32_t host_sys;		/* the host disk syscall seen, 0 none */
+	uint32_t waker;			/* the thread that last woke it during the
+					 * call (its name, interned), 0 none */
+	uint32_t machine;
+	int32_t tid;
+};
+
+/* Host states of a vCPU thread (time in each, ns). */
+enum report_vstate {
+	RV_GUEST, RV_EXIT_KERNEL, RV_EXIT_QEMU, RV_PREEMPTED, RV_BLOCKED, RV_UNKNOWN, RV_NR
+};
+extern const char *const report_vstate_names[RV_NR];
+struct report_vcpu {
+	int32_t vcpu, tid;		/* vCPU number, host thread (-1 unknown) */
+	uint64_t ns[RV_NR];
+};
+
+/* States of a (guest or host) thread from its scheduling events. */
+enum report_tstate { RT_RUNNING, RT_IRQ, RT_RUNNABLE, RT_BLOCKED, RT_UNKNOWN, RT_NR };
+extern const char *const report_tstate_names[RT_NR];
+struct report_thread {
+	uint32_t machine;
+	int32_t tid;
+	uint32_t name;			/* comm (interned), 0 unknown */
+	uint64_t ns[RT_NR];
+};
+
+/* Slowest calls (@sys 0: Python/C function calls, 1: guest syscalls),
+ * slowest first; valid after report_finish. */
+size_t report_nr_calls(const struct report *r, int sys);
+const struct report_call *report_call_at(const struct report *r, int sys, size_t i);
+/* The label of part @p of @c into @buf ("host fdatasync"), and @c's
+ * non-zero parts by size, largest first (how many) - text.c. */
+const char *report_part_label(const struct report_call *c, int p, char *buf, size_t len);
+int report_call_order(const struct report_call *c, int *order);
+size_t report_nr_vcpus(const struct report *r);
+const struct report_vcpu *report_vcpu_at(const struct report *r, size_t i);
+/* threads with a known state, by running time, most first */
+size_t report_nr_threads(const struct report *r);
+const struct report_thread *report_thread_at(const struct report *r, size_t i);
+
 /* Outputs: 0, or -1 with the message set (I/O error on @path). */
 struct report_opts {
 	int top;		/* slowest requests listed */
 	int fns;		/* functions listed */
 	const char *html;	/* --html OUT.html, or NULL */
+	int all_calls;		/* --all-calls: start-up frames and helper
+				 * processes' syscalls in the headline too */
 };
 int report_print_text(const struct report *r, FILE *fp, const struct report_opts *o);
 int report_write_html(const struct report *r, const char *path, const struct report_opts *o);

@@ -1,7 +1,9 @@
 /*
- * text.c - the terminal output of `vmtrace report`: link coverage, the
- * per-stage table, the slowest requests with their Python stacks, VM exits
- * per vCPU and time per function.  Runs once after the merge (command
+ * text.c - the terminal output of `vmtrace report`: first the answer (the
+ * slowest Python calls and guest syscalls, each split into its critical
+ * path's parts), then link coverage, the per-stage table, the slowest
+ * requests with their Python stacks, vCPU and thread states, VM exits per
+ * vCPU and time per function.  Runs once after the merge (command
  * thread); no allocation beyond stdio.
  */
 #include <inttypes.h>
@@ -19,6 +21,130 @@ static const char *us(uint64_t ns, char *buf)
 	return buf;
 }
 
+/* The label of part @p of call @c ("host fdatasync" for the disk). */
+const char *report_part_label(const struct report_call *c, int p, char *buf, size_t len)
+{
+	if (p == RP_HOST_IO && c->host_sys) {
+		snprintf(buf, len, "host %s", merge_str(c->host_sys));
+		return buf;
+	}
+	return report_part_names[p];
+}
+
+/* Part indexes of @c by share, largest first; how many are non-zero. */
+int report_call_order(const struct report_call *c, int *order)
+{
+	int n = 0;
+
+	for (int p = 0; p < RP_NR; p++)
+		if (c->part[p])
+			order[n++] = p;
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && c->part[order[j]] > c->part[order[j - 1]]; j--) {
+			int t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	return n;
+}
+
+static void headline(const struct report *r, FILE *fp, int sys, int top)
+{
+	size_t n = report_nr_calls(r, sys);
+	char a[US_BUF], lb[96];
+
+	fprintf(fp, "Slowest %s, each split into disjoint parts that sum to it "
+		"(docs/report.md: critical path):\n", sys ? "guest syscalls of the traced program" :
+		"Python/C calls (own time >= half of the call; no start-up frames unless --all-calls)");
+	if (!n) {
+		fprintf(fp, "  none in the inputs (%s)\n", sys ?
+			"no guest kernel syscall events of threads with traced calls" :
+			"no Python/C tracer data");
+		return;
+	}
+	for (size_t i = 0; i < n && i < (size_t)top; i++) {
+		const struct report_call *c = report_call_at(r, sys, i);
+		int order[RP_NR], k = report_call_order(c, order), shown = 0;
+		uint64_t rest = 0;
+
+		fprintf(fp, "  %s %.1f ms =", merge_str(c->name), (double)c->dur / 1e6);
+		for (int j = 0; j < k; j++) {
+			double pct = 100.0 * (double)c->part[order[j]] / (double)c->dur;
+
+			if (pct < 1.0 || shown == 6) {
+				rest += c->part[order[j]];
+				continue;
+			}
+			fprintf(fp, "%s %.0f%% %s", shown++ ? "," : "", pct,
+				report_part_label(c, order[j], lb, sizeof(lb)));
+		}
+		if (rest)
+			fprintf(fp, "%s %.0f%% other parts", shown ? "," : "",
+				100.0 * (double)rest / (double)c->dur);
+		fprintf(fp, "\n      %s %d tid %d at %s us:", c->machine ? "guest" : "host",
+			(int)c->machine, c->tid, us(c->begin, a));
+		for (int j = 0; j < k; j++)
+			fprintf(fp, " %s=%s", report_part_ids[order[j]], us(c->part[order[j]], a));
+		fprintf(fp, "; vCPU preempted during the call %s us", us(c->preempt_overlap, a));
+		if (c->waker)
+			fprintf(fp, "; woken by %s", merge_str(c->waker));
+		fprintf(fp, "\n");
+	}
+}
+
+static void vcpu_states(const struct report *r, FILE *fp)
+{
+	size_t n = report_nr_vcpus(r);
+	char a[US_BUF];
+
+	fprintf(fp, "\nvCPU states on the host (us; from kvm_entry/kvm_exit, kvm_userspace_exit "
+		"and the host's sched_switch/sched_wakeup):\n");
+	if (!n) {
+		fprintf(fp, "  no vCPU threads in the host recording\n");
+		return;
+	}
+	fprintf(fp, "  %-5s %-8s", "vCPU", "tid");
+	for (int s = 0; s < RV_NR; s++)
+		fprintf(fp, " %16s", report_vstate_names[s]);
+	fprintf(fp, "\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct report_vcpu *v = report_vcpu_at(r, i);
+
+		fprintf(fp, "  %-5d %-8d", v->vcpu, v->tid);
+		for (int s = 0; s < RV_NR; s++)
+			fprintf(fp, " %16s", us(v->ns[s], a));
+		fprintf(fp, "\n");
+	}
+}
+
+static void thread_states(const struct report *r, FILE *fp, int max)
+{
+	size_t n = report_nr_threads(r);
+	char a[US_BUF];
+
+	fprintf(fp, "\nThread states (us; from sched_switch/sched_wakeup and irq events; "
+		"by running time):\n");
+	if (!n) {
+		fprintf(fp, "  no scheduling events in the inputs\n");
+		return;
+	}
+	fprintf(fp, "  %-8s %-8s", "machine", "tid");
+	for (int s = 0; s < RT_NR; s++)
+		fprintf(fp, " %16s", report_tstate_names[s]);
+	fprintf(fp, "  name\n");
+	for (size_t i = 0; i < n && i < (size_t)max; i++) {
+		const struct report_thread *t = report_thread_at(r, i);
+
+		fprintf(fp, "  %-8s %-8d", t->machine ? "guest" : "host", t->tid);
+		for (int s = 0; s < RT_NR; s++)
+			fprintf(fp, " %16s", us(t->ns[s], a));
+		fprintf(fp, "  %s\n", t->name ? merge_str(t->name) : "?");
+	}
+	if (n > (size_t)max)
+		fprintf(fp, "  ... %zu more threads\n", n - (size_t)max);
+}
+
 static void coverage(const struct report *r, FILE *fp)
 {
 	uint32_t masks[MAX_MASKS];
@@ -26,7 +152,7 @@ static void coverage(const struct report *r, FILE *fp)
 	size_t n = report_masks(r, masks, counts, MAX_MASKS), nq = report_nr_reqs(r);
 	char mb[RL_NR + 1];
 
-	fprintf(fp, "I/O requests: %zu guest block requests; %" PRIu64 " guest syscalls, %"
+	fprintf(fp, "\nI/O requests: %zu guest block requests; %" PRIu64 " guest syscalls, %"
 		PRIu64 " host kicks, %" PRIu64 " QEMU I/O syscalls, %" PRIu64
 		" injections, %" PRIu64 " guest virtio irqs (of %" PRIu64 " events)\n",
 		nq, report_nr_syscalls(r), report_nr_kicks(r), report_nr_host_io(r),
@@ -173,11 +299,16 @@ static void functions(const struct report *r, FILE *fp, int max)
 
 int report_print_text(const struct report *r, FILE *fp, const struct report_opts *o)
 {
+	headline(r, fp, 0, o->top);
+	fprintf(fp, "\n");
+	headline(r, fp, 1, o->top);
 	coverage(r, fp);
 	if (report_nr_reqs(r)) {
 		stages(r, fp);
 		slowest(r, fp, o->top);
 	}
+	vcpu_states(r, fp);
+	thread_states(r, fp, o->top);
 	exits(r, fp);
 	functions(r, fp, o->fns);
 	if (fflush(fp) || ferror(fp))

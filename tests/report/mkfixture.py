@@ -84,12 +84,7 @@ if STREAM:
     hf.close(); gf.close()
     sys.exit(0)
 
-def write(path, comms, evs):
-    with open(path, "w") as f:
-        for c in comms:
-            f.write("comm %d %s\n" % c)
-        for e in sorted(evs, key=lambda e: (e[0], e[1])):
-            f.write("ev %d %d %d %s %s\n" % e)
+from evlist import write
 
 write(os.path.join(out, "host.txt"), [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "qemu-system-x86")], host)
 write(os.path.join(out, "guest.txt"), [(GTID, "python3")], guest)

@@ -9,6 +9,7 @@
 # the SQLite export agrees with the text on the request count.
 # timeout: 600
 set -eu
+PY=/usr/bin/python3
 src="$VT_BUILD/examples/python-virtio/out"
 # a sanitizer build (build/san) reports the outputs of the normal build's run
 [ -d "$src" ] || src="$VT_SRC/build/examples/python-virtio/out"
@@ -59,3 +60,21 @@ rc=0; "$VT_BIN" export --sqlite ex.db $inputs -q || rc=$?
 [ "$(sqlite3 ex.db 'SELECT count(*) FROM requests')" = "$n" ]
 sqlite3 ex.db "SELECT syscall, count(*), max(rq_complete - rq_issue) FROM requests WHERE python_stack LIKE '%write_file%' GROUP BY 1" | grep -q '^fsync|'
 echo "ok: $n requests (accel ${accel:-?})"
+# the headline opens the report: the slowest Python calls, then syscalls
+head -1 rep.txt | grep -q '^Slowest Python/C calls' || { echo "FAIL: the report does not open with the calls"; exit 1; }
+grep -Eq '^  posix\.fsync [0-9.]+ ms = [0-9]+% ' rep.txt || { echo "FAIL: no posix.fsync in the headline"; exit 1; }
+if grep -Eq '^  (runpy|importlib|builtins\.exec)' rep.txt; then echo "FAIL: start-up frames in the headline"; exit 1; fi
+# the fsyncs' vCPU-preempted time: vmtrace's figure against the one computed
+# from the raw host sched events (vCPU threads by their comm; the host TSC
+# frequency from the recording's meta)
+trace-cmd report host/trace.dat >host.rep 2>/dev/null
+hz=$(sed -n 's/^tsc.hz=//p' host/vmtrace.meta)
+# the example's vCPU threads: the tids of the report's vCPU table (other
+# QEMUs on this machine have "CPU N/..." threads in the recording too),
+# each named CPU N/KVM|TCG in the raw events
+vt=$(sed -n '/^vCPU states/,/^$/p' rep.txt | awk '$1 ~ /^[0-9]+$/ && $2 > 0 {print $2}' | paste -sd, -)
+for t in ${vt//,/ }; do
+	grep -qE "CPU [0-9]+/(KVM|TCG):$t " host.rep || { echo "FAIL: vCPU thread $t is not named CPU N/KVM|TCG in the raw events"; exit 1; }
+done
+[ -n "$hz" ] && [ -n "$vt" ] || { echo "FAIL: no tsc.hz ($hz) or vCPU threads ($vt) in the host recording"; exit 1; }
+"$PY" "$VT_SRC/tests/report/preempt_check.py" rep.txt host.rep "$hz" "$vt" fsync 1000

@@ -16,7 +16,7 @@ mk_fixture . 40
 chrome() {
 	timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
-		--user-data-dir="$VT_TMP/profile" --window-size=1200,1600 "$@" "file://$VT_TMP/r.html"
+		--user-data-dir="$VT_TMP/profile" --window-size=1200,2600 "$@" "file://$VT_TMP/r.html"
 }
 chrome --dump-dom >dom.html 2>dom.err
 grep -q 'data-vt-ok="14"' dom.html || { head -c 400 dom.html; echo "FAIL: script marker"; exit 1; }

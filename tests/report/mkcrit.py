@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+# mkcrit.py - the critical-path fixture of tests/report: the event lists of
+# a host trace.dat and a guest kernel trace.dat (for tests/merge/gen-tracedat)
+# around K Python calls app.save (gen-trace -D 2, as mkfixture.py: call k at
+# S + (4k+1)*STEP .. S + (4k+2)*STEP ticks, 1 ms), each with an fsync whose
+# time goes through KNOWN states: guest CPU, VM exits, the vCPU thread
+# preempted on the host (while the guest thread runs, during the host disk
+# syscall, and while the injected irq waits), the block request's stages,
+# the guest thread runnable-not-running, a guest irq.  expected.json has
+# each call's and each fsync's parts (ns) as designed here, the segment
+# list below being the truth, and the vCPU-preempted time during each.
+# One TSC for host and guest (2 GHz: 2 ticks per ns).
+#
+# usage: mkcrit.py OUTDIR K
+import json, os, sys
+
+out, K = sys.argv[1], int(sys.argv[2])
+S, STEP, HZ_NS = 1_000_000_000, 2_000_000, 2
+CALL_NS = STEP // HZ_NS
+GTID, VCPU_TID, IO_TID, HOG_TID = 200, 4243, 4250, 9999
+HCPU_V, HCPU_IO = 1, 0          # host CPUs of the vCPU thread and QEMU's I/O thread
+R, RPLUS, SLEEP = 0, 0x100, 1    # prev_state: runnable, preempted ("R+"), S
+
+host, guest = [], []
+T = lambda ns: ns * HZ_NS
+
+def h(cpu, ns, tid, ev, f=""):
+    host.append((cpu, T(ns), tid, ev, f))
+
+def g(ns, tid, ev, f=""):
+    guest.append((0, T(ns), tid, ev, f))
+
+def switch(cpu, ns, prev, state, nxt, side):
+    f = "prev_pid=%d prev_prio=120 prev_state=%d next_pid=%d next_prio=120" % (prev, state, nxt)
+    if side == "host":
+        h(cpu, ns, prev, "sched/sched_switch", f)
+    else:
+        g(ns, prev, "sched/sched_switch", f)
+
+def vexit(ns, reason=123):
+    h(HCPU_V, ns, VCPU_TID, "kvm/kvm_exit", "exit_reason=%d isa=2 guest_rip=0 vcpu_id=0" % reason)
+
+def ventry(ns):
+    h(HCPU_V, ns, VCPU_TID, "kvm/kvm_entry", "vcpu_id=0")
+
+def preempt(a, b, state=R):
+    # the vCPU thread switched out runnable at a, back in at b (a hog ran)
+    switch(HCPU_V, a, VCPU_TID, state, HOG_TID, "host")
+    switch(HCPU_V, b, HOG_TID, R, VCPU_TID, "host")
+
+# at the start: the vCPU thread runs in guest mode, the guest thread runs
+t0 = S // HZ_NS
+switch(HCPU_V, t0, 0, R, VCPU_TID, "host")
+ventry(t0 + 10)
+switch(0, t0 + 20, 0, R, GTID, "guest")
+
+calls, fsyncs = [], []
+for k in range(K):
+    B = (S + (4 * k + 1) * STEP) // HZ_NS
+    p1 = 100_000 + 10_000 * k           # vCPU preempted while the thread runs
+    seg = []                            # (from, to, part) relative to B: the truth
+    def part(a, b, p):
+        seg.append((a, b, p))
+    # running: guest mode, an exit, the vCPU preempted inside an exit
+    part(0, 100_000, "guest_cpu")
+    vexit(B + 100_000); ventry(B + 120_000); part(100_000, 120_000, "exit_kernel")
+    part(120_000, 149_000, "guest_cpu")
+    vexit(B + 149_000, 1); part(149_000, 150_000, "exit_kernel")
+    preempt(B + 150_000, B + 150_000 + p1); part(150_000, 150_000 + p1, "vcpu_preempted")
+    e = 150_000 + p1 + 1_000
+    ventry(B + e); part(150_000 + p1, e, "exit_kernel")
+    part(e, 300_000, "guest_cpu")
+    # the fsync: a flush request queued, issued, kicked
+    g(B + 300_000, GTID, "syscalls/sys_enter_fsync", "fd=3")
+    g(B + 310_000, GTID, "block/block_rq_insert", "dev=265289728 sector=0 nr_sector=0 bytes=0")
+    g(B + 315_000, GTID, "block/block_rq_issue", "dev=265289728 sector=0 nr_sector=0 bytes=0")
+    part(300_000, 317_900, "guest_cpu")
+    vexit(B + 317_900)
+    h(HCPU_V, B + 318_000, VCPU_TID, "kvm/kvm_pio", "rw=1 port=0xc050 size=2 count=1 val=0")
+    ventry(B + 318_300); part(317_900, 318_300, "exit_kernel")
+    part(318_300, 320_000, "guest_cpu")
+    switch(0, B + 320_000, GTID, SLEEP, 0, "guest")        # the thread blocks
+    part(320_000, 350_000, "qemu_before_host_io")
+    h(HCPU_IO, B + 350_000, IO_TID, "syscalls/sys_enter_fdatasync", "fd=12")
+    preempt(B + 400_000, B + 450_000)                     # hidden behind the disk
+    h(HCPU_IO, B + 550_000, IO_TID, "syscalls/sys_exit_fdatasync", "ret=0")
+    part(350_000, 550_000, "host_io")
+    h(HCPU_IO, B + 560_000, IO_TID, "kvm/kvm_msi_set_irq", "address=0xfee00000 data=0x4022")
+    part(550_000, 560_000, "host_done_to_inject")
+    part(560_000, 570_000, "inject_to_guest_irq")
+    preempt(B + 570_000, B + 620_000, RPLUS); part(570_000, 620_000, "vcpu_preempted")
+    part(620_000, 630_000, "inject_to_guest_irq")
+    g(B + 630_000, 0, "irq/irq_handler_entry", "irq=11")
+    part(630_000, 640_000, "guest_irq_to_complete")
+    # a flush completes at sector 2^64-1
+    g(B + 640_000, 0, "block/block_rq_complete",
+      "dev=265289728 sector=18446744073709551615 nr_sector=0 error=0")
+    g(B + 640_002, 0, "irq/irq_handler_exit", "irq=11 ret=1")
+    part(640_000, 650_000, "blocked_other")
+    g(B + 650_000, 0, "sched/sched_wakeup", "pid=%d prio=120 target_cpu=0" % GTID)
+    part(650_000, 700_000, "guest_runnable")
+    switch(0, B + 700_000, 0, R, GTID, "guest")
+    g(B + 710_000, GTID, "syscalls/sys_exit_fsync", "ret=0")
+    part(700_000, 800_000, "guest_cpu")
+    g(B + 800_000, GTID, "irq/irq_handler_entry", "irq=0")
+    g(B + 810_000, GTID, "irq/irq_handler_exit", "irq=0 ret=1")
+    part(800_000, 810_000, "guest_irq")
+    part(810_000, CALL_NS, "guest_cpu")
+    # the truth: the segments tile the call exactly
+    seg.sort()
+    assert seg[0][0] == 0 and seg[-1][1] == CALL_NS
+    assert all(seg[i][1] == seg[i + 1][0] for i in range(len(seg) - 1)), seg
+    def parts(a, b):
+        d = {}
+        for x, y, p in seg:
+            lo, hi = max(x, a), min(y, b)
+            if hi > lo:
+                d[p] = d.get(p, 0) + hi - lo
+        return d
+    pre = [(150_000, 150_000 + p1), (400_000, 450_000), (570_000, 620_000)]
+    def overlap(a, b):
+        return sum(max(0, min(y, b) - max(x, a)) for x, y in pre)
+    calls.append({"begin": B, "dur": CALL_NS, "parts": parts(0, CALL_NS),
+                  "preempt_overlap": overlap(0, CALL_NS)})
+    fsyncs.append({"begin": B + 300_000, "dur": 410_000, "parts": parts(300_000, 710_000),
+                   "preempt_overlap": overlap(300_000, 710_000)})
+
+from evlist import write
+
+write(os.path.join(out, "host.txt"),
+      [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "qemu-system-x86"), (HOG_TID, "hog")], host)
+write(os.path.join(out, "guest.txt"), [(GTID, "python3")], guest)
+json.dump({"calls": calls, "fsyncs": fsyncs, "vcpu_tid": VCPU_TID},
+          open(os.path.join(out, "expected.json"), "w"), indent=1)

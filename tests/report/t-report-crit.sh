@@ -1,0 +1,120 @@
+#!/bin/bash
+# vmtrace report's critical path on a fixture with KNOWN states
+# (mkcrit.py): per Python call app.save and per fsync, every part (guest
+# CPU, VM exits, vCPU preempted on the host, guest runnable, guest irq, the
+# block request's stages, blocked without I/O) is found to the ns and the
+# parts sum to the duration; the vCPU-preempted time during each fsync
+# equals the one computed INDEPENDENTLY here from `trace-cmd report` of the
+# raw sched_switch events; vCPU and thread state totals; without the guest
+# kernel trace the thread's part is "unknown", not 0.
+set -eu
+. "$VT_SRC/tests/report/common.sh"
+[ -r /sys/kernel/tracing/events/sched/sched_switch/format ] ||
+	{ echo "no tracefs event format sched/sched_switch"; exit 77; }
+command -v trace-cmd >/dev/null || { echo "trace-cmd not installed"; exit 77; }
+cd "$VT_TMP"
+K=3
+mkdir -p h
+"$PY" "$VT_SRC/tests/report/mkcrit.py" . $K
+"$GEN" g -n $((4 * K)) -D 2 -z 2000000000 -s 1000000000 -d 2000000 -g -p 200 \
+	-f "app.main (app.py:1),app.save (app.py:10)"
+"$GTD" h/trace.dat <host.txt
+"$GTD" g/trace.dat <guest.txt
+printf '# vmtrace-meta 1\nclock=tsc\ntsc.hz=2000000000\ndomain=host\nkvm.vms=1\nkvm.vm0.pid=4242\nkvm.vm0.vcpus=1\nkvm.vcpu_threads=1\nkvm.thread0.tid=4243\nkvm.thread0.pid=4242\nkvm.thread0.vcpu=0\n' \
+	>h/vmtrace.meta
+"$VT_BIN" report h g --no-align -q -n 20 >rep.txt
+sed -n '1,/^I\/O requests/p' rep.txt
+trace-cmd report h/trace.dat >host.rep 2>/dev/null
+"$PY" - rep.txt expected.json <<'PYEOF'
+import json, re, sys
+txt = open(sys.argv[1]).read(); exp = json.load(open(sys.argv[2]))
+def fail(m): sys.exit("FAIL: " + m)
+def ns(s):
+    a, b = s.split("."); return int(a) * 1000 + int(b)
+# the headline: "NAME X ms = ..." then "guest 1 tid 200 at T us: id=us ...; vCPU preempted during the call U us"
+got = {}
+for m in re.finditer(r"^  (\S+).* ([\d.]+) ms = (.*)\n +guest 1 tid 200 at ([\d.]+) us: (.*); "
+                     r"vCPU preempted during the call ([\d.]+) us(?:; woken by (.*))?$", txt, re.M):
+    parts = {k: ns(v) for k, v in re.findall(r"(\w+)=([\d.]+)", m.group(5))}
+    got[(m.group(1), ns(m.group(4)))] = (parts, ns(m.group(6)), m.group(3), m.group(7))
+def check(name, e):
+    key = (name, e["begin"])
+    if key not in got: fail("%s at %d not in the headline: %s" % (name, e["begin"], sorted(got)))
+    parts, pre, line, waker = got[key]
+    if name == "fsync" and waker != "an irq": fail("fsync woken by %r, want the idle task's irq" % waker)
+    if parts != e["parts"]: fail("%s at %d: parts %s, want %s" % (name, e["begin"], parts, e["parts"]))
+    if sum(parts.values()) != e["dur"]: fail("%s: parts sum %d != %d" % (name, sum(parts.values()), e["dur"]))
+    if pre != e["preempt_overlap"]: fail("%s: preempt overlap %d want %d" % (name, pre, e["preempt_overlap"]))
+    return line
+for c in exp["calls"]:
+    check("app.save", c)
+for f in exp["fsyncs"]:
+    line = check("fsync", f)
+    if not line.startswith("49% host fdatasync, 12% vCPU preempted, 12% guest runnable"):
+        fail("fsync headline line: %r" % line)
+print("ok: %d calls and %d fsyncs: every part exact, sums exact" % (len(exp["calls"]), len(exp["fsyncs"])))
+n = len(re.findall(r"^  fsync ", txt, re.M))
+if n != len(exp["fsyncs"]): fail("%d fsyncs in the headline, want %d" % (n, len(exp["fsyncs"])))
+
+PYEOF
+# independent: the vCPU thread's preempted intervals from the raw host
+# sched_switch events (trace-cmd report), crossed with each fsync
+"$PY" "$VT_SRC/tests/report/preempt_check.py" rep.txt host.rep 2000000000 4243 fsync 0
+# vCPU and thread state totals: the vCPU's preempted time is all the hog's
+grep -Eq '^  0 +4243 +[0-9.]+ +[0-9.]+ +0\.000 +630\.000 +0\.000 +0\.000$' rep.txt ||
+	{ sed -n '/^vCPU states/,/^$/p' rep.txt; echo "FAIL: vCPU state totals"; exit 1; }
+grep -Eq '^  guest +200 +[0-9.]+ +30\.000 +150\.000 +990\.000 +0\.020  python3$' rep.txt ||
+	{ sed -n '/^Thread states/,/^$/p' rep.txt; echo "FAIL: guest thread state totals"; exit 1; }
+if grep -Eq '^  host +4243 ' rep.txt; then echo "FAIL: the vCPU thread listed as a plain thread"; exit 1; fi
+echo "ok: vCPU and thread state totals"
+
+# no guest kernel trace: the thread's states are unknown; only the single
+# vCPU's preemption is known
+mkdir g2 && cp -r g/. g2/ && rm g2/trace.dat
+"$VT_BIN" report h g2 --no-align -q -n 20 >rep2.txt
+"$PY" - rep2.txt expected.json <<'PYEOF'
+import json, re, sys
+txt = open(sys.argv[1]).read(); exp = json.load(open(sys.argv[2]))
+def ns(s):
+    a, b = s.split("."); return int(a) * 1000 + int(b)
+for c in exp["calls"]:
+    m = re.search(r"^  app\.save .*\n +guest 1 tid 200 at %d\.%03d us: (.*);" % (c["begin"] // 1000, c["begin"] % 1000), txt, re.M)
+    if not m: sys.exit("FAIL: app.save at %d not in the guest-python-only headline" % c["begin"])
+    parts = {k: ns(v) for k, v in re.findall(r"(\w+)=([\d.]+)", m.group(1))}
+    want = {"vcpu_preempted": c["parts"]["vcpu_preempted"] + 50000}
+    want["unknown"] = c["dur"] - want["vcpu_preempted"]
+    if parts != want: sys.exit("FAIL: without a guest kernel trace: %s, want %s" % (parts, want))
+print("ok: without the guest kernel trace: unknown + vCPU preempted, exact")
+PYEOF
+
+# HTML: one stacked bar per headline call, its parts' widths in proportion
+# to the parts and summing to the bar (600 px), the largest part first
+"$VT_BIN" report h g --no-align -q -n 20 --html r.html >/dev/null
+"$PY" - r.html expected.json <<'PYEOF'
+import json, re, sys
+html = open(sys.argv[1]).read(); exp = json.load(open(sys.argv[2]))
+rows = re.findall(r"<tr><td class='l mono'>([^<]*)</td><td>[\d.]+</td><td class=l><div class=stk>(.*?)</div>", html)
+fs = [bars for name, bars in rows if name == "fsync"]
+if len(fs) != len(exp["fsyncs"]): sys.exit("FAIL: %d fsync bars, want %d" % (len(fs), len(exp["fsyncs"])))
+for bars in fs:
+    w = [(p, float(x)) for p, x in re.findall(r"data-part='(\w+)'[^>]*width:([\d.]+)px", bars)]
+    want = sorted(exp["fsyncs"][0]["parts"].items(), key=lambda kv: -kv[1])
+    if w[0][0] != want[0][0]: sys.exit("FAIL: first bar %s, want %s" % (w[0][0], want[0][0]))
+    if abs(sum(x for _, x in w) - 600) > 1: sys.exit("FAIL: bar widths sum to %.1f px" % sum(x for _, x in w))
+    for p, x in w:
+        if abs(x - 600.0 * exp["fsyncs"][0]["parts"][p] / exp["fsyncs"][0]["dur"]) > 0.06:
+            sys.exit("FAIL: %s bar %.1f px" % (p, x))
+print("ok: html stacked bars of %d fsyncs in proportion to their parts" % len(fs))
+PYEOF
+
+# a vCPU thread merge does not know by name or meta (a KVM run where the
+# recording saw the thread first as "qemu-system-x86"): found by its
+# kvm_exit, the same parts
+mkdir -p h3
+sed 's/^comm 4243 CPU 0\/KVM$/comm 4243 qemu-system-x86/' host.txt | "$GTD" h3/trace.dat
+grep -v '^kvm\.thread\|^kvm\.vcpu_threads' h/vmtrace.meta >h3/vmtrace.meta
+"$VT_BIN" report h3 g --no-align -q -n 20 >rep3.txt
+if grep -q "no vCPU threads" rep3.txt; then sed -n '/^vCPU states/,/^$/p' rep3.txt; echo "FAIL: the vCPU thread not found by its kvm_exit"; exit 1; fi
+diff <(sed -n '1,/^I\/O requests/p' rep.txt) <(sed -n '1,/^I\/O requests/p' rep3.txt) ||
+	{ echo "FAIL: the headline differs when the vCPU thread is found by its kvm_exit"; exit 1; }
+echo "ok: a vCPU thread found by its kvm_exit: the same headline"
