@@ -236,9 +236,46 @@ int vt_td_add_option(struct vt_td_writer *w, enum vt_td_option id, const void *d
 	return 0;
 }
 
-int vt_td_page_count(const void *page, size_t len, struct vt_td_cpu_stats *st)
+/* A discarded event needs a non-zero time delta (a zero one ends the
+ * page): one tick may be taken from the entry at @next (page data offset)
+ * when it is an event or padding whose own delta stays non-zero, or when
+ * nothing follows (the page's end).  1 if the tick was taken. */
+static int td_borrow_tick(uint8_t *data, size_t next, size_t size)
 {
-	const uint8_t *p = page;
+	uint32_t hdr, type_len, min;
+
+	if (next + TD_EVT_HDR_SIZE > size)
+		return 1;
+	memcpy(&hdr, data + next, sizeof(hdr));
+	type_len = hdr & TD_TYPE_LEN_MASK;
+	if (type_len == TD_TYPE_PADDING && !(hdr >> 5))
+		return 1;	/* the rest of the page is padding */
+	if (type_len > TD_TYPE_PADDING)
+		return 0;	/* a time extend or stamp: left alone */
+	min = type_len == TD_TYPE_PADDING ? 2 : 1;
+	if ((hdr >> 5) < min)
+		return 0;
+	hdr -= 1u << 5;
+	memcpy(data + next, &hdr, sizeof(hdr));
+	return 1;
+}
+
+/*
+ * Walk one ring-buffer page: count it into @st, and where @keep is given,
+ * turn each data event it refuses into a discarded event - padding of the
+ * same length carrying the same time delta, as the kernel's
+ * rb_event_discard() leaves it, so readers skip it and every later stamp
+ * stays exact.  An event with a zero delta joins the padding of a discarded
+ * one just before it, else takes a tick from the entry after it
+ * (td_borrow_tick), else is kept: a zero-delta padding would end the page.
+ * *@nr_discarded counts the discarded.  -1 if the page is
+ * malformed.
+ */
+static int td_page_walk(uint8_t *page, size_t len, struct vt_td_cpu_stats *st,
+			int (*keep)(void *arg, const void *data, uint32_t len), void *arg,
+			uint64_t *nr_discarded)
+{
+	uint8_t *p = page, *prev_pad = NULL;
 	uint64_t ts, commit;
 	size_t size, off;
 
@@ -266,7 +303,8 @@ int vt_td_page_count(const void *page, size_t len, struct vt_td_cpu_stats *st)
 	p += VT_TD_PAGE_HDR_SIZE;
 	for (off = 0; off < size;) {
 		uint32_t hdr, type_len, len32;
-		size_t evlen;
+		size_t evlen, data_off = 0;
+		uint8_t *pad = NULL;
 
 		if (unlikely(size - off < TD_EVT_HDR_SIZE))
 			return -1;
@@ -281,17 +319,58 @@ int vt_td_page_count(const void *page, size_t len, struct vt_td_cpu_stats *st)
 				return -1;
 			memcpy(&len32, p + off + TD_EVT_HDR_SIZE, sizeof(len32));
 			evlen = (size_t)len32 + TD_EVT_HDR_SIZE;
+			data_off = 2 * TD_EVT_HDR_SIZE;
 			if (type_len == 0)
 				st->events++;
+			else
+				pad = p + off;
 		} else {
 			evlen = (size_t)type_len * TD_ALIGNMENT + TD_EVT_HDR_SIZE;
+			data_off = TD_EVT_HDR_SIZE;
 			st->events++;
 		}
 		if (unlikely(evlen > size - off || evlen < TD_EVT_HDR_SIZE))
 			return -1;
+		if (keep && type_len <= TD_TYPE_DATA_MAX && evlen > data_off &&
+		    !keep(arg, p + off + data_off, (uint32_t)(evlen - data_off))) {
+			if (prev_pad && !(hdr >> 5)) {
+				memcpy(&len32, prev_pad + TD_EVT_HDR_SIZE, sizeof(len32));
+				len32 += (uint32_t)evlen;
+				memcpy(prev_pad + TD_EVT_HDR_SIZE, &len32, sizeof(len32));
+				pad = prev_pad;
+				st->events--;
+				++*nr_discarded;
+			} else if ((hdr >> 5) || td_borrow_tick(p, off + evlen, size)) {
+				/* the padding's length: what follows its header */
+				len32 = (uint32_t)evlen - TD_EVT_HDR_SIZE;
+				hdr = (hdr & ~(uint32_t)TD_TYPE_LEN_MASK) | TD_TYPE_PADDING;
+				if (!(hdr >> 5))
+					hdr += 1u << 5;	/* the tick borrowed */
+				memcpy(p + off, &hdr, sizeof(hdr));
+				memcpy(p + off + TD_EVT_HDR_SIZE, &len32, sizeof(len32));
+				pad = p + off;
+				st->events--;
+				++*nr_discarded;
+			}
+		}
+		prev_pad = pad;
 		off += evlen;
 	}
 	return 0;
+}
+
+int vt_td_page_count(const void *page, size_t len, struct vt_td_cpu_stats *st)
+{
+	return td_page_walk((uint8_t *)page, len, st, NULL, NULL, NULL);
+}
+
+int vt_td_page_discard(void *page, size_t len, int (*keep)(void *arg, const void *data,
+							   uint32_t len),
+		       void *arg, uint64_t *nr_discarded)
+{
+	struct vt_td_cpu_stats st = { 0 };
+
+	return td_page_walk(page, len, &st, keep, arg, nr_discarded);
 }
 
 /* Copy one CPU's file of pages to the output, counting them. */

@@ -4,7 +4,9 @@
  * malformed pages), section order, O_EXCL, a write failure (file size
  * limit) naming the file, and a round trip: synthetic pages written with
  * vt_td_* and read back through libtracecmd (lib/tracedat_read.c), clock
- * option included.
+ * option included; events discarded from pages (vt_td_page_discard, as the
+ * recorder drops other processes' syscalls) vanish and every later stamp
+ * stays exact, zero time deltas included.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -81,6 +83,38 @@ static void test_page_count(void)
 	CHECK(vt_td_page_count(pg, PAGE, &st) == -1);
 }
 
+/* Discard mode of write_file_ks: events of pid DISCARD_PID (every third,
+ * pairs of events share a stamp: zero deltas, a page's first event too)
+ * are discarded from each page before it is written. */
+#define DISCARD_PID	66
+static int discard_mode;
+static uint64_t nr_discarded;
+
+static uint64_t ev_ts(int i)
+{
+	return 5000000000ULL + (uint64_t)(discard_mode ? i / 2 : i) * 1000;
+}
+
+static int32_t ev_pid(int i)
+{
+	return discard_mode && i % 3 == 0 ? DISCARD_PID : 77;
+}
+
+static int keep_not_66(void *arg, const void *data, uint32_t len)
+{
+	const struct test_ev *e = data;
+
+	(void)arg;
+	return len < sizeof(*e) || e->pid != DISCARD_PID;
+}
+
+static void put_page(int fd, uint8_t *buf)
+{
+	if (discard_mode)
+		CHECK(vt_td_page_discard(buf, PAGE, keep_not_66, NULL, &nr_discarded) == 0);
+	CHECK(write(fd, buf, PAGE) == PAGE);
+}
+
 /* Write a complete file of @nr events (seq 0..nr-1) on CPU 1 of 2. */
 static int write_file_ks(const char *path, const char *raw0, const char *raw1, int nr,
 			 const char *ks, size_t kslen)
@@ -97,17 +131,17 @@ static int write_file_ks(const char *path, const char *raw0, const char *raw1, i
 	fds[1] = open(raw1, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	vt_td_page_init(&pg, buf, PAGE);
 	for (int i = 0; i < nr; i++) {
-		struct test_ev ev = { EV_ID, 0, 0, 77, (uint32_t)i };
-		uint64_t ts = 5000000000ULL + (uint64_t)i * 1000;
+		struct test_ev ev = { EV_ID, 0, 0, ev_pid(i), (uint32_t)i };
+		uint64_t ts = ev_ts(i);
 
 		if (vt_td_page_add(&pg, ts, &ev, sizeof(ev)) == 1) {
-			CHECK(write(fds[1], buf, PAGE) == PAGE);
+			put_page(fds[1], buf);
 			pages++;
 			vt_td_page_init(&pg, buf, PAGE);
 			CHECK(vt_td_page_add(&pg, ts, &ev, sizeof(ev)) == 0);
 		}
 	}
-	CHECK(write(fds[1], buf, PAGE) == PAGE);
+	put_page(fds[1], buf);
 
 	w = vt_td_create(path, PAGE);
 	if (!w)
@@ -128,7 +162,7 @@ static int write_file_ks(const char *path, const char *raw0, const char *raw1, i
 		vt_td_abort(w);
 		return -1;
 	}
-	CHECK(st[0].events == 0 && st[1].events == (uint64_t)nr);
+	CHECK(st[0].events == 0 && st[1].events == (uint64_t)nr - nr_discarded);
 	CHECK(st[1].pages == (uint64_t)pages && pages > 1);
 	CHECK(st[0].bytes == 0 && st[1].bytes == (uint64_t)pages * PAGE);
 	return vt_td_close(w);
@@ -227,6 +261,51 @@ static void test_round_trip(const char *dir)
 	unlink(raw1);
 }
 
+/* Discarded events are skipped by libtracecmd, the others keep their
+ * exact stamps.  A zero-delta event followed by another is kept (no tick
+ * to borrow): here only a page's first, when it shares its stamp. */
+static void test_discard(const char *dir)
+{
+	char path[512], raw0[512], raw1[512];
+	struct vt_td_reader *r;
+	struct vt_td_event ev;
+	int i = 0, ok = 1, n = 0, kept66 = 0, all66 = (NR_EVENTS + 2) / 3;
+
+	snprintf(path, sizeof(path), "%s/discard.dat", dir);
+	snprintf(raw0, sizeof(raw0), "%s/raw0", dir);
+	snprintf(raw1, sizeof(raw1), "%s/raw1", dir);
+	discard_mode = 1;
+	nr_discarded = 0;
+	CHECK(write_file(path, raw0, raw1, NR_EVENTS) == 0);
+	r = vt_td_read_open(path);
+	CHECK(r != NULL);
+	while (r && vt_td_read_next_any(r, &ev) == 1) {
+		uint64_t seq = 0;
+
+		CHECK(vt_td_field_u64(&ev, "seq", &seq) == 0);
+		while (i < (int)seq && ev_pid(i) == DISCARD_PID)
+			i++;	/* discarded */
+		ok &= seq == (uint64_t)i && ev.ts == ev_ts(i) && ev.pid == ev_pid(i);
+		kept66 += ev.pid == DISCARD_PID;
+		i++;
+		n++;
+	}
+	while (i < NR_EVENTS && ev_pid(i) == DISCARD_PID)
+		i++;	/* discarded at the end */
+	CHECK(ok);
+	CHECK(i == NR_EVENTS);
+	CHECK(nr_discarded + kept66 == (uint64_t)all66);
+	CHECK(kept66 <= 3);	/* one per page at most (3 pages) */
+	CHECK(n == NR_EVENTS - (int)nr_discarded);
+	if (r)
+		vt_td_read_close(r);
+	discard_mode = 0;
+	nr_discarded = 0;
+	unlink(path);
+	unlink(raw0);
+	unlink(raw1);
+}
+
 static void test_order_and_errors(const char *dir)
 {
 	char path[512];
@@ -266,6 +345,7 @@ int main(void)
 		return 1;
 	test_page_count();
 	test_round_trip(dir);
+	test_discard(dir);
 	test_order_and_errors(dir);
 	test_header_end_anywhere(dir);
 	rmdir(dir);
