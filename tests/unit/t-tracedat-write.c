@@ -6,7 +6,8 @@
  * vt_td_* and read back through libtracecmd (lib/tracedat_read.c), clock
  * option included; events discarded from pages (vt_td_page_discard, as the
  * recorder drops other processes' syscalls) vanish and every later stamp
- * stays exact, zero time deltas included.
+ * stays exact, zero time deltas included; a __data_loc string pointing
+ * past its record reads as absent.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,15 @@ static const char fmt[] =
 	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
 	"\tfield:unsigned int seq;\toffset:8;\tsize:4;\tsigned:0;\n\n"
 	"print fmt: \"seq=%u\", REC->seq\n";
+/* the same event id with a __data_loc string instead of seq (dl_mode) */
+static const char fmt_dl[] =
+	"name: vt_test\nID: 1001\nformat:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	"\tfield:__data_loc char[] name;\toffset:8;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"name=%s\", __get_str(name)\n";
 static const char clock_opt[] = "local global counter [x86-tsc] mono";
 
 struct test_ev {
@@ -108,6 +118,26 @@ static int keep_not_66(void *arg, const void *data, uint32_t len)
 	return len < sizeof(*e) || e->pid != DISCARD_PID;
 }
 
+/* dl_mode: event i's name is "s<i%10>" (i % 3 == 0), or its __data_loc
+ * points past the record (i % 3 == 1) or runs past its end (i % 3 == 2). */
+static int dl_mode;
+
+struct dl_ev {
+	uint16_t type;
+	uint8_t flags, preempt;
+	int32_t pid;
+	uint32_t loc;		/* offset | length << 16 */
+	char s[4];
+};
+
+static struct dl_ev dl_event(int i)
+{
+	struct dl_ev e = { EV_ID, 0, 0, 77, 0, { 's', (char)('0' + i % 10), 0, 0 } };
+
+	e.loc = i % 3 == 0 ? 12 | 3 << 16 : i % 3 == 1 ? 60000 | 3 << 16 : 12 | 200u << 16;
+	return e;
+}
+
 static void put_page(int fd, uint8_t *buf)
 {
 	if (discard_mode)
@@ -119,8 +149,8 @@ static void put_page(int fd, uint8_t *buf)
 static int write_file_ks(const char *path, const char *raw0, const char *raw1, int nr,
 			 const char *ks, size_t kslen)
 {
-	const char *fmts[] = { fmt };
-	size_t lens[] = { sizeof(fmt) - 1 };
+	const char *fmts[] = { dl_mode ? fmt_dl : fmt };
+	size_t lens[] = { dl_mode ? sizeof(fmt_dl) - 1 : sizeof(fmt) - 1 };
 	struct vt_td_cpu_stats st[2];
 	struct vt_td_writer *w;
 	struct vt_td_page pg;
@@ -132,13 +162,16 @@ static int write_file_ks(const char *path, const char *raw0, const char *raw1, i
 	vt_td_page_init(&pg, buf, PAGE);
 	for (int i = 0; i < nr; i++) {
 		struct test_ev ev = { EV_ID, 0, 0, ev_pid(i), (uint32_t)i };
+		struct dl_ev dl = dl_event(i);
+		const void *p = dl_mode ? (const void *)&dl : (const void *)&ev;
+		uint32_t len = dl_mode ? sizeof(dl) : sizeof(ev);
 		uint64_t ts = ev_ts(i);
 
-		if (vt_td_page_add(&pg, ts, &ev, sizeof(ev)) == 1) {
+		if (vt_td_page_add(&pg, ts, p, len) == 1) {
 			put_page(fds[1], buf);
 			pages++;
 			vt_td_page_init(&pg, buf, PAGE);
-			CHECK(vt_td_page_add(&pg, ts, &ev, sizeof(ev)) == 0);
+			CHECK(vt_td_page_add(&pg, ts, p, len) == 0);
 		}
 	}
 	put_page(fds[1], buf);
@@ -306,6 +339,43 @@ static void test_discard(const char *dir)
 	unlink(raw1);
 }
 
+/* A __data_loc string is read only within its record: one pointing past
+ * it or running past its end reads as absent (NULL), never as bytes
+ * beyond (the issue #26 survivor; ASan watches under SAN=1). */
+static void test_data_loc_bounds(const char *dir)
+{
+	char path[512], raw0[512], raw1[512], name[64];
+	struct vt_td_reader *r;
+	struct vt_td_event ev;
+	int i = 0, ok = 1;
+
+	snprintf(path, sizeof(path), "%s/dl.dat", dir);
+	snprintf(raw0, sizeof(raw0), "%s/raw0", dir);
+	snprintf(raw1, sizeof(raw1), "%s/raw1", dir);
+	dl_mode = 1;
+	CHECK(write_file(path, raw0, raw1, NR_EVENTS) == 0);
+	dl_mode = 0;
+	r = vt_td_read_open(path);
+	CHECK(r != NULL);
+	while (r && vt_td_read_next_any(r, &ev) == 1) {
+		const char *v = vt_td_field_str(&ev, "name", name, sizeof(name));
+		char want[3] = { 's', (char)('0' + i % 10), 0 };
+
+		if (i % 3 == 0)
+			ok &= v && !strcmp(v, want);
+		else
+			ok &= v == NULL;
+		i++;
+	}
+	CHECK(ok);
+	CHECK(i == NR_EVENTS);
+	if (r)
+		vt_td_read_close(r);
+	unlink(path);
+	unlink(raw0);
+	unlink(raw1);
+}
+
 static void test_order_and_errors(const char *dir)
 {
 	char path[512];
@@ -346,6 +416,7 @@ int main(void)
 	test_page_count();
 	test_round_trip(dir);
 	test_discard(dir);
+	test_data_loc_bounds(dir);
 	test_order_and_errors(dir);
 	test_header_end_anywhere(dir);
 	rmdir(dir);
