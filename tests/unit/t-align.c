@@ -5,7 +5,9 @@
  * no bound half as large may hold where the truth sits at an interval's
  * edge (asymmetric exit latency); marker seqs across and past 2^24; the
  * inside check's shift window (tightest of the events near run edges),
- * gaps between runs measured to the nearer run, events past the last run.
+ * gaps between runs measured to the nearer run, events past the last run;
+ * order matching of wide intervals on a drifting clock; an outlier among
+ * intervals that only touch at the common point.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -692,6 +694,68 @@ static void test_inside_window(void)
 	align_model_free(m);
 }
 
+/* Order matching (debugcon bytes carry no seq) of markers whose guest
+ * intervals are wide (200000 ticks of jitter) on a clock drifting 40 ppm:
+ * the predicted windows must widen by the intervals' width, else the
+ * drift pushes markers out of them (7 of 50 unpaired without it). */
+static void test_order_wide(void)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK];
+	struct truth t = { 5000, 0, 0, 40e-6 };
+	struct align_input in;
+	struct align_model *m;
+
+	rnd_state = 88172645463325252ull;
+	gen(&t, H0, NMARK, 200000, g, o, 1, 0);
+	in = input(g, NMARK, o, NMARK);
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	printf("order, wide intervals, 40 ppm: %zu of %d pairs\n", align_model_nr_pairs(m), NMARK);
+	CHECK(align_model_nr_pairs(m) == NMARK);
+	align_model_free(m);
+}
+
+/* One outlier among markers whose offset intervals share exactly one
+ * point: two of them only touch it (one ends, the other starts there).
+ * The consistent set is all but the outlier: touching intervals count as
+ * sharing their end point. */
+static void test_touching(void)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK];
+	struct truth t = { 4242, 0, 0, 0 };
+	struct align_input in;
+	struct align_model *m;
+
+	gen(&t, H0, NMARK, 0, g, o, 0, 0);
+	for (size_t i = 0; i < NMARK; i++) {
+		uint64_t h = o[i].tsc_host;
+		int64_t lo = -10, hi = 10;
+
+		if (i == 5)
+			lo = -30, hi = 0;	/* ends at the common point */
+		else if (i == 9)
+			lo = 0, hi = 30;	/* starts there */
+		else if (i == 20)
+			lo = 1000, hi = 1010;	/* the outlier */
+		g[i].tsc_guest_before = truth_g(&t, h) + (uint64_t)lo;
+		g[i].tsc_guest_after = truth_g(&t, h) + (uint64_t)hi;
+	}
+	in = input(g, NMARK, o, NMARK);
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_nr_pairs(m) == NMARK);
+	CHECK(align_model_segment(m, 0)->n_outliers == 1);
+	CHECK(align_model_pair(m, 20)->outlier && !align_model_pair(m, 5)->outlier &&
+	      !align_model_pair(m, 9)->outlier);
+	align_model_free(m);
+}
+
 int main(void)
 {
 	test_offset();
@@ -711,5 +775,7 @@ int main(void)
 	test_asymmetric();
 	test_seq_wrap();
 	test_inside_window();
+	test_order_wide();
+	test_touching();
 	return check_done();
 }
