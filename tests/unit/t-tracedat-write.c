@@ -7,7 +7,7 @@
  * option included; events discarded from pages (vt_td_page_discard, as the
  * recorder drops other processes' syscalls) vanish and every later stamp
  * stays exact, zero time deltas included; a __data_loc string pointing
- * past its record reads as absent.
+ * past its record, and a number past a short record's end, read as absent.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -118,6 +118,9 @@ static int keep_not_66(void *arg, const void *data, uint32_t len)
 	return len < sizeof(*e) || e->pid != DISCARD_PID;
 }
 
+/* short_mode: every fifth event (i % 5 == 4) ends before its seq field */
+static int short_mode;
+
 /* dl_mode: event i's name is "s<i%10>" (i % 3 == 0), or its __data_loc
  * points past the record (i % 3 == 1) or runs past its end (i % 3 == 2). */
 static int dl_mode;
@@ -164,7 +167,7 @@ static int write_file_ks(const char *path, const char *raw0, const char *raw1, i
 		struct test_ev ev = { EV_ID, 0, 0, ev_pid(i), (uint32_t)i };
 		struct dl_ev dl = dl_event(i);
 		const void *p = dl_mode ? (const void *)&dl : (const void *)&ev;
-		uint32_t len = dl_mode ? sizeof(dl) : sizeof(ev);
+		uint32_t len = dl_mode ? sizeof(dl) : short_mode && i % 5 == 4 ? 8 : sizeof(ev);
 		uint64_t ts = ev_ts(i);
 
 		if (vt_td_page_add(&pg, ts, p, len) == 1) {
@@ -294,6 +297,32 @@ static void test_round_trip(const char *dir)
 	unlink(raw1);
 }
 
+/* Write @dir/@name (write_file, the current mode) and open it for reading;
+ * the paths go to @path, @raw0, @raw1 (512 bytes each).  NULL on failure. */
+static struct vt_td_reader *write_and_open(const char *dir, const char *name, char *path,
+					   char *raw0, char *raw1)
+{
+	struct vt_td_reader *r;
+
+	snprintf(path, 512, "%s/%s", dir, name);
+	snprintf(raw0, 512, "%s/raw0", dir);
+	snprintf(raw1, 512, "%s/raw1", dir);
+	CHECK(write_file(path, raw0, raw1, NR_EVENTS) == 0);
+	r = vt_td_read_open(path);
+	CHECK(r != NULL);
+	return r;
+}
+
+static void close_and_remove(struct vt_td_reader *r, const char *path, const char *raw0,
+			     const char *raw1)
+{
+	if (r)
+		vt_td_read_close(r);
+	unlink(path);
+	unlink(raw0);
+	unlink(raw1);
+}
+
 /* Discarded events are skipped by libtracecmd, the others keep their
  * exact stamps.  A zero-delta event followed by another is kept (no tick
  * to borrow): here only a page's first, when it shares its stamp. */
@@ -304,14 +333,9 @@ static void test_discard(const char *dir)
 	struct vt_td_event ev;
 	int i = 0, ok = 1, n = 0, kept66 = 0, all66 = (NR_EVENTS + 2) / 3;
 
-	snprintf(path, sizeof(path), "%s/discard.dat", dir);
-	snprintf(raw0, sizeof(raw0), "%s/raw0", dir);
-	snprintf(raw1, sizeof(raw1), "%s/raw1", dir);
 	discard_mode = 1;
 	nr_discarded = 0;
-	CHECK(write_file(path, raw0, raw1, NR_EVENTS) == 0);
-	r = vt_td_read_open(path);
-	CHECK(r != NULL);
+	r = write_and_open(dir, "discard.dat", path, raw0, raw1);
 	while (r && vt_td_read_next_any(r, &ev) == 1) {
 		uint64_t seq = 0;
 
@@ -330,13 +354,9 @@ static void test_discard(const char *dir)
 	CHECK(nr_discarded + kept66 == (uint64_t)all66);
 	CHECK(kept66 <= 3);	/* one per page at most (3 pages) */
 	CHECK(n == NR_EVENTS - (int)nr_discarded);
-	if (r)
-		vt_td_read_close(r);
+	close_and_remove(r, path, raw0, raw1);
 	discard_mode = 0;
 	nr_discarded = 0;
-	unlink(path);
-	unlink(raw0);
-	unlink(raw1);
 }
 
 /* A __data_loc string is read only within its record: one pointing past
@@ -349,14 +369,9 @@ static void test_data_loc_bounds(const char *dir)
 	struct vt_td_event ev;
 	int i = 0, ok = 1;
 
-	snprintf(path, sizeof(path), "%s/dl.dat", dir);
-	snprintf(raw0, sizeof(raw0), "%s/raw0", dir);
-	snprintf(raw1, sizeof(raw1), "%s/raw1", dir);
 	dl_mode = 1;
-	CHECK(write_file(path, raw0, raw1, NR_EVENTS) == 0);
+	r = write_and_open(dir, "dl.dat", path, raw0, raw1);
 	dl_mode = 0;
-	r = vt_td_read_open(path);
-	CHECK(r != NULL);
 	while (r && vt_td_read_next_any(r, &ev) == 1) {
 		const char *v = vt_td_field_str(&ev, "name", name, sizeof(name));
 		char want[3] = { 's', (char)('0' + i % 10), 0 };
@@ -369,11 +384,30 @@ static void test_data_loc_bounds(const char *dir)
 	}
 	CHECK(ok);
 	CHECK(i == NR_EVENTS);
-	if (r)
-		vt_td_read_close(r);
-	unlink(path);
-	unlink(raw0);
-	unlink(raw1);
+	close_and_remove(r, path, raw0, raw1);
+}
+
+/* A numeric field past the end of a short record reads as absent. */
+static void test_short_record(const char *dir)
+{
+	char path[512], raw0[512], raw1[512];
+	struct vt_td_reader *r;
+	struct vt_td_event ev;
+	uint64_t seq = 0;
+	int i = 0, ok = 1;
+
+	short_mode = 1;
+	r = write_and_open(dir, "short.dat", path, raw0, raw1);
+	short_mode = 0;
+	while (r && vt_td_read_next_any(r, &ev) == 1) {
+		int rc = vt_td_field_u64(&ev, "seq", &seq);
+
+		ok &= i % 5 == 4 ? rc == -1 : rc == 0 && seq == (uint64_t)i;
+		i++;
+	}
+	CHECK(ok);
+	CHECK(i == NR_EVENTS);
+	close_and_remove(r, path, raw0, raw1);
 }
 
 static void test_order_and_errors(const char *dir)
@@ -417,6 +451,7 @@ int main(void)
 	test_round_trip(dir);
 	test_discard(dir);
 	test_data_loc_bounds(dir);
+	test_short_record(dir);
 	test_order_and_errors(dir);
 	test_header_end_anywhere(dir);
 	rmdir(dir);
