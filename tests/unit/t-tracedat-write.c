@@ -7,7 +7,8 @@
  * option included; events discarded from pages (vt_td_page_discard, as the
  * recorder drops other processes' syscalls) vanish and every later stamp
  * stays exact, zero time deltas included; a __data_loc string pointing
- * past its record, and a number past a short record's end, read as absent.
+ * past its record, and a number past a short record's end, read as absent;
+ * a signed field is sign-extended, a __rel_loc string found from its end.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +40,9 @@ static const char fmt_dl[] =
 	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
 	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
 	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-	"\tfield:__data_loc char[] name;\toffset:8;\tsize:4;\tsigned:0;\n\n"
+	"\tfield:__data_loc char[] name;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:int delta;\toffset:12;\tsize:4;\tsigned:1;\n"
+	"\tfield:__rel_loc char[] rel;\toffset:16;\tsize:4;\tsigned:0;\n\n"
 	"print fmt: \"name=%s\", __get_str(name)\n";
 static const char clock_opt[] = "local global counter [x86-tsc] mono";
 
@@ -130,14 +133,17 @@ struct dl_ev {
 	uint8_t flags, preempt;
 	int32_t pid;
 	uint32_t loc;		/* offset | length << 16 */
+	int32_t delta;		/* -i: read back sign-extended */
+	uint32_t rel;		/* __rel_loc: offset from its own end (20) */
 	char s[4];
 };
 
 static struct dl_ev dl_event(int i)
 {
-	struct dl_ev e = { EV_ID, 0, 0, 77, 0, { 's', (char)('0' + i % 10), 0, 0 } };
+	struct dl_ev e = { EV_ID, 0, 0, 77, 0, -i, 0 | 3 << 16,
+			   { 's', (char)('0' + i % 10), 0, 0 } };
 
-	e.loc = i % 3 == 0 ? 12 | 3 << 16 : i % 3 == 1 ? 60000 | 3 << 16 : 12 | 200u << 16;
+	e.loc = i % 3 == 0 ? 20 | 3 << 16 : i % 3 == 1 ? 60000 | 3 << 16 : 20 | 200u << 16;
 	return e;
 }
 
@@ -376,10 +382,16 @@ static void test_data_loc_bounds(const char *dir)
 		const char *v = vt_td_field_str(&ev, "name", name, sizeof(name));
 		char want[3] = { 's', (char)('0' + i % 10), 0 };
 
+		uint64_t delta = 0;
+
 		if (i % 3 == 0)
 			ok &= v && !strcmp(v, want);
 		else
 			ok &= v == NULL;
+		/* a signed int field, sign-extended; a __rel_loc string */
+		ok &= vt_td_field_u64(&ev, "delta", &delta) == 0 && delta == (uint64_t)(int64_t)-i;
+		v = vt_td_field_str(&ev, "rel", name, sizeof(name));
+		ok &= v && !strcmp(v, want);
 		i++;
 	}
 	CHECK(ok);
