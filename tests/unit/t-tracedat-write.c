@@ -58,7 +58,7 @@ static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 
 static void test_page_count(void)
 {
-	uint8_t pg[PAGE];
+	uint8_t pg[2 * PAGE];	/* zeros past the page: an unchecked commit walks on */
 	struct vt_td_cpu_stats st;
 	uint8_t *d = pg + VT_TD_PAGE_HDR_SIZE;
 	size_t off = 0;
