@@ -217,6 +217,7 @@ static int rec_meta_start(struct host_record *r, const struct host_record_opts *
 	    vt_meta_set(m, "machine", "%s", u.machine) ||
 	    vt_meta_set(m, "record.buffer_kb", "%u", o->buffer_kb) ||
 	    vt_meta_set(m, "record.page_size", "%u", r->page_size) ||
+	    vt_meta_set(m, REC_FORMAT_KEY, "%s", o->v6 ? REC_FORMAT_V6 : REC_FORMAT_V7) ||
 	    vt_meta_set(m, "record.nr_cpus", "%u", r->nr_cpus) ||
 	    vt_meta_set(m, "record.events", "%s", r->events ? r->events : ""))
 		return -1;

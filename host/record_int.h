@@ -43,6 +43,9 @@
  * (record_registry.c) maps a recorder pid to its DIR for the stale-instance
  * reaper. */
 #define REC_STATE_FILE		"record.state"
+#define REC_FORMAT_KEY		"record.tracedat"	/* meta/state: the format written */
+#define REC_FORMAT_V7		"v7-zstd"
+#define REC_FORMAT_V6		"v6"
 #define REC_EVENTS_FILE		"record.events"
 #define REC_BOOT_ID_PATH	"/proc/sys/kernel/random/boot_id"
 #define REC_BOOT_ID_MAX		64

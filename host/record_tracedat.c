@@ -409,12 +409,16 @@ int rec_write_tracedat(struct host_record *r, char *set_event, char **stats,
 {
 	char path[REC_PATH_MAX], *hp = NULL, *he = NULL, *ks = NULL, *pk = NULL, *cl = NULL;
 	char **ftrace = NULL;
+	const char *fmt;
 	int hpl = 0, hel = 0, pkl = 0, ret = -1, *fds = NULL;
 	size_t ksl = 0, cll = 0;
 	struct vt_td_writer *w;
 
 	snprintf(path, sizeof(path), "%s/%s", r->dir, VT_TD_FILE);
-	w = vt_td_create(path, r->page_size);
+	/* the format chosen at start (kept in record.state for --finish) */
+	fmt = vt_meta_get(r->meta, REC_FORMAT_KEY);
+	w = fmt && !strcmp(fmt, REC_FORMAT_V6) ? vt_td_create(path, r->page_size)
+					       : vt_td_create_zstd(path, r->page_size);
 	if (!w)
 		return -1;
 	hp = tracefs_instance_file_read(NULL, "events/header_page", &hpl);

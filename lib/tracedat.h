@@ -82,6 +82,10 @@ struct vt_td_cpu_stats {
  * initial format for a little-endian 64-bit host with ring-buffer pages of
  * @page_size bytes.  NULL on failure. */
 struct vt_td_writer *vt_td_create(const char *path, uint32_t page_size);
+/* The same, writing trace-cmd's version 7 with zstd-compressed sections
+ * (metadata sections whole, pages in chunks) instead of version 6; the
+ * calls that follow are the same. */
+struct vt_td_writer *vt_td_create_zstd(const char *path, uint32_t page_size);
 
 /* The header_page and header_event texts of events/ (@page_len and
  * @event_len bytes). */
