@@ -713,7 +713,8 @@ static int td_cpu_data_v7(struct vt_td_writer *w, unsigned nr_cpus, const int *f
 	/* the options section is not compressed (as trace-cmd writes it) */
 	w->collecting = 0;
 	if (td_sec_hdr(w, VT_TD_OPT_DONE, 0, "options", w->sec.len) ||
-	    td_write(w, w->sec.p, w->sec.len) || td_patch(w, w->first_opt_at, &opt_at, 8))
+	    td_write(w, w->sec.p, w->sec.len) ||
+	    td_patch(w, w->first_opt_at, &opt_at, sizeof(opt_at)))
 		goto out;
 	/* the strings section holds its own description too */
 	if (td_string(w, "strings", &strid) ||
