@@ -136,7 +136,7 @@ table=$(cat <<TABLE
 | generator events/s while traced (untraced: $N) | $VR | $TR | $(ratio "$TR" "$VR") |
 | events kept (generated: $GENERATED) | $VE | $TE | $(ratio "$TE" "$VE") |
 | events lost (worst run) | $VL | $TL | |
-| bytes per event on disk | $VB | $TB | $(ratio "$TB" "$VB") |
+| bytes per event on disk (vmtrace: ring-buffer pages, before trace.dat compression) | $VB | $TB | $(ratio "$TB" "$VB") |
 | reader CPU ns per event | $VC | $TC | $(ratio "$TC" "$VC") |
 
 | median of $RUNS interleaved runs | vmtrace v7 zstd (default) | vmtrace --format v6 | trace-cmd's zstd writer, same events | v6 / v7 | trace-cmd / v7 |
