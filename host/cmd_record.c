@@ -57,7 +57,7 @@ static void rec_usage(FILE *fp)
 "  --force            reuse an existing DIR (its trace files are replaced)\n"
 "  --format v7|v6     trace.dat version: v7 with zstd-compressed sections\n"
 "                     (default, as trace-cmd record --compression zstd), or\n"
-"                     v6 uncompressed (readers without zstd, 5-20x larger)\n"
+"                     v6 uncompressed (readers without zstd; 6-27x larger)\n"
 "  --finish DIR       recover the recording a killed or failed recorder left\n"
 "                     in DIR: drain its tracing instance if it is still there,\n"
 "                     write DIR/trace.dat + vmtrace.meta (record.recovered=1);\n"
