@@ -39,11 +39,12 @@ static void rec_usage(FILE *fp)
 {
 	fprintf(fp,
 "usage: vmtrace record [-e SYSTEM[:EVENT]]... [-p PID]... [-o DIR] [-b SIZE]\n"
-"                      [--guest] [-f|--force] [--python[=FILE]] [-- COMMAND ARGS...]\n"
+"                      [--guest] [-f|--force] [--format v7|v6] [--python[=FILE]]\n"
+"                      [-- COMMAND ARGS...]\n"
 "       vmtrace record --finish DIR [-o OTHERDIR [--force]]\n"
 "\n"
 "Record kernel events in the x86-tsc trace clock into DIR/trace.dat\n"
-"(trace-cmd v6, read by trace-cmd report and KernelShark) and\n"
+"(trace-cmd's format, read by trace-cmd report and KernelShark) and\n"
 "DIR/vmtrace.meta.  Uses its own tracefs instance; needs root.\n"
 "\n"
 "  -e SYSTEM[:EVENT]  event or whole system to record (repeatable);\n"
@@ -55,6 +56,9 @@ static void rec_usage(FILE *fp)
 "                     (as trace-cmd record -b; default %u KB)\n"
 "  --guest            inside a guest: block, irq, sched_switch/wakeup defaults\n"
 "  -f, --force        reuse an existing DIR (its trace files are replaced)\n"
+"  --format v7|v6     trace.dat version: v7 with zstd-compressed sections\n"
+"                     (default, as trace-cmd record --compression zstd), or\n"
+"                     v6 uncompressed (readers without zstd; 6-27x larger)\n"
 "  --finish DIR       recover the recording a killed or failed recorder left\n"
 "                     in DIR: drain its tracing instance if it is still there,\n"
 "                     write DIR/trace.dat + vmtrace.meta (record.recovered=1);\n"
@@ -220,6 +224,7 @@ struct rec_cli {
 	struct host_record_opts o;
 	int use_python;
 	const char *python_file, *finish_dir;
+	int format_set;
 };
 
 /* Options into @c; -1 to go on, else the exit status (usage). */
@@ -230,6 +235,7 @@ static int rec_parse(int argc, char **argv, struct rec_cli *c)
 		{ "force", no_argument, NULL, 'f' },
 		{ "python", optional_argument, NULL, 'y' },
 		{ "finish", required_argument, NULL, 'F' },
+		{ "format", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -279,6 +285,13 @@ static int rec_parse(int argc, char **argv, struct rec_cli *c)
 			break;
 		case 'F':
 			c->finish_dir = optarg;
+			break;
+		case 'V':
+			if (strcmp(optarg, "v7") && strcmp(optarg, "v6"))
+				vt_die(VT_EXIT_USAGE, "record: --format %s: want v7 (zstd, the "
+				       "default) or v6 (uncompressed)", optarg);
+			o->v6 = !strcmp(optarg, "v6");
+			c->format_set = 1;
 			break;
 		default:
 			return vt_cli_usage(rec_usage, ch == 'h');
@@ -345,7 +358,8 @@ int cmd_record(int argc, char **argv)
 		return ret;
 	ret = VT_EXIT_OK;
 	if (c.finish_dir) {
-		if (optind < argc || o->nr_pids || o->nr_events || c.use_python || o->guest)
+		if (optind < argc || o->nr_pids || o->nr_events || c.use_python || o->guest ||
+		    c.format_set)
 			vt_die(VT_EXIT_USAGE, "record: --finish takes only -o and --force");
 		return rec_finish(c.finish_dir, o->out_dir, o->force);
 	}

@@ -16,6 +16,11 @@ TEST_DEPS += trace-cmd
 # tests/host: a libtracecmd read-back checker, a syscall generator (bench),
 # and a multiboot guest that writes a known PIO sequence.
 TEST_TARGETS += $(OUT)/tests/host/tdcount $(OUT)/tests/host/pio-guest.elf $(OUT)/tests/host/sysloop
+# a command whose first action is a syscall burst from new tasks (t-record-burst)
+TEST_TARGETS += $(OUT)/tests/host/burst
+$(OUT)/tests/host/burst: $(SRC)/tests/host/burst.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< -lpthread
 BENCH_TARGETS += $(OUT)/tests/host/sysloop $(OUT)/tests/host/tdcount $(OUT)/tests/host/pio-loop.elf
 $(OUT)/tests/host/tdcount: $(SRC)/tests/host/tdcount.c
 	@mkdir -p $(dir $@)

@@ -50,20 +50,17 @@
 
 int host_record_add_pid(struct host_record *r, pid_t pid)
 {
+	rec_mark_new_pids(r);
 	rec_task_add(r, pid);
-	rec_follow(r, pid);
+	rec_follow_all(r);
 	return r->filter_dirty ? rec_write_filter(r) : 0;
 }
 
 int host_record_poll(struct host_record *r)
 {
-	pid_t live[HOST_RECORD_MAX_PIDS];
-	int nr = r->nr_live;
-
 	r->polls++;
-	memcpy(live, r->tids, nr * sizeof(*live));
-	for (int i = 0; i < nr; i++)
-		rec_follow(r, live[i]);
+	rec_mark_new_pids(r);	/* before following: see rec_write_filter */
+	rec_follow_all(r);
 	if (r->polls % REC_COMM_REFRESH_POLLS == 0)
 		for (int i = 0; i < r->nr_task; i++)
 			if (r->task[i].live)
@@ -168,6 +165,7 @@ void rec_free(struct host_record *r)
 	host_kvm_free(r->kvm);
 	vt_meta_free(r->meta);
 	free(r->events);
+	free(r->traced);
 	free(r->dir);
 	free(r);
 }
@@ -219,6 +217,7 @@ static int rec_meta_start(struct host_record *r, const struct host_record_opts *
 	    vt_meta_set(m, "machine", "%s", u.machine) ||
 	    vt_meta_set(m, "record.buffer_kb", "%u", o->buffer_kb) ||
 	    vt_meta_set(m, "record.page_size", "%u", r->page_size) ||
+	    vt_meta_set(m, REC_FORMAT_KEY, "%s", o->v6 ? REC_FORMAT_V6 : REC_FORMAT_V7) ||
 	    vt_meta_set(m, "record.nr_cpus", "%u", r->nr_cpus) ||
 	    vt_meta_set(m, "record.events", "%s", r->events ? r->events : ""))
 		return -1;
@@ -291,10 +290,11 @@ struct host_record *host_record_start(const struct host_record_opts *o)
 	if (rec_enable_events(r, o))
 		goto fail;
 	r->pid_filtered = o->nr_pids > 0;
-	for (int i = 0; i < o->nr_pids; i++) {
+	r->new_after = -1;
+	rec_mark_new_pids(r);
+	for (int i = 0; i < o->nr_pids; i++)
 		rec_task_add(r, o->pids[i]);
-		rec_follow(r, o->pids[i]);
-	}
+	rec_follow_all(r);
 	if (rec_write_filter(r))
 		goto fail;
 	if (o->kvm_facts || !o->guest) {
@@ -383,7 +383,8 @@ int host_record_stop(struct host_record *r, struct host_record_result *res)
 		snprintf(file, sizeof(file), "per_cpu/cpu%u/stats", i);
 		stats[i] = tracefs_instance_file_read(r->inst, file, NULL);
 	}
-	if (rec_write_tracedat(r, set_event, stats, cs) || rec_meta_tsc(r) ||
+	if (rec_discard_foreign(r, set_event) ||
+	    rec_write_tracedat(r, set_event, stats, cs) || rec_meta_tsc(r) ||
 	    rec_meta_end(r, stats, cs, res)) {
 		char msg[REC_PATH_MAX];
 

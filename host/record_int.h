@@ -43,9 +43,14 @@
  * (record_registry.c) maps a recorder pid to its DIR for the stale-instance
  * reaper. */
 #define REC_STATE_FILE		"record.state"
+#define REC_FORMAT_KEY		"record.tracedat"	/* meta/state: the format written */
+#define REC_FORMAT_V7		"v7-zstd"
+#define REC_FORMAT_V6		"v6"
 #define REC_EVENTS_FILE		"record.events"
 #define REC_BOOT_ID_PATH	"/proc/sys/kernel/random/boot_id"
 #define REC_BOOT_ID_MAX		64
+/* The fork event that follows new tasks (record_tracefs.c, record_tracedat.c) */
+#define REC_FORK_EVENT		"sched/sched_process_fork"
 /* Systems whose events are limited to the traced pids (record_tracefs.c). */
 #define REC_NR_PID_SYSTEMS	2
 
@@ -87,6 +92,21 @@ struct host_record {
 	int pid_filtered;	/* pids were given: pid systems get a filter */
 	int filter_dirty;
 	int pid_system_on[REC_NR_PID_SYSTEMS];
+	/* Tasks born since the last follow: the filter also takes every tid
+	 * in (new_after, new_after + REC_NEW_PID_WINDOW] (cyclic below
+	 * pid_max), new_after = the kernel's last pid read before that
+	 * follow, so a new thread or child is traced from its first
+	 * instruction, before a poll has seen it (-1: no window) */
+	int new_after, pid_max;
+	/* every tid ever traced, a bit each (grown as needed): at the end the
+	 * pid-limited events of the others (born in a new-pid window, never
+	 * traced) are discarded from the pages (rec_discard_foreign) */
+	uint8_t *traced;
+	size_t traced_bytes;
+	/* sched:sched_process_fork was enabled by us, filtered on parent_pid
+	 * like the syscalls: at the end it tells which never-seen tasks a
+	 * traced one started (kept), and its own events are discarded */
+	int fork_ours;
 	unsigned polls;
 	struct host_kvm *kvm;
 	struct vt_meta *meta;
@@ -133,10 +153,19 @@ void rec_read_comm(pid_t tid, char *comm);
 /* Remember the task @tid (live, in the filter): 1 if added, 0 if already
  * known or there is no room (r->tasks_dropped counts those). */
 int rec_task_add(struct host_record *r, pid_t tid);
+/* Remember @tid as traced (its pid-limited events are kept at the end).
+ * 0, or -1 when out of memory. */
+int rec_task_mark(struct host_record *r, pid_t tid);
 /* Tasks that ended leave the filter (their tids may be reused). */
 void rec_prune(struct host_record *r);
-/* Add the threads and child processes of @pid (one level per poll). */
+/* Add the threads and child processes of @pid (one level). */
 void rec_follow(struct host_record *r, pid_t pid);
+/* Note the kernel's last allocated pid (r->new_after): call it before
+ * following, so tasks born after it are in the filter's new-pid window. */
+void rec_mark_new_pids(struct host_record *r);
+/* Add the threads and descendants of every live task, down to the
+ * youngest (rec_follow until nothing new is found). */
+void rec_follow_all(struct host_record *r);
 /* r->page_size: the instance's sub-buffer size where the kernel has one,
  * else getpagesize().  0. */
 int rec_page_size(struct host_record *r);
@@ -183,6 +212,11 @@ int rec_write_tracedat(struct host_record *r, char *set_event, char **stats,
  * @stats and @cs.  0, or -1 with a message. */
 int rec_meta_end(struct host_record *r, char **stats, const struct vt_td_cpu_stats *cs,
 		 struct host_record_result *res);
+/* Discard from the raw pages the events of the pid-limited systems (those
+ * of @set_event) whose task was never traced: other processes' tasks born
+ * in the filter's new-pid window.  r->meta gets record.discarded.  0, or
+ * -1 with a message. */
+int rec_discard_foreign(struct host_record *r, const char *set_event);
 /* tsc.hz / tsc.hz_source into r->meta, decided by lib/tsc.c.  0, or -1. */
 int rec_meta_tsc(struct host_record *r);
 

@@ -221,17 +221,204 @@ uint64_t rec_stat_field(const char *stats, const char *name)
 	return p ? strtoull(p + strlen(name), NULL, 10) : 0;
 }
 
+#define REC_EVENT_IDS		65536	/* common_type is a u16 */
+#define REC_COMMON_PID_OFF	4	/* common_pid, after common_type/flags/preempt_count */
+
+/* What rec_keep() decides with. */
+struct rec_keep_ctx {
+	struct host_record *r;
+	uint8_t pid_event[REC_EVENT_IDS / 8];	/* ids of the pid-limited events */
+	int fork_id;				/* sched_process_fork, -1: none */
+	int parent_off, child_off;		/* its pid fields */
+	pid_t (*fork)[2];			/* parent, child of each fork seen */
+	size_t nr_fork, cap_fork;
+	int collect;				/* 1: the pass that gathers forks */
+};
+
+static int rec_is_traced(const struct host_record *r, int32_t pid)
+{
+	return pid >= 0 && (size_t)pid / 8 < r->traced_bytes &&
+	       (r->traced[pid / 8] & (1u << (pid % 8)));
+}
+
+/* vt_td_page_discard's test.  Gathering pass: remember each fork, keep
+ * all.  Then 0 for an event of a pid-limited system whose task was never
+ * traced, and for our own fork events. */
+static int rec_keep(void *arg, const void *data, uint32_t len)
+{
+	struct rec_keep_ctx *k = arg;
+	uint16_t type;
+	int32_t pid;
+
+	if (len < REC_COMMON_PID_OFF + sizeof(pid))
+		return 1;
+	memcpy(&type, data, sizeof(type));
+	if (type == k->fork_id) {
+		if (!k->collect)
+			return !k->r->fork_ours;
+		if ((uint32_t)k->parent_off + 4 > len || (uint32_t)k->child_off + 4 > len)
+			return 1;
+		if (k->nr_fork == k->cap_fork) {
+			size_t nc = k->cap_fork ? 2 * k->cap_fork : 256;
+			void *n = realloc(k->fork, nc * sizeof(*k->fork));
+
+			if (!n)
+				return 1;	/* its children stay unknown */
+			k->fork = n;
+			k->cap_fork = nc;
+		}
+		memcpy(&k->fork[k->nr_fork][0], (const char *)data + k->parent_off, 4);
+		memcpy(&k->fork[k->nr_fork][1], (const char *)data + k->child_off, 4);
+		k->nr_fork++;
+		return 1;
+	}
+	if (k->collect || !(k->pid_event[type / 8] & (1u << (type % 8))))
+		return 1;
+	memcpy(&pid, (const char *)data + REC_COMMON_PID_OFF, sizeof(pid));
+	return rec_is_traced(k->r, pid);
+}
+
+/* The offset of field @name in the format text @fmt, or -1. */
+static int rec_field_off(const char *fmt, const char *name)
+{
+	char key[REC_NAME_MAX];
+	const char *p;
+
+	snprintf(key, sizeof(key), " %s;", name);
+	p = fmt ? strstr(fmt, key) : NULL;
+	if (!p || !(p = strstr(p, "offset:")))
+		return -1;
+	return atoi(p + strlen("offset:"));
+}
+
+/* The id of the event SYS/EV (tracefs events/SYS/EV/id), or -1. */
+static int rec_event_id(const char *sys, const char *ev)
+{
+	char file[4 * REC_NAME_MAX];
+	long long id;
+
+	snprintf(file, sizeof(file), "events/%s/%s/id", sys, ev);
+	if (tracefs_instance_file_read_number(NULL, file, &id) || id < 0 || id >= REC_EVENT_IDS)
+		return -1;
+	return (int)id;
+}
+
+/* One pass of rec_keep over every page of every CPU (pages it changed
+ * are written back).  0, or -1 with a message. */
+static int rec_pages_pass(struct host_record *r, struct rec_keep_ctx *k, char *page,
+			  uint64_t *discarded)
+{
+	for (unsigned i = 0; i < r->nr_cpus; i++) {
+		struct rec_cpu *c = &r->cpu[i];
+
+		for (off_t o = 0;; o += r->page_size) {
+			uint64_t before = *discarded;
+			ssize_t n = pread(c->out_fd, page, r->page_size, o);
+
+			if (n < 0)
+				return vt_err_errno("%s/trace.cpu%u.raw: cannot read", r->dir, i);
+			if (n < (ssize_t)r->page_size)
+				break;
+			/* a malformed page is copied as it is (and counted bad) */
+			vt_td_page_discard(page, r->page_size, rec_keep, k, discarded);
+			if (*discarded != before &&
+			    pwrite(c->out_fd, page, r->page_size, o) != (ssize_t)r->page_size)
+				return vt_err_errno("%s/trace.cpu%u.raw: cannot write", r->dir, i);
+		}
+	}
+	return 0;
+}
+
+int rec_discard_foreign(struct host_record *r, const char *set_event)
+{
+	struct rec_keep_ctx *k;
+	uint64_t discarded = 0;
+	int nr_ids = 0, ret = -1, grew;
+	char *page = NULL, *fmt;
+
+	if (!r->pid_filtered || !(r->pid_system_on[0] || r->pid_system_on[1]))
+		return 0;
+	k = calloc(1, sizeof(*k));
+	page = malloc(r->page_size);
+	if (!k || !page) {
+		vt_err_set("out of memory");
+		goto out;
+	}
+	k->r = r;
+	k->fork_id = -1;
+	for (const char *p = set_event, *e; p && *p; p = *e ? e + 1 : e) {
+		char line[3 * REC_NAME_MAX], *colon;
+		int id;
+
+		e = strchrnul(p, '\n');
+		snprintf(line, sizeof(line), "%.*s", (int)(e - p), p);
+		colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		*colon = 0;
+		if (!strcmp(line, "sched") && !strcmp(colon + 1, "sched_process_fork")) {
+			fmt = tracefs_instance_file_read(NULL, "events/" REC_FORK_EVENT "/format",
+							 NULL);
+			k->parent_off = rec_field_off(fmt, "parent_pid");
+			k->child_off = rec_field_off(fmt, "child_pid");
+			free(fmt);
+			if (k->parent_off >= 0 && k->child_off >= 0)
+				k->fork_id = rec_event_id(line, colon + 1);
+			continue;
+		}
+		if (strcmp(line, "syscalls") && strcmp(line, "raw_syscalls"))
+			continue;
+		id = rec_event_id(line, colon + 1);
+		if (id < 0) {
+			vt_err_errno("%s/events/%s/%s/id: cannot read the event id",
+				     tracefs_tracing_dir(), line, colon + 1);
+			goto out;
+		}
+		k->pid_event[id / 8] |= 1u << (id % 8);
+		nr_ids++;
+	}
+	if (!nr_ids) {
+		ret = 0;
+		goto out;
+	}
+	/* the tasks traced ones started, however briefly they lived */
+	k->collect = 1;
+	if (k->fork_id >= 0 && rec_pages_pass(r, k, page, &discarded))
+		goto out;
+	do {
+		grew = 0;
+		for (size_t i = 0; i < k->nr_fork; i++)
+			if (rec_is_traced(r, k->fork[i][0]) && !rec_is_traced(r, k->fork[i][1]) &&
+			    k->fork[i][1] > 0 && rec_task_mark(r, k->fork[i][1]) == 0)
+				grew = 1;
+	} while (grew);
+	k->collect = 0;
+	if (rec_pages_pass(r, k, page, &discarded))
+		goto out;
+	ret = vt_meta_set_u64(r->meta, "record.discarded", discarded);
+out:
+	free(page);
+	if (k)
+		free(k->fork);
+	free(k);
+	return ret;
+}
+
 int rec_write_tracedat(struct host_record *r, char *set_event, char **stats,
 			      struct vt_td_cpu_stats *cs)
 {
 	char path[REC_PATH_MAX], *hp = NULL, *he = NULL, *ks = NULL, *pk = NULL, *cl = NULL;
 	char **ftrace = NULL;
+	const char *fmt;
 	int hpl = 0, hel = 0, pkl = 0, ret = -1, *fds = NULL;
 	size_t ksl = 0, cll = 0;
 	struct vt_td_writer *w;
 
 	snprintf(path, sizeof(path), "%s/%s", r->dir, VT_TD_FILE);
-	w = vt_td_create(path, r->page_size);
+	/* the format chosen at start (kept in record.state for --finish) */
+	fmt = vt_meta_get(r->meta, REC_FORMAT_KEY);
+	w = fmt && !strcmp(fmt, REC_FORMAT_V6) ? vt_td_create(path, r->page_size)
+					       : vt_td_create_zstd(path, r->page_size);
 	if (!w)
 		return -1;
 	hp = tracefs_instance_file_read(NULL, "events/header_page", &hpl);

@@ -55,6 +55,14 @@ static const char *const rec_pid_systems[REC_NR_PID_SYSTEMS] = { "syscalls", "ra
 #define REC_CHILDREN_MAX	4096	/* one read of /proc/PID/task/TID/children */
 #define REC_BYTES_PER_KB	1024
 #define REC_FILTER_MAX		4000
+/* Pids the kernel may hand out between two polls (50 ms), system-wide */
+#define REC_NEW_PID_WINDOW	4096
+#define REC_PID_RESERVED	300	/* the kernel's RESERVED_PIDS: where pids wrap to */
+#define REC_LAST_PID_PATH	"/proc/sys/kernel/ns_last_pid"
+#define REC_PID_MAX_PATH	"/proc/sys/kernel/pid_max"
+#define REC_FORK_ENABLE		"events/" REC_FORK_EVENT "/enable"
+#define REC_FOLLOW_ROUNDS	64	/* generations of descendants per follow */
+#define REC_TRACED_MIN_BYTES	(32768 / 8)	/* the traced-tid bitmap at first */
 
 static int rec_name_ok(const char *s)
 {
@@ -149,6 +157,20 @@ static void rec_kick_probe(struct host_record *r)
 		rec_append_event(r, REC_KICK_SYSTEM ":" REC_KICK_EVENT);
 }
 
+/* The tasks traced ones start, for rec_discard_foreign: sched_process_fork
+ * (quietly absent on a kernel without it), unless the user's events have
+ * it already (it then stays unfiltered and is kept). */
+static void rec_enable_fork(struct host_record *r)
+{
+	long long on = 0;
+
+	if (!tracefs_file_exists(r->inst, REC_FORK_ENABLE) ||
+	    (!tracefs_instance_file_read_number(r->inst, REC_FORK_ENABLE, &on) && on))
+		return;
+	if (tracefs_instance_file_write(r->inst, REC_FORK_ENABLE, "1") > 0)
+		r->fork_ours = 1;
+}
+
 int rec_enable_events(struct host_record *r, const struct host_record_opts *o)
 {
 	const char *const *list = o->events;
@@ -165,30 +187,62 @@ int rec_enable_events(struct host_record *r, const struct host_record_opts *o)
 	if (dflt && o->nr_pids)
 		if (rec_enable(r, "syscalls", 1) || rec_append_event(r, "syscalls"))
 			return -1;
+	if (o->nr_pids && (r->pid_system_on[0] || r->pid_system_on[1]))
+		rec_enable_fork(r);
 	if (dflt && o->guest)
 		rec_kick_probe(r);
 	return 0;
 }
 
-/* Rewrite the common_pid filter of the pid-limited systems. */
+/* The new-pid window of the filter into @buf: tids the kernel hands out
+ * after r->new_after ("" when there is none). */
+static int rec_new_pid_clause(const struct host_record *r, char *buf, size_t len)
+{
+	long hi = (long)r->new_after + REC_NEW_PID_WINDOW;
+
+	buf[0] = 0;
+	if (r->new_after < 0 || r->pid_max <= REC_PID_RESERVED)
+		return 0;
+	if (hi < r->pid_max)
+		return snprintf(buf, len, "||(common_pid>%d&&common_pid<=%ld)", r->new_after, hi);
+	/* the window wraps to RESERVED_PIDS */
+	return snprintf(buf, len, "||common_pid>%d||(common_pid>=%d&&common_pid<%ld)",
+			r->new_after, REC_PID_RESERVED,
+			REC_PID_RESERVED + hi - r->pid_max);
+}
+
+/*
+ * Rewrite the common_pid filter of the pid-limited systems: the live
+ * traced tasks, and the tids born since the last follow (a thread or
+ * child a traced task starts is traced from its first instruction; the
+ * next poll finds it, names it in the filter and moves the window past
+ * it, so the tasks of other processes born meanwhile are traced for at
+ * most one poll).
+ */
 int rec_write_filter(struct host_record *r)
 {
-	char filter[REC_FILTER_MAX], file[REC_NAME_MAX * 2];
+	char filter[REC_FILTER_MAX], file[REC_NAME_MAX * 2], win[REC_NAME_MAX * 2];
 	size_t len = 0;
+	int n;
 
 	if (!r->pid_filtered)
 		return 0;
 	filter[0] = 0;
 	for (int i = 0; i < r->nr_live; i++) {
-		int n = snprintf(filter + len, sizeof(filter) - len, "%scommon_pid==%d",
-				 i ? "||" : "", (int)r->tids[i]);
-
+		n = snprintf(filter + len, sizeof(filter) - len, "%scommon_pid==%d",
+			     i ? "||" : "", (int)r->tids[i]);
 		if (n < 0 || (size_t)n >= sizeof(filter) - len)
 			return vt_err_set("pid filter too long (%d tasks)", r->nr_live);
 		len += n;
 	}
-	if (!r->nr_live)
+	if (!r->nr_live) {
 		snprintf(filter, sizeof(filter), "common_pid==-1");
+	} else {
+		rec_new_pid_clause(r, win, sizeof(win));
+		n = snprintf(filter + len, sizeof(filter) - len, "%s", win);
+		if (n < 0 || (size_t)n >= sizeof(filter) - len)
+			return vt_err_set("pid filter too long (%d tasks)", r->nr_live);
+	}
 	for (size_t s = 0; s < VT_ARRAY_SIZE(rec_pid_systems); s++) {
 		if (!r->pid_system_on[s])
 			continue;
@@ -196,8 +250,51 @@ int rec_write_filter(struct host_record *r)
 		if (tracefs_instance_file_write(r->inst, file, filter) < 0)
 			return vt_err_errno("cannot set the pid filter of %s", file);
 	}
+	if (r->fork_ours) {
+		/* the same tasks as parents: common_pid -> parent_pid */
+		char fork_filter[REC_FILTER_MAX + REC_FILTER_MAX / 8];
+		size_t fl = 0;
+
+		for (const char *p = filter; *p && fl < sizeof(fork_filter) - 16;) {
+			if (!strncmp(p, "common_pid", 10)) {
+				fl += snprintf(fork_filter + fl, sizeof(fork_filter) - fl, "parent_pid");
+				p += 10;
+			} else {
+				fork_filter[fl++] = *p++;
+			}
+		}
+		fork_filter[fl] = 0;
+		if (tracefs_instance_file_write(r->inst, "events/" REC_FORK_EVENT "/filter",
+						fork_filter) < 0)
+			return vt_err_errno("cannot set the pid filter of %s", REC_FORK_EVENT);
+	}
 	r->filter_dirty = 0;
 	return 0;
+}
+
+/* A number from the one-line /proc file @path, or -1. */
+static int rec_proc_int(const char *path)
+{
+	char buf[32], *e;
+	long v;
+
+	if (host_proc_read_small(path, buf, sizeof(buf)))
+		return -1;
+	v = strtol(buf, &e, 10);
+	return e == buf || v < 0 || v > INT_MAX ? -1 : (int)v;
+}
+
+void rec_mark_new_pids(struct host_record *r)
+{
+	int last;
+
+	if (!r->pid_max)
+		r->pid_max = rec_proc_int(REC_PID_MAX_PATH);
+	last = rec_proc_int(REC_LAST_PID_PATH);
+	if (last != r->new_after) {
+		r->new_after = last;
+		r->filter_dirty = 1;
+	}
 }
 
 /* The thread name of @tid into @comm (REC_COMM_MAX bytes); @comm is kept
@@ -218,6 +315,25 @@ static void rec_live_tids(struct host_record *r)
 	for (int i = 0; i < r->nr_task; i++)
 		if (r->task[i].live)
 			r->tids[r->nr_live++] = r->task[i].tid;
+}
+
+int rec_task_mark(struct host_record *r, pid_t tid)
+{
+	if (tid < 0)
+		return -1;
+	if ((size_t)tid / 8 >= r->traced_bytes) {
+		size_t nb = (size_t)tid / 8 + 1 > REC_TRACED_MIN_BYTES ?
+			    ((size_t)tid / 8 + 1) * 2 : REC_TRACED_MIN_BYTES;
+		uint8_t *n = realloc(r->traced, nb);
+
+		if (!n)
+			return -1;
+		memset(n + r->traced_bytes, 0, nb - r->traced_bytes);
+		r->traced = n;
+		r->traced_bytes = nb;
+	}
+	r->traced[tid / 8] |= 1u << (tid % 8);
+	return 0;
 }
 
 int rec_task_add(struct host_record *r, pid_t tid)
@@ -244,6 +360,10 @@ int rec_task_add(struct host_record *r, pid_t tid)
 			t = &r->task[i];	/* forget a task that ended */
 	if (!t)
 		t = &r->task[r->nr_task++];
+	if (rec_task_mark(r, tid)) {
+		vt_warn("out of memory: syscalls of thread %d are not recorded", (int)tid);
+		return 0;
+	}
 	t->tid = tid;
 	t->live = 1;
 	t->comm[0] = 0;
@@ -295,10 +415,25 @@ static void rec_follow_task(void *arg, pid_t pid, pid_t tid)
 	}
 }
 
-/* Add the threads and child processes of @pid (one level per poll). */
+/* Add the threads and child processes of @pid (one level). */
 void rec_follow(struct host_record *r, pid_t pid)
 {
 	host_proc_each_task(pid, rec_follow_task, r);
+}
+
+void rec_follow_all(struct host_record *r)
+{
+	pid_t live[HOST_RECORD_MAX_PIDS];
+
+	for (int round = 0; round < REC_FOLLOW_ROUNDS; round++) {
+		int nr = r->nr_live;
+
+		memcpy(live, r->tids, nr * sizeof(*live));
+		for (int i = 0; i < nr; i++)
+			rec_follow(r, live[i]);
+		if (r->nr_live == nr)
+			break;	/* nothing new (adding is all follow does) */
+	}
 }
 
 

@@ -82,6 +82,10 @@ struct vt_td_cpu_stats {
  * initial format for a little-endian 64-bit host with ring-buffer pages of
  * @page_size bytes.  NULL on failure. */
 struct vt_td_writer *vt_td_create(const char *path, uint32_t page_size);
+/* The same, writing trace-cmd's version 7 with zstd-compressed sections
+ * (metadata sections whole, pages in chunks) instead of version 6; the
+ * calls that follow are the same. */
+struct vt_td_writer *vt_td_create_zstd(const char *path, uint32_t page_size);
 
 /* The header_page and header_event texts of events/ (@page_len and
  * @event_len bytes). */
@@ -114,6 +118,17 @@ void vt_td_abort(struct vt_td_writer *w);
 /* Count one ring-buffer page (@len = page size bytes at @page) into @st.
  * -1 if the page is malformed (commit beyond the page, event overruns). */
 int vt_td_page_count(const void *page, size_t len, struct vt_td_cpu_stats *st);
+/* Discard the data events of one ring-buffer page (@len = page size bytes
+ * at @page, changed in place) that @keep(@arg, payload, payload length)
+ * returns 0 for: each becomes padding with its time delta, as the kernel
+ * discards events, so readers skip it and later stamps are unchanged (a
+ * zero-delta event takes a tick from the next entry; it is kept when that
+ * cannot be done).
+ * *@nr_discarded counts them.  -1 if the page is malformed (the events
+ * before the fault may have been discarded). */
+int vt_td_page_discard(void *page, size_t len, int (*keep)(void *arg, const void *data,
+							   uint32_t len),
+		       void *arg, uint64_t *nr_discarded);
 
 /* Building ring-buffer pages (lib/tracedat_page.c): for tools that
  * synthesise trace.dat files (test fixtures, converters).  Small events

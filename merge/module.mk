@@ -25,7 +25,8 @@ $(OUT)/obj/merge/%.o: CFLAGS_ALL += -O3
 TEST_TARGETS += $(OUT)/tests/merge/gen-tracedat
 $(OUT)/tests/merge/gen-tracedat: $(SRC)/tests/merge/gen-tracedat.c $(OUT)/lib/libvtcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(OUT)/lib/libvtcore.a -lm
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(OUT)/lib/libvtcore.a \
+		$(VMTRACE_LIBS) -lm
 
 # tests/unit/t-merge-*: merge's pure parts, linked from their objects (the
 # string/track tables, the sink helpers, the sorter, the flow matcher) and

@@ -135,7 +135,7 @@ GPROG_OUT := $(OUT)/tests/guest
 GPROG_CFLAGS := -std=gnu11 -O1 -g -fno-inline -fno-optimize-sibling-calls -pthread
 GPROGS := $(GPROG_OUT)/mt-pg $(GPROG_OUT)/mt-fentry $(GPROG_OUT)/mt-cyg $(GPROG_OUT)/deep-pg \
 	  $(GPROG_OUT)/threxit-pg $(GPROG_OUT)/killme-pg $(GPROG_OUT)/loop-pg \
-	  $(GPROG_OUT)/freestanding-test
+	  $(GPROG_OUT)/freestanding-test $(GPROG_OUT)/ljmp-pg
 TEST_TARGETS += $(GPROGS)
 BENCH_TARGETS += $(GPROG_OUT)/loop-pg $(GPROG_OUT)/loop-nopg
 

@@ -8,8 +8,14 @@
 #   text:    a tracefs instance set up the same way (x86-tsc, KB per CPU,
 #            same events and pid filter) read by `cat trace_pipe > file`
 #   none:    the generator untraced (its own speed)
+#   vmtrace --format v6: the same, trace.dat uncompressed
 # interleaved RUNS times; medians.  Reported: events/s the traced generator
-# sustained, events kept and lost, bytes per event on disk, reader CPU.
+# sustained, events kept and lost, bytes per event on disk, reader CPU;
+# then trace.dat's size per event - v7 zstd (the default), v6, and the v7
+# file rewritten by trace-cmd's own zstd writer (`trace-cmd convert
+# --compression zstd`: the same events and metadata) - and the CPU per
+# event of the whole `vmtrace record -- generator` (GNU time counts the
+# generator too: the v7 - v6 difference is the compression's cost).
 # Usage: b-record.sh [CALLS] [RUNS]   (env KB: buffer per CPU, default 4096)
 set -eu
 : "${VT_SRC:?}" "${VT_BUILD:?}" "${VT_TMP:=$(mktemp -d)}"
@@ -29,10 +35,35 @@ run_none() {
 	"$GEN" "$CALLS" | awk '{print $4 * 2}' >>none.rate
 }
 
+# file bytes per event and whole-process CPU ns per event of a recording
+# (DIR, time file) into PFX.fbpe / PFX.tcpu
+file_stats() {
+	local ev
+	ev=$(sed -n 's/^events.total=//p' "$1/vmtrace.meta")
+	awk -v b="$(stat -c %s "$1/trace.dat")" -v e="$ev" 'BEGIN{printf "%.2f\n", b / e}' >>"$3.fbpe"
+	awk -v e="$ev" '{printf "%.1f\n", ($1 + $2) * 1e9 / e}' "$2" >>"$3.tcpu"
+}
+
+run_vmtrace6() {
+	rm -rf v6
+	/usr/bin/time -f '%U %S' -o v6.time "$VT_BIN" record --guest --format v6 -o v6 -b "$KB" \
+		-e syscalls:sys_enter_getppid -e syscalls:sys_exit_getppid -- "$GEN" "$CALLS" \
+		>v6.out 2>v6.err
+	file_stats v6 v6.time v6
+}
+
 run_vmtrace() {
-	rm -rf vt
-	"$VT_BIN" record --guest -o vt -b "$KB" -e syscalls:sys_enter_getppid \
-		-e syscalls:sys_exit_getppid -- "$GEN" "$CALLS" >vt.out 2>vt.err
+	rm -rf vt tc.dat
+	/usr/bin/time -f '%U %S' -o vt.time "$VT_BIN" record --guest -o vt -b "$KB" \
+		-e syscalls:sys_enter_getppid -e syscalls:sys_exit_getppid -- "$GEN" "$CALLS" \
+		>vt.out 2>vt.err
+	file_stats vt vt.time vt
+	if command -v trace-cmd >/dev/null &&
+	   trace-cmd convert -i vt/trace.dat -o tc.dat --file-version 7 --compression zstd \
+		>/dev/null 2>&1; then
+		awk -v b="$(stat -c %s tc.dat)" -v e="$(sed -n 's/^events.total=//p' vt/vmtrace.meta)" \
+			'BEGIN{printf "%.2f\n", b / e}' >>tc.fbpe
+	fi
 	local m=vt/vmtrace.meta ev lost bytes cpu rate
 	ev=$(sed -n 's/^events.total=//p' $m)
 	lost=$(sed -n 's/^lost.total=//p' $m)
@@ -84,11 +115,12 @@ run_text() {
 	awk -v c="$cpu" -v e="$ev" 'BEGIN{printf "%.1f\n", c * 1e6 / e}' >>tx.cpu
 }
 
-rm -f ./*.rate ./*.ev ./*.lost ./*.bpe ./*.cpu
+rm -f ./*.rate ./*.ev ./*.lost ./*.bpe ./*.cpu ./*.fbpe ./*.tcpu
 for i in $(seq "$RUNS"); do
 	run_none
 	run_vmtrace
 	run_text
+	run_vmtrace6
 done
 
 N=$(median <none.rate)
@@ -105,8 +137,13 @@ table=$(cat <<TABLE
 | generator events/s while traced (untraced: $N) | $VR | $TR | $(ratio "$TR" "$VR") |
 | events kept (generated: $GENERATED) | $VE | $TE | $(ratio "$TE" "$VE") |
 | events lost (worst run) | $VL | $TL | |
-| bytes per event on disk | $VB | $TB | $(ratio "$TB" "$VB") |
+| bytes per event on disk (vmtrace: ring-buffer pages, before trace.dat compression) | $VB | $TB | $(ratio "$TB" "$VB") |
 | reader CPU ns per event | $VC | $TC | $(ratio "$TC" "$VC") |
+
+| median of $RUNS interleaved runs | vmtrace v7 zstd (default) | vmtrace --format v6 | trace-cmd's zstd writer, same events | v6 / v7 | trace-cmd / v7 |
+|---|---|---|---|---|---|
+| trace.dat bytes per event | $(median <vt.fbpe) | $(median <v6.fbpe) | $(median <tc.fbpe 2>/dev/null || echo -) | $(ratio "$(median <v6.fbpe)" "$(median <vt.fbpe)") | $(ratio "$(median <tc.fbpe 2>/dev/null || echo 0)" "$(median <vt.fbpe)") |
+| CPU ns per event of \`vmtrace record -- generator\` (GNU time: the generator's included; trace.dat too) | $(median <vt.tcpu) | $(median <v6.tcpu) | | $(ratio "$(median <v6.tcpu)" "$(median <vt.tcpu)") | |
 TABLE
 )
 echo "$table"
@@ -122,6 +159,13 @@ on its pid, both sides in a tracefs instance with the x86-tsc clock and $KB KB
 per CPU; vmtrace splices raw pages, the peer reads the same events as text
 (\`cat trace_pipe > file\`). Reader CPU: the \`vmtrace record\` process (setup and
 reader threads, until drained; trace.dat assembly not counted) vs the \`cat\`.
+Second table: trace.dat's size (kallsyms, formats and pages) per event as
+vmtrace writes it (v7 with zstd, the default; \`--format v6\`) and as
+trace-cmd 3.1's own zstd writer writes the same file (\`trace-cmd convert
+--file-version 7 --compression zstd\` of vmtrace's: the same events and
+metadata), and the CPU per event of the whole \`vmtrace record --
+generator\` (GNU time, user + system: the generator's syscalls included,
+so only the v7 - v6 difference, the compression, is the recorder's).
 Measured $(date -u +%Y-%m-%d) on $(nproc) CPUs ($(uname -r)).
 
 $table

@@ -44,7 +44,9 @@ make -s --no-print-directory -C "$VT_SRC/examples/python-virtio" O="$VT_BUILD" \
 cat kvm.log
 [ $rc -ne 0 ] || { echo "FAIL: ACCEL=kvm with a hanging KVM guest exited 0"; exit 1; }
 grep -q "^python-virtio: KVM could not boot the Linux guest: no boot handshake on the serial console within $BOUND s" kvm.log
-! grep -q 'using TCG' kvm.log
+if grep -q 'using TCG' kvm.log; then
+	echo "FAIL: ACCEL=kvm fell back to TCG"; exit 1
+fi
 rc=0
 VT_KVM_PROBE="$VT_BUILD/bin/vt-kvm-probe /nonexistent/kvm" \
 	make -s --no-print-directory -C "$VT_SRC/examples/python-virtio" O="$VT_BUILD" \

@@ -7,9 +7,12 @@
 # directory) and checks how it ended:
 #   - killed by a signal, exit >= 128, a sanitizer report or a hang: FAIL
 #   - an exit code not in --ok, or a non-zero exit without a message: FAIL
-# usage: mutate.py [--count N] [--seed S] [--jobs J] [--ok CODES]
+# With --events 1 the byte is taken from the events of the ring-buffer
+# pages of a trace.dat v6 FILE (headers and payloads: each page's committed
+# bytes, the flyrecord section's CPU data), not from anywhere in the file.
+# usage: mutate.py [--count N] [--seed S] [--jobs J] [--ok CODES] [--events 1]
 #                  SRC FILE... -- COMMAND ARGS... [-- COMMAND ARGS...]...
-import concurrent.futures, os, random, shutil, subprocess, sys, tempfile, time
+import concurrent.futures, os, random, shutil, struct, subprocess, sys, tempfile, time
 
 TIMEOUT_S = 30
 SAN_MARKS = (b"AddressSanitizer", b"LeakSanitizer", b"runtime error:",
@@ -88,16 +91,47 @@ def run_one(n, src, rel, off, xor, cmd, ok, work):
     return rc, why
 
 
+PAGE = 4096
+COMMIT_MASK = (1 << 27) - 1
+
+
+def event_ranges(path):
+    """[lo, hi) byte ranges of the committed events of @path's pages (a
+    trace.dat v6: the CPU (offset, size) pairs after its last "flyrecord")."""
+    data = open(path, "rb").read()
+    at = data.rfind(b"flyrecord\0")
+    if at < 0:
+        sys.exit("mutate.py: %s: no flyrecord section" % path)
+    ranges, p, end = [], at + len(b"flyrecord\0"), 0
+    while p + 16 <= len(data):
+        off, size = struct.unpack_from("<QQ", data, p)
+        if off % PAGE or off < end or off + size > len(data) or size % PAGE:
+            break
+        for pg in range(off, off + size, PAGE):
+            commit = struct.unpack_from("<Q", data, pg + 8)[0] & COMMIT_MASK
+            if 0 < commit <= PAGE - 16:
+                ranges.append((pg + 16, pg + 16 + commit))
+        end, p = off + size, p + 16
+    if not ranges:
+        sys.exit("mutate.py: %s: no events in its pages" % path)
+    return ranges
+
+
 def main(argv):
     opt, src, files, cmds = parse(argv)
     rng = random.Random(opt["seed"])
     sizes = {f: os.path.getsize(os.path.join(src, f)) for f in files}
     files = [f for f in files if sizes[f]]
     jobs = []
+    ranges = {f: event_ranges(os.path.join(src, f)) for f in files} if opt.get("events") else {}
     for n in range(opt["count"]):
         f = files[n % len(files)]
-        jobs.append((n, src, f, rng.randrange(sizes[f]), rng.randrange(1, 256),
-                     cmds[n % len(cmds)], opt["ok"]))
+        if f in ranges:
+            lo, hi = ranges[f][rng.randrange(len(ranges[f]))]
+            off = rng.randrange(lo, hi)
+        else:
+            off = rng.randrange(sizes[f])
+        jobs.append((n, src, f, off, rng.randrange(1, 256), cmds[n % len(cmds)], opt["ok"]))
     work = tempfile.mkdtemp(prefix="mutate.", dir=os.environ.get("VT_TMP"))
     codes, fails, t0 = {}, [], time.time()
     with concurrent.futures.ThreadPoolExecutor(opt["jobs"]) as ex:

@@ -5,6 +5,7 @@
 # fail silently; the recordings in tests/faults/regress/ (each once crashed
 # merge) go through merge and info first; then 1/3 as many mutants of a
 # trace.dat v7 compressed with zlib (trace-cmd's, tests/lib/fixtures/tc-zlib).
+# Half as many again change a byte of the pages' events only (--events).
 # timeout: 300
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
@@ -20,6 +21,12 @@ for r in "$VT_SRC"/tests/faults/regress/*/; do
 done
 run_ok "merge of the intact recording" "$VT_BIN" merge "$VT_TMP/w/host" -o "$VT_TMP/ok.json" -q
 "$MUTATE" --count "$MUTANTS" "$VT_TMP/w/host" trace.dat \
+	-- "$VT_BIN" merge "{dir}" -o "{out}.json" -q \
+	-- "$VT_BIN" align "{dir}" "{base}/guest" \
+	-- "$VT_BIN" info "{dir}"
+# the same with the byte taken from the events of the pages (headers and
+# payloads: what the fuzz inputs and the offsets above rarely reach)
+"$MUTATE" --count "$((MUTANTS / 2))" --seed 26 --events 1 "$VT_TMP/w/host" trace.dat \
 	-- "$VT_BIN" merge "{dir}" -o "{out}.json" -q \
 	-- "$VT_BIN" align "{dir}" "{base}/guest" \
 	-- "$VT_BIN" info "{dir}"

@@ -1,5 +1,8 @@
 #!/bin/bash
-# A full disk (2 MB tmpfs) under the recorder (`vmtrace record`): it exits
+# A full disk (1 MB tmpfs: less than trace.dat's compressed kallsyms alone,
+# so the disk is full either while the pages are spliced or while trace.dat
+# is written, never large enough for both) under the recorder (`vmtrace
+# record`): it exits
 # non-zero with a message naming the file and "No space left", keeps the
 # raw pages it captured (trace.cpuN.raw), keeps its tracefs instance (the
 # pages still in the kernel) unless it had drained it completely, and
@@ -17,7 +20,7 @@ set -eu
 [ -d /sys/kernel/tracing/instances ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
 	skip "no tracefs at /sys/kernel/tracing"
 command -v trace-cmd >/dev/null || skip "trace-cmd not installed (make deps)"
-small_tmpfs "$VT_TMP/disk" 2m
+small_tmpfs "$VT_TMP/disk" 1m
 
 d="$VT_TMP/disk/rec"
 run_fails "vmtrace record on a full disk" "$d/.*No space left" \

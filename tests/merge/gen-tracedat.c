@@ -5,7 +5,8 @@
  * header_event) are this machine's, read from tracefs, so the events are
  * the ones `vmtrace record` would capture.  Single-threaded; allocates.
  *
- * usage: gen-tracedat OUT.dat [TRACEFS]   (TRACEFS default /sys/kernel/tracing)
+ * usage: gen-tracedat [-z] OUT.dat [TRACEFS]   (TRACEFS default /sys/kernel/tracing;
+ *        -z: version 7 with zstd-compressed sections, as `vmtrace record` writes)
  * stdin, one directive a line:
  *   clock NAME                 trace clock of the file (default x86-tsc)
  *   comm TID NAME              a cmdline entry ("CPU 0/KVM")
@@ -180,7 +181,12 @@ int main(int argc, char **argv)
 {
 	char line[4096], clock[64] = "x86-tsc", cmdlines[16384] = "";
 	size_t cl_len = 0;
+	int zstd = argc > 1 && !strcmp(argv[1], "-z");
 
+	if (zstd) {
+		argc--;
+		argv++;
+	}
 	if (argc < 2)
 		return 2;
 	if (argc > 2)
@@ -249,7 +255,7 @@ int main(int argc, char **argv)
 
 	snprintf(clockopt, sizeof(clockopt), "[%s]", clock);
 	unlink(argv[1]);
-	w = vt_td_create(argv[1], PAGE);
+	w = zstd ? vt_td_create_zstd(argv[1], PAGE) : vt_td_create(argv[1], PAGE);
 	if (!w || vt_td_write_headers(w, hp, hp_len, he, he_len) ||
 	    vt_td_write_ftrace_formats(w, 0, NULL, NULL))
 		goto fail;

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Chrome JSON output: parsed by python3's json, B/E balanced and ordered per
 # thread, process/thread names as M events; a single input converts alone
-# (format from the .json extension), and many threads merge in time order.
+# (format from the .json extension), and many threads merge in time order;
+# a function name with a quote, a backslash and control characters comes
+# back exactly through python3's strict json.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
 cd "$VT_TMP"
@@ -20,4 +22,18 @@ ts = [e["ts"] for e in ev if e["ph"] in "BE"]
 assert ts == sorted(ts), "not merged in time order"
 assert len(ts) == 4000, len(ts)
 print("ok")
+PYEOF
+# names are escaped: a symbol with '"', '\' and control characters
+"$GEN" esc -n 20 -t 1 >/dev/null
+"$PY" - esc/gen-trace-prog.sym <<'PYEOF'
+import sys
+p = sys.argv[1]; s = open(p, "rb").read()
+open(p, "wb").write(s.replace(b" T f1\n", b" T f1\"q\x01\x1fz\\b\n"))
+PYEOF
+"$VT_BIN" merge esc -o esc.json 2>/dev/null
+"$PY" - esc.json <<'PYEOF'
+import json, sys
+names = {e.get("name") for e in json.load(open(sys.argv[1]))["traceEvents"]}
+assert 'f1"q\x01\x1fz\\b' in names, names
+print("escaped names: ok")
 PYEOF

@@ -76,6 +76,21 @@ grep -q 'exit: io' replay.txt && grep -q 'kvm_pio()' replay.txt ||
 	{ cat replay.txt | head -20; echo "FAIL: uftrace replay"; exit 1; }
 echo "ok: perfetto, uftrace"
 
+# the same events written as v7 with zstd (vmtrace record's default): the
+# same trace-cmd report text and byte-identical merge outputs
+mkdir hz
+"$GTD" -z hz/trace.dat <ev.txt
+cp h/vmtrace.meta hz/
+head -c 64 hz/trace.dat | grep -aq zstd || { echo "FAIL: -z file does not name zstd"; exit 1; }
+trace-cmd report hz/trace.dat >report-z.txt
+cmp -s report.txt report-z.txt || { diff report.txt report-z.txt; echo "FAIL: trace-cmd report v7"; exit 1; }
+mv hz h6 && mv h hz && mv h6 h	# the same directory name in both merges
+"$VT_BIN" merge h g -o oz.json -q && "$VT_BIN" merge h g -o oz.pftrace -q
+mv h hz6 && mv hz h && mv hz6 hz
+cmp -s o.json oz.json && cmp -s o.pftrace oz.pftrace ||
+	{ echo "FAIL: merge of the v7 zstd file differs from v6"; exit 1; }
+echo "ok: v7 zstd = v6 (trace-cmd report, merge JSON and Perfetto)"
+
 # one input alone converts; a ns trace clock is taken with its stamps
 sed 's/^comm/clock local\ncomm/' ev.txt | sed 's/\\n/\n/' >ev-local.txt
 mkdir -p l && "$GTD" l/trace.dat <ev-local.txt

@@ -19,7 +19,9 @@ check() {	# CMD FILE KIND
 	[ $1 = info ] && { rc=0; "$VT_BIN" info "$2" >out.txt 2>err.txt || rc=$?; }
 	[ $rc = 1 ] || { cat err.txt; echo "FAIL: vmtrace $1 $2: exit $rc, want 1"; exit 1; }
 	grep -q "$2: not a trace.* this is $3" err.txt || { cat err.txt; echo "FAIL: vmtrace $1 $2: message"; exit 1; }
-	! grep -q 'corrupt trace.dat header' err.txt
+	if grep -q 'corrupt trace.dat header' err.txt; then
+		cat err.txt; echo "FAIL: vmtrace $1 $2: called a corrupt trace.dat"; exit 1
+	fi
 }
 for cmd in merge report info; do
 	check $cmd merged.pftrace "a Perfetto trace"

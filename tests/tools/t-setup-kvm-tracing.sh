@@ -52,7 +52,9 @@ fi
 
 # --quiet prints only what is missing and the summary
 "$tool" --quiet >q.txt 2>&1 || true
-! grep -q '^ok ' q.txt
+if grep -q '^ok ' q.txt; then
+	cat q.txt; echo "FAIL: --quiet printed an ok line"; exit 1
+fi
 # usage errors and non-root exit codes
 set +e
 "$tool" --bogus >/dev/null 2>&1; [ $? -eq 2 ] || { echo "bad option: not exit 2"; exit 1; }

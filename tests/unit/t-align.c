@@ -1,7 +1,13 @@
 /*
  * t-align.c - unit tests of the clock model (align/model.c, align/match.c)
  * and the marker record format (lib/marker.c) on synthetic samples with a
- * known truth: the estimate must contain the truth within its bound.
+ * known truth: the estimate must contain the truth within its bound, and
+ * no bound half as large may hold where the truth sits at an interval's
+ * edge (asymmetric exit latency); marker seqs across and past 2^24; the
+ * inside check's shift window (tightest of the events near run edges),
+ * gaps between runs measured to the nearer run, events past the last run;
+ * order matching of wide intervals on a drifting clock; an outlier among
+ * intervals that only touch at the common point.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -640,6 +646,205 @@ static void test_marker_file(void)
 	rmdir(dir);
 }
 
+/* Every exit takes @before ticks before the host sees it and @after after
+ * (no jitter): the truth sits at one edge of every marker's interval, the
+ * midpoint is (before - after) / 2 away from it.  The bound must cover it
+ * and be no more than twice that error (a bound halved fails here). */
+static void asym_case(const struct truth *t, uint64_t before, uint64_t after)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK];
+	struct align_input in;
+	struct align_model *m;
+	double b, e;
+
+	for (size_t i = 0; i < NMARK; i++) {
+		uint64_t h = H0 + i * STEP + rnd(STEP / 10);
+
+		mk(t, i, h, 0, &g[i], &o[i], 0);
+		g[i].tsc_guest_before = truth_g(t, h - before);
+		g[i].tsc_guest_after = truth_g(t, h + after);
+	}
+	in = input(g, NMARK, o, NMARK);
+	if (t->ratio)
+		in.frac_bits = t->frac;
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	b = align_model_bound_ns(m);
+	e = max_err_ns(m, t, H0, H0 + NMARK * STEP, ALIGN_VCPU_ANY);
+	printf("asymmetric %llu/%llu ticks%s: bound %.1f ns, error %.1f ns\n",
+	       (unsigned long long)before, (unsigned long long)after, t->ratio ? " (scaled)" : "",
+	       b, e);
+	CHECK(e <= b);
+	CHECK(e > 0.4 * b);
+	align_model_free(m);
+}
+
+static void test_asymmetric(void)
+{
+	struct truth one = { -55555555, 0, 0, 0 };
+	struct truth scaled = { 1000, (uint64_t)(0.75 * (1ull << 48)), 48, 0 };
+
+	asym_case(&one, 40000, 100);
+	asym_case(&one, 100, 40000);
+	asym_case(&scaled, 40000, 100);
+}
+
+/* Value matching across 2^24: host values carry 24 bits of the seq. */
+static void seq_case(uint64_t seq0, size_t n)
+{
+	struct vt_marker *g = calloc(n, sizeof(*g));
+	struct align_host_marker *o = calloc(n, sizeof(*o));
+	struct truth t = { 777777, 0, 0, 0 };
+	struct align_input in;
+	struct align_model *m;
+
+	if (!g || !o)
+		return;
+	gen(&t, H0, n, 2000, g, o, 0, seq0);
+	in = input(g, n, o, n);
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (m) {
+		CHECK(align_model_nr_pairs(m) == n);
+		CHECK(align_model_pair(m, 0)->seq == seq0);
+		CHECK(align_model_pair(m, n - 1)->seq == seq0 + n - 1);
+		CHECK(max_err_ns(m, &t, H0, H0 + n * STEP, 0) <= align_model_bound_ns(m));
+		align_model_free(m);
+	}
+	free(g);
+	free(o);
+}
+
+static void test_seq_wrap(void)
+{
+	seq_case(VT_MARKER_SEQ_MASK - 9, 30);		/* crosses 2^24 */
+	seq_case(3ull * (VT_MARKER_SEQ_MASK + 1) + 5, 20);	/* starts past it */
+	seq_case(2ull * (VT_MARKER_SEQ_MASK + 1) - 5, 20);	/* past it, crossing 3 * 2^24 */
+}
+
+/* The inside check on runs of vCPU 0 (host ticks from H0): [1000, 2000]
+ * and [5000, 9000].  Readings at 1100 (100 after an entry) and 8800 (200
+ * before an exit): the map may move by [-100, +200] ticks (the tightest;
+ * the loosest would be [-3800, +900]).  A reading at 4900 is 100 ticks
+ * outside (the next entry is nearer than the last exit); one at 9500 is
+ * past the last run. */
+static void test_inside_window(void)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK];
+	struct vt_marker r[4];
+	struct align_run runs[] = { { 0, H0 + 5000, H0 + 9000 }, { 0, H0 + 1000, H0 + 2000 } };
+	const uint64_t at[] = { 1100, 8800, 4900, 9500 };
+	struct truth t = { -31415926, 0, 0, 0 };
+	struct align_samples s;
+	struct align_inside out;
+	struct align_input in;
+	struct align_model *m;
+	double tick_ns = 1e9 / HZ, tol;
+
+	base_latency = 1;
+	gen(&t, H0, NMARK, 2, g, o, 0, 0);
+	base_latency = 100;
+	in = input(g, NMARK, o, NMARK);
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	tol = align_model_bound_ns(m) + 2 * tick_ns;
+	memset(r, 0, sizeof(r));
+	for (int i = 0; i < 4; i++) {
+		r[i].cpu = 0;
+		r[i].tsc_guest_before = r[i].tsc_guest_after = truth_g(&t, H0 + at[i]);
+	}
+	memset(&s, 0, sizeof(s));
+	s.in.guest_markers = r;
+	s.in.n_guest_markers = 2;
+	s.runs = runs;
+	s.n_runs = 2;
+	CHECK(align_inside_check(m, &s, &out) == 0);
+	printf("inside: %llu of %llu inside, shift [%.1f, %.1f] ns\n",
+	       (unsigned long long)out.n_inside, (unsigned long long)out.n_events,
+	       out.shift_lo_ns, out.shift_hi_ns);
+	CHECK(out.checked && out.n_inside == 4 && out.n_events == 4);
+	CHECK(out.shift_lo_ns > -100 * tick_ns - tol && out.shift_lo_ns < -100 * tick_ns + tol);
+	CHECK(out.shift_hi_ns > 200 * tick_ns - tol && out.shift_hi_ns < 200 * tick_ns + tol);
+	CHECK(out.worst_ns == 0);
+
+	s.in.n_guest_markers = 4;
+	CHECK(align_inside_check(m, &s, &out) == 0);
+	printf("inside: %llu outside the runs' span, worst %.1f ns\n",
+	       (unsigned long long)out.n_outside_span, out.worst_ns);
+	CHECK(out.n_events == 6 && out.n_inside == 4 && out.n_outside_span == 2);
+	CHECK(out.worst_ns > 100 * tick_ns - tol && out.worst_ns < 100 * tick_ns + tol);
+	CHECK(out.worst_vcpu == 0);
+	align_model_free(m);
+}
+
+/* Order matching (debugcon bytes carry no seq) of markers whose guest
+ * intervals are wide (200000 ticks of jitter) on a clock drifting 40 ppm:
+ * the predicted windows must widen by the intervals' width, else the
+ * drift pushes markers out of them (7 of 50 unpaired without it). */
+static void test_order_wide(void)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK];
+	struct truth t = { 5000, 0, 0, 40e-6 };
+	struct align_input in;
+	struct align_model *m;
+
+	rnd_state = 88172645463325252ull;
+	gen(&t, H0, NMARK, 200000, g, o, 1, 0);
+	in = input(g, NMARK, o, NMARK);
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	printf("order, wide intervals, 40 ppm: %zu of %d pairs\n", align_model_nr_pairs(m), NMARK);
+	CHECK(align_model_nr_pairs(m) == NMARK);
+	align_model_free(m);
+}
+
+/* One outlier among markers whose offset intervals share exactly one
+ * point: two of them only touch it (one ends, the other starts there).
+ * The consistent set is all but the outlier: touching intervals count as
+ * sharing their end point. */
+static void test_touching(void)
+{
+	static struct vt_marker g[NMARK];
+	static struct align_host_marker o[NMARK];
+	struct truth t = { 4242, 0, 0, 0 };
+	struct align_input in;
+	struct align_model *m;
+
+	gen(&t, H0, NMARK, 0, g, o, 0, 0);
+	for (size_t i = 0; i < NMARK; i++) {
+		uint64_t h = o[i].tsc_host;
+		int64_t lo = -10, hi = 10;
+
+		if (i == 5)
+			lo = -30, hi = 0;	/* ends at the common point */
+		else if (i == 9)
+			lo = 0, hi = 30;	/* starts there */
+		else if (i == 20)
+			lo = 1000, hi = 1010;	/* the outlier */
+		g[i].tsc_guest_before = truth_g(&t, h) + (uint64_t)lo;
+		g[i].tsc_guest_after = truth_g(&t, h) + (uint64_t)hi;
+	}
+	in = input(g, NMARK, o, NMARK);
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_nr_pairs(m) == NMARK);
+	CHECK(align_model_segment(m, 0)->n_outliers == 1);
+	CHECK(align_model_pair(m, 20)->outlier && !align_model_pair(m, 5)->outlier &&
+	      !align_model_pair(m, 9)->outlier);
+	align_model_free(m);
+}
+
 int main(void)
 {
 	test_offset();
@@ -657,5 +862,10 @@ int main(void)
 	test_many();
 	test_no_source();
 	test_marker_file();
+	test_asymmetric();
+	test_seq_wrap();
+	test_inside_window();
+	test_order_wide();
+	test_touching();
 	return check_done();
 }

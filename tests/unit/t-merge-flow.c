@@ -176,6 +176,27 @@ static void test_markers(void)
 	later();
 }
 
+/* Keys k and k + 256 share a slot of the pending-marker table: the second
+ * starts a flow of its own (it ends no flow of the first), and its other
+ * side links to it. */
+static void test_marker_collision(void)
+{
+	struct merge_event g = ev_at(guest_trk, "sync marker", 0, 0);
+	struct merge_event x = ev_at(guest_trk, "sync marker", 0, 100);
+	struct merge_event h = ev_at(host_vcpu[0], "sync marker", 0, 200);
+
+	g.value = 9;
+	x.value = 9 + 256;
+	h.value = 9 + 256;
+	feed(&g);
+	CHECK(g.flow_start_id != 0);
+	feed(&x);
+	CHECK(x.flow_id == 0 && x.flow_start_id != 0 && x.flow_start_id != g.flow_start_id);
+	feed(&h);
+	CHECK(h.flow_id == x.flow_start_id && h.flow_ts_ns == x.ts_ns);
+	later();
+}
+
 static void test_skip(void)
 {
 	struct merge_event e = ev_at(host_vcpu[0], "some_function", 0, 0);
@@ -208,6 +229,7 @@ int main(void)
 	test_unknown_vcpu();
 	test_irq();
 	test_markers();
+	test_marker_collision();
 	test_skip();
 	return check_done();
 }

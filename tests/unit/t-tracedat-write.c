@@ -4,7 +4,11 @@
  * malformed pages), section order, O_EXCL, a write failure (file size
  * limit) naming the file, and a round trip: synthetic pages written with
  * vt_td_* and read back through libtracecmd (lib/tracedat_read.c), clock
- * option included.
+ * option included; events discarded from pages (vt_td_page_discard, as the
+ * recorder drops other processes' syscalls) vanish and every later stamp
+ * stays exact, zero time deltas included; a __data_loc string pointing
+ * past its record, and a number past a short record's end, read as absent;
+ * a signed field is sign-extended, a __rel_loc string found from its end.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +33,17 @@ static const char fmt[] =
 	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
 	"\tfield:unsigned int seq;\toffset:8;\tsize:4;\tsigned:0;\n\n"
 	"print fmt: \"seq=%u\", REC->seq\n";
+/* the same event id with a __data_loc string instead of seq (dl_mode) */
+static const char fmt_dl[] =
+	"name: vt_test\nID: 1001\nformat:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	"\tfield:__data_loc char[] name;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:int delta;\toffset:12;\tsize:4;\tsigned:1;\n"
+	"\tfield:__rel_loc char[] rel;\toffset:16;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"name=%s\", __get_str(name)\n";
 static const char clock_opt[] = "local global counter [x86-tsc] mono";
 
 struct test_ev {
@@ -43,7 +58,7 @@ static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 
 static void test_page_count(void)
 {
-	uint8_t pg[PAGE];
+	uint8_t pg[2 * PAGE];	/* zeros past the page: an unchecked commit walks on */
 	struct vt_td_cpu_stats st;
 	uint8_t *d = pg + VT_TD_PAGE_HDR_SIZE;
 	size_t off = 0;
@@ -81,12 +96,72 @@ static void test_page_count(void)
 	CHECK(vt_td_page_count(pg, PAGE, &st) == -1);
 }
 
+/* Discard mode of write_file_ks: events of pid DISCARD_PID (every third,
+ * pairs of events share a stamp: zero deltas, a page's first event too)
+ * are discarded from each page before it is written. */
+#define DISCARD_PID	66
+static int discard_mode;
+static uint64_t nr_discarded;
+
+static uint64_t ev_ts(int i)
+{
+	return 5000000000ULL + (uint64_t)(discard_mode ? i / 2 : i) * 1000;
+}
+
+static int32_t ev_pid(int i)
+{
+	return discard_mode && i % 3 == 0 ? DISCARD_PID : 77;
+}
+
+static int keep_not_66(void *arg, const void *data, uint32_t len)
+{
+	const struct test_ev *e = data;
+
+	(void)arg;
+	return len < sizeof(*e) || e->pid != DISCARD_PID;
+}
+
+/* short_mode: every fifth event (i % 5 == 4) ends before its seq field */
+static int short_mode;
+
+/* dl_mode: event i's name is "s<i%10>" (i % 3 == 0), or its __data_loc
+ * points past the record (i % 3 == 1) or runs past its end (i % 3 == 2). */
+static int dl_mode;
+/* version 7, zstd (vt_td_create_zstd); CPU 0 gets @zero_pages pages of zeros */
+static int zstd_mode, zero_pages;
+
+struct dl_ev {
+	uint16_t type;
+	uint8_t flags, preempt;
+	int32_t pid;
+	uint32_t loc;		/* offset | length << 16 */
+	int32_t delta;		/* -i: read back sign-extended */
+	uint32_t rel;		/* __rel_loc: offset from its own end (20) */
+	char s[4];
+};
+
+static struct dl_ev dl_event(int i)
+{
+	struct dl_ev e = { EV_ID, 0, 0, 77, 0, -i, 0 | 3 << 16,
+			   { 's', (char)('0' + i % 10), 0, 0 } };
+
+	e.loc = i % 3 == 0 ? 20 | 3 << 16 : i % 3 == 1 ? 60000 | 3 << 16 : 20 | 200u << 16;
+	return e;
+}
+
+static void put_page(int fd, uint8_t *buf)
+{
+	if (discard_mode)
+		CHECK(vt_td_page_discard(buf, PAGE, keep_not_66, NULL, &nr_discarded) == 0);
+	CHECK(write(fd, buf, PAGE) == PAGE);
+}
+
 /* Write a complete file of @nr events (seq 0..nr-1) on CPU 1 of 2. */
 static int write_file_ks(const char *path, const char *raw0, const char *raw1, int nr,
 			 const char *ks, size_t kslen)
 {
-	const char *fmts[] = { fmt };
-	size_t lens[] = { sizeof(fmt) - 1 };
+	const char *fmts[] = { dl_mode ? fmt_dl : fmt };
+	size_t lens[] = { dl_mode ? sizeof(fmt_dl) - 1 : sizeof(fmt) - 1 };
 	struct vt_td_cpu_stats st[2];
 	struct vt_td_writer *w;
 	struct vt_td_page pg;
@@ -95,21 +170,27 @@ static int write_file_ks(const char *path, const char *raw0, const char *raw1, i
 
 	fds[0] = open(raw0, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	fds[1] = open(raw1, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	memset(buf, 0, sizeof(buf));
+	for (int i = 0; i < zero_pages; i++)
+		CHECK(write(fds[0], buf, PAGE) == PAGE);
 	vt_td_page_init(&pg, buf, PAGE);
 	for (int i = 0; i < nr; i++) {
-		struct test_ev ev = { EV_ID, 0, 0, 77, (uint32_t)i };
-		uint64_t ts = 5000000000ULL + (uint64_t)i * 1000;
+		struct test_ev ev = { EV_ID, 0, 0, ev_pid(i), (uint32_t)i };
+		struct dl_ev dl = dl_event(i);
+		const void *p = dl_mode ? (const void *)&dl : (const void *)&ev;
+		uint32_t len = dl_mode ? sizeof(dl) : short_mode && i % 5 == 4 ? 8 : sizeof(ev);
+		uint64_t ts = ev_ts(i);
 
-		if (vt_td_page_add(&pg, ts, &ev, sizeof(ev)) == 1) {
-			CHECK(write(fds[1], buf, PAGE) == PAGE);
+		if (vt_td_page_add(&pg, ts, p, len) == 1) {
+			put_page(fds[1], buf);
 			pages++;
 			vt_td_page_init(&pg, buf, PAGE);
-			CHECK(vt_td_page_add(&pg, ts, &ev, sizeof(ev)) == 0);
+			CHECK(vt_td_page_add(&pg, ts, p, len) == 0);
 		}
 	}
-	CHECK(write(fds[1], buf, PAGE) == PAGE);
+	put_page(fds[1], buf);
 
-	w = vt_td_create(path, PAGE);
+	w = zstd_mode ? vt_td_create_zstd(path, PAGE) : vt_td_create(path, PAGE);
 	if (!w)
 		return -1;
 	ret = vt_td_write_headers(w, vt_td_header_page, strlen(vt_td_header_page), vt_td_header_event,
@@ -128,9 +209,10 @@ static int write_file_ks(const char *path, const char *raw0, const char *raw1, i
 		vt_td_abort(w);
 		return -1;
 	}
-	CHECK(st[0].events == 0 && st[1].events == (uint64_t)nr);
+	CHECK(st[0].events == 0 && st[1].events == (uint64_t)nr - nr_discarded);
+	CHECK(st[0].pages == (uint64_t)zero_pages);
 	CHECK(st[1].pages == (uint64_t)pages && pages > 1);
-	CHECK(st[0].bytes == 0 && st[1].bytes == (uint64_t)pages * PAGE);
+	CHECK(st[0].bytes == (uint64_t)zero_pages * PAGE && st[1].bytes == (uint64_t)pages * PAGE);
 	return vt_td_close(w);
 }
 
@@ -227,6 +309,125 @@ static void test_round_trip(const char *dir)
 	unlink(raw1);
 }
 
+/* Write @dir/@name (write_file, the current mode) and open it for reading;
+ * the paths go to @path, @raw0, @raw1 (512 bytes each).  NULL on failure. */
+static struct vt_td_reader *write_and_open(const char *dir, const char *name, char *path,
+					   char *raw0, char *raw1)
+{
+	struct vt_td_reader *r;
+
+	snprintf(path, 512, "%s/%s", dir, name);
+	snprintf(raw0, 512, "%s/raw0", dir);
+	snprintf(raw1, 512, "%s/raw1", dir);
+	CHECK(write_file(path, raw0, raw1, NR_EVENTS) == 0);
+	r = vt_td_read_open(path);
+	CHECK(r != NULL);
+	return r;
+}
+
+static void close_and_remove(struct vt_td_reader *r, const char *path, const char *raw0,
+			     const char *raw1)
+{
+	if (r)
+		vt_td_read_close(r);
+	unlink(path);
+	unlink(raw0);
+	unlink(raw1);
+}
+
+/* Discarded events are skipped by libtracecmd, the others keep their
+ * exact stamps.  A zero-delta event followed by another is kept (no tick
+ * to borrow): here only a page's first, when it shares its stamp. */
+static void test_discard(const char *dir)
+{
+	char path[512], raw0[512], raw1[512];
+	struct vt_td_reader *r;
+	struct vt_td_event ev;
+	int i = 0, ok = 1, n = 0, kept66 = 0, all66 = (NR_EVENTS + 2) / 3;
+
+	discard_mode = 1;
+	nr_discarded = 0;
+	r = write_and_open(dir, "discard.dat", path, raw0, raw1);
+	while (r && vt_td_read_next_any(r, &ev) == 1) {
+		uint64_t seq = 0;
+
+		CHECK(vt_td_field_u64(&ev, "seq", &seq) == 0);
+		while (i < (int)seq && ev_pid(i) == DISCARD_PID)
+			i++;	/* discarded */
+		ok &= seq == (uint64_t)i && ev.ts == ev_ts(i) && ev.pid == ev_pid(i);
+		kept66 += ev.pid == DISCARD_PID;
+		i++;
+		n++;
+	}
+	while (i < NR_EVENTS && ev_pid(i) == DISCARD_PID)
+		i++;	/* discarded at the end */
+	CHECK(ok);
+	CHECK(i == NR_EVENTS);
+	CHECK(nr_discarded + kept66 == (uint64_t)all66);
+	CHECK(kept66 <= 3);	/* one per page at most (3 pages) */
+	CHECK(n == NR_EVENTS - (int)nr_discarded);
+	close_and_remove(r, path, raw0, raw1);
+	discard_mode = 0;
+	nr_discarded = 0;
+}
+
+/* A __data_loc string is read only within its record: one pointing past
+ * it or running past its end reads as absent (NULL), never as bytes
+ * beyond (the issue #26 survivor; ASan watches under SAN=1). */
+static void test_data_loc_bounds(const char *dir)
+{
+	char path[512], raw0[512], raw1[512], name[64];
+	struct vt_td_reader *r;
+	struct vt_td_event ev;
+	int i = 0, ok = 1;
+
+	dl_mode = 1;
+	r = write_and_open(dir, "dl.dat", path, raw0, raw1);
+	dl_mode = 0;
+	while (r && vt_td_read_next_any(r, &ev) == 1) {
+		const char *v = vt_td_field_str(&ev, "name", name, sizeof(name));
+		char want[3] = { 's', (char)('0' + i % 10), 0 };
+
+		uint64_t delta = 0;
+
+		if (i % 3 == 0)
+			ok &= v && !strcmp(v, want);
+		else
+			ok &= v == NULL;
+		/* a signed int field, sign-extended; a __rel_loc string */
+		ok &= vt_td_field_u64(&ev, "delta", &delta) == 0 && delta == (uint64_t)(int64_t)-i;
+		v = vt_td_field_str(&ev, "rel", name, sizeof(name));
+		ok &= v && !strcmp(v, want);
+		i++;
+	}
+	CHECK(ok);
+	CHECK(i == NR_EVENTS);
+	close_and_remove(r, path, raw0, raw1);
+}
+
+/* A numeric field past the end of a short record reads as absent. */
+static void test_short_record(const char *dir)
+{
+	char path[512], raw0[512], raw1[512];
+	struct vt_td_reader *r;
+	struct vt_td_event ev;
+	uint64_t seq = 0;
+	int i = 0, ok = 1;
+
+	short_mode = 1;
+	r = write_and_open(dir, "short.dat", path, raw0, raw1);
+	short_mode = 0;
+	while (r && vt_td_read_next_any(r, &ev) == 1) {
+		int rc = vt_td_field_u64(&ev, "seq", &seq);
+
+		ok &= i % 5 == 4 ? rc == -1 : rc == 0 && seq == (uint64_t)i;
+		i++;
+	}
+	CHECK(ok);
+	CHECK(i == NR_EVENTS);
+	close_and_remove(r, path, raw0, raw1);
+}
+
 static void test_order_and_errors(const char *dir)
 {
 	char path[512];
@@ -258,6 +459,39 @@ static void test_order_and_errors(const char *dir)
 	vt_td_abort(w);
 }
 
+/*
+ * Version 7 with zstd: the same events read back as from v6 (round trip,
+ * discarded events), and pages that compress past the ratio readers accept
+ * (128 pages of zeros on CPU 0: one chunk would be ~9000:1) are written
+ * in smaller chunks, so the file opens.
+ */
+static void test_zstd(const char *dir)
+{
+	char path[512], raw0[512], raw1[512], head[12];
+	struct vt_td_reader *r;
+	struct vt_td_event ev;
+	int fd, n = 0;
+
+	zstd_mode = 1;
+	test_round_trip(dir);
+	test_discard(dir);
+	zero_pages = 128;
+	r = write_and_open(dir, "zero.dat", path, raw0, raw1);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0 && read(fd, head, sizeof(head)) == sizeof(head));
+	if (fd >= 0)
+		close(fd);
+	CHECK(!memcmp(head + 10, "7", 2));
+	while (r && vt_td_read_next_any(r, &ev) == 1)
+		n += ev.cpu == 1;
+	CHECK(n == NR_EVENTS);
+	if (!r)
+		fprintf(stderr, "%s\n", vt_err_msg());
+	close_and_remove(r, path, raw0, raw1);
+	zero_pages = 0;
+	zstd_mode = 0;
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/vt-tdw.XXXXXX";
@@ -266,8 +500,12 @@ int main(void)
 		return 1;
 	test_page_count();
 	test_round_trip(dir);
+	test_discard(dir);
+	test_data_loc_bounds(dir);
+	test_short_record(dir);
 	test_order_and_errors(dir);
 	test_header_end_anywhere(dir);
+	test_zstd(dir);
 	rmdir(dir);
 	return check_done();
 }

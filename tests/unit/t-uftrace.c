@@ -267,6 +267,18 @@ static void test_hostile(const char *dir)
 	make_dir(dir, 0);
 	put(dir, "info", "Xtrace!", 8, 0);
 	CHECK(vt_uft_open(dir) == NULL && strstr(vt_err_msg(), "info"));
+	/* a version past the one we read (the header's u32 at offset 8) */
+	for (uint32_t v = VT_UFT_FILE_VERSION + 1; v <= VT_UFT_FILE_VERSION + 2; v++) {
+		int fd;
+
+		make_dir(dir, 0);
+		snprintf(path, sizeof(path), "%s/info", dir);
+		fd = open(path, O_WRONLY);
+		CHECK(fd >= 0 && pwrite(fd, &v, sizeof(v), 8) == (ssize_t)sizeof(v));
+		if (fd >= 0)
+			close(fd);
+		CHECK(vt_uft_open(dir) == NULL && strstr(vt_err_msg(), "unsupported file version"));
+	}
 	make_dir(dir, 0);
 	truncate_to(dir, "info", 20);
 	CHECK(vt_uft_open(dir) == NULL && strstr(vt_err_msg(), "truncated"));
