@@ -15,7 +15,7 @@ const char *const report_part_names[RP_NR] = {
 	"guest irq", "guest runnable", "guest block queue", "guest driver to kick",
 	"QEMU before host syscall", "host disk", "host done to injection",
 	"injection to guest irq", "guest irq to completion", "device (stage not recorded)",
-	"blocked, no I/O in flight", "unknown (no guest kernel trace)",
+	"blocked, no I/O in flight", "unknown (no scheduling events of the thread)",
 };
 const char *const report_part_ids[RP_NR] = {
 	"guest_cpu", "exit_kernel", "exit_qemu", "vcpu_preempted", "guest_irq",
