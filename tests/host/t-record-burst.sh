@@ -6,6 +6,9 @@
 # the guest's first debugcon bytes.  Every write i (i bytes, 1..N) of every
 # task must be in trace.dat as syscalls:sys_enter_write (read back through
 # libtracecmd, tests/host/tdcount); a miss names the task and the write.
+# Also a chain of 6 processes started at once, whose last writes after
+# 150 ms: every generation must be followed at the first poll, not one per
+# poll (the window would have moved past it).
 # VT_BURST_RUNS runs (default 10; docs/testing.md has the 100-run figure).
 # timeout: 600
 set -eu
@@ -18,9 +21,9 @@ n=200
 missing=0
 for run in $(seq 1 "$runs"); do
 	rm -rf rec
-	"$VT_BIN" record -e syscalls:sys_enter_write -o rec -- "$burst" $n >tasks.txt 2>rec.err 57>/dev/null ||
+	"$VT_BIN" record -e syscalls:sys_enter_write -o rec -- "$burst" $n 6 150 >tasks.txt 2>rec.err 57>/dev/null ||
 		{ cat rec.err; fail "run $run: record failed"; }
-	[ "$(wc -l <tasks.txt)" = 5 ] || { cat tasks.txt; fail "run $run: burst did not finish its 5 tasks"; }
+	[ "$(wc -l <tasks.txt)" = 6 ] || { cat tasks.txt; fail "run $run: burst did not finish its 6 tasks"; }
 	"$TDCOUNT" -f syscalls:sys_enter_write:common_pid,fd,count rec/trace.dat >writes.txt ||
 		fail "run $run: trace.dat does not read back"
 	rc=0
@@ -47,5 +50,5 @@ X
 		missing=$((missing + 1))
 	fi
 done
-echo "$runs runs of 5 tasks x $n writes: $missing runs with writes missing"
+echo "$runs runs of 6 tasks x $n writes: $missing runs with writes missing"
 [ $missing = 0 ] || fail "the recording lost the first events of the command's tasks"

@@ -60,6 +60,15 @@ static void test_host(void)
 			bad += align_clock_ns(&cur, t) != vt_tsc_to_ns(t, hzs[h]);
 			bad += align_clock_span_ns(&c, t) != vt_tsc_to_ns(t, hzs[h]);
 		}
+		{	/* merge's batch path, strided as the sorter calls it */
+			uint64_t raw[2 * 64], ns[2 * 64];
+
+			for (int i = 0; i < 64; i++)
+				raw[2 * i] = i < 32 ? (1ull << i) * 3 + (uint64_t)i : rnd_in(0, UINT64_MAX);
+			align_clock_ns_batch(&cur, raw, ns, 64, 2 * sizeof(uint64_t));
+			for (int i = 0; i < 64; i++)
+				bad += ns[2 * i] != vt_tsc_to_ns(raw[2 * i], hzs[h]);
+		}
 		if (bad)
 			fprintf(stderr, "hz %llu: %llu stamps off\n", (unsigned long long)hzs[h],
 				(unsigned long long)bad);
