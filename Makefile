@@ -14,6 +14,8 @@
 #   make bench      benchmarks against the peer tools (never part of make test)
 #   make runkvm     the default end-to-end example (examples/python-virtio)
 #   make fuzz       libFuzzer targets for every parser we own
+#   make mutate     the mutation harness (tests/mutate, docs/testing.md)
+#   make coverage   line/branch coverage of the fast tests -> docs/coverage.md
 
 SRC     := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 ifeq ($(SAN),1)

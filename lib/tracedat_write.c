@@ -428,8 +428,9 @@ int vt_td_add_option(struct vt_td_writer *w, enum vt_td_option id, const void *d
 
 /* A discarded event needs a non-zero time delta (a zero one ends the
  * page): one tick may be taken from the entry at @next (page data offset)
- * when it is an event or padding whose own delta stays non-zero, or when
- * nothing follows (the page's end).  1 if the tick was taken. */
+ * when it is an event, padding or time extend whose own delta stays
+ * non-zero; none is needed when nothing follows (the page's end) or an
+ * absolute stamp does.  1 if the delta may be one tick. */
 static int td_borrow_tick(uint8_t *data, size_t next, size_t size)
 {
 	uint32_t hdr, type_len, min;
@@ -440,8 +441,25 @@ static int td_borrow_tick(uint8_t *data, size_t next, size_t size)
 	type_len = hdr & TD_TYPE_LEN_MASK;
 	if (type_len == TD_TYPE_PADDING && !(hdr >> 5))
 		return 1;	/* the rest of the page is padding */
-	if (type_len > TD_TYPE_PADDING)
-		return 0;	/* a time extend or stamp: left alone */
+	if (type_len == TD_TYPE_TIME_STAMP)
+		return 1;	/* absolute: what follows does not add our delta */
+	if (type_len == TD_TYPE_TIME_EXTEND) {
+		uint32_t hi;
+		uint64_t ext;
+
+		if (next + TD_TIME_EVENT_SIZE > size)
+			return 0;
+		memcpy(&hi, data + next + TD_EVT_HDR_SIZE, sizeof(hi));
+		ext = ((uint64_t)hi << 27) | (hdr >> 5);
+		if (ext < 2)
+			return 0;
+		ext--;
+		hdr = (uint32_t)((ext & ((1u << 27) - 1)) << 5) | TD_TYPE_TIME_EXTEND;
+		hi = (uint32_t)(ext >> 27);
+		memcpy(data + next, &hdr, sizeof(hdr));
+		memcpy(data + next + TD_EVT_HDR_SIZE, &hi, sizeof(hi));
+		return 1;
+	}
 	min = type_len == TD_TYPE_PADDING ? 2 : 1;
 	if ((hdr >> 5) < min)
 		return 0;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BURST_FD	57
@@ -53,15 +54,45 @@ static void burst_task(const char *role, char *thread_role)
 	pthread_join(t, NULL);
 }
 
+/* A chain of @depth processes below this one; the last waits @ms, then
+ * writes.  Exits (never returns). */
+static void burst_chain(int depth, int ms)
+{
+	int st = 0;
+
+	if (depth > 0) {
+		pid_t c = fork();
+
+		if (c < 0)
+			_exit(4);
+		if (c == 0)
+			burst_chain(depth - 1, ms);
+		_exit(waitpid(c, &st, 0) == c && WIFEXITED(st) ? WEXITSTATUS(st) : 5);
+	}
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+	burst_writes("chain-end");
+	_exit(0);
+}
+
 int main(int argc, char **argv)
 {
-	pid_t child;
+	pid_t child, chain = 0;
 	int st;
 
-	burst_n = argc == 2 ? atoi(argv[1]) : 0;
+	burst_n = argc == 2 || argc == 4 ? atoi(argv[1]) : 0;
 	if (burst_n < 1 || burst_n > BURST_MAX) {
-		fprintf(stderr, "usage: burst N (1..%d), fd %d open\n", BURST_MAX, BURST_FD);
+		fprintf(stderr, "usage: burst N [DEPTH MS] (N 1..%d), fd %d open\n", BURST_MAX,
+			BURST_FD);
 		return 2;
+	}
+	if (argc == 4) {
+		chain = fork();
+		if (chain < 0)
+			return 4;
+		if (chain == 0)
+			burst_chain(atoi(argv[2]), atoi(argv[3]));
 	}
 	child = fork();
 	if (child < 0)
@@ -82,6 +113,8 @@ int main(int argc, char **argv)
 	}
 	burst_task("main", "main-thread");
 	if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st))
+		return 5;
+	if (chain && (waitpid(chain, &st, 0) != chain || !WIFEXITED(st) || WEXITSTATUS(st)))
 		return 5;
 	return 0;
 }

@@ -40,9 +40,18 @@ grep -q "WARNING: events were lost" lost.txt || fail "no lost-events warning"
 total=$(meta lost.total lost)
 [ "$total" -gt 0 ] || fail "lost.total = $total"
 ev=$(meta events.total lost)
-# every getppid call is an enter+exit pair: recorded + lost = 2 * calls
+# every getppid call is an enter+exit pair: recorded + lost = 2 * calls,
+# plus the getppid calls of other processes' tasks born meanwhile (bash
+# calls getppid at start) that the full ring buffer dropped before the
+# recorder could discard them (the new-pid window, docs/record.md): a few,
+# about as many as it discarded at most (seen: 1-2 with 46-103 discarded)
 calls=$(grep -o 'calls [0-9]*' lost.txt | awk '{print $2}')
-[ $((ev + total)) = $((2 * calls)) ] || fail "events $ev + lost $total != 2 x $calls calls"
+disc=$(meta record.discarded lost)
+extra=$((ev + total - 2 * calls))
+echo "events $ev + lost $total = 2 x $calls calls + $extra (discarded: $disc)"
+[ $extra -ge 0 ] && [ $extra -le $((disc + 16)) ] ||
+	fail "events $ev + lost $total != 2 x $calls calls (+ up to $disc + 16 of other tasks)"
+[ "$("$TDCOUNT" lost/trace.dat | sed -n 's/^total //p')" = "$ev" ] || fail "events.total"
 trace-cmd report lost/trace.dat 2>/dev/null | grep -q 'EVENTS DROPPED' || fail "trace-cmd sees no gap"
 check_counts lost
 echo "signals and lost events: OK"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # uftrace output: `uftrace replay` (a consumer we did not write) shows host
 # and guest threads side by side, with the slice names and ns durations,
-# and `uftrace dump --chrome` reads it whole.  Also the format chosen by
+# and `uftrace dump --chrome` reads it whole; every exit record sits at
+# its entry's depth.  Also the format chosen by
 # OUT: a path without extension is a uftrace directory.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
@@ -19,6 +20,25 @@ grep -Eq '\[10000200\] \| py_a\(\) \{' replay.txt
 grep -Eq '0\.500 us \[ *1000\] \|   \} /\* work \*/' replay.txt
 grep -Eq '0\.500 us \[10000200\] \|   \} /\* py_b \*/' replay.txt
 n=$(grep -c 'main() {' replay.txt); [ "$n" = 4 ] || { echo "FAIL: $n main() calls"; exit 1; }
+# every exit record at its entry's depth (uftrace dump's raw records)
+uftrace dump -d merged --no-pager >raw.txt
+"$PY" - raw.txt <<'PYEOF'
+import re, sys
+stacks, n = {}, 0
+for l in open(sys.argv[1]):
+    m = re.search(r"(\d+): \[(entry|exit )\] (\S+)\(.*depth: (\d+)", l)
+    if not m:
+        continue
+    st = stacks.setdefault(m.group(1), [])
+    if m.group(2) == "entry":
+        st.append((m.group(3), m.group(4)))
+    else:
+        n += 1
+        if not st or st.pop() != (m.group(3), m.group(4)):
+            sys.exit("FAIL: exit of %s at depth %s has no entry there" % (m.group(3), m.group(4)))
+assert n >= 16, n
+print("%d exits, each at its entry's depth" % n)
+PYEOF
 uftrace dump --chrome -d merged >dump.json
 "$PY" -c 'import json,sys; d=json.load(open("dump.json")); assert len(d["traceEvents"]) >= 32'
 echo ok

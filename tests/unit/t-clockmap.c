@@ -10,6 +10,7 @@
 #include <string.h>
 #include "check.h"
 #include "align/align.h"
+#include "align/internal.h"
 
 #define NRAND		200000
 
@@ -58,6 +59,15 @@ static void test_host(void)
 
 			bad += align_clock_ns(&cur, t) != vt_tsc_to_ns(t, hzs[h]);
 			bad += align_clock_span_ns(&c, t) != vt_tsc_to_ns(t, hzs[h]);
+		}
+		{	/* merge's batch path, strided as the sorter calls it */
+			uint64_t raw[2 * 64], ns[2 * 64];
+
+			for (int i = 0; i < 64; i++)
+				raw[2 * i] = i < 32 ? (1ull << i) * 3 + (uint64_t)i : rnd_in(0, UINT64_MAX);
+			align_clock_ns_batch(&cur, raw, ns, 64, 2 * sizeof(uint64_t));
+			for (int i = 0; i < 64; i++)
+				bad += ns[2 * i] != vt_tsc_to_ns(raw[2 * i], hzs[h]);
 		}
 		if (bad)
 			fprintf(stderr, "hz %llu: %llu stamps off\n", (unsigned long long)hzs[h],
@@ -170,6 +180,47 @@ static void test_fallback(void)
 	CHECK(c.unmapped == 0);	/* no model: nothing to miss */
 }
 
+/* A segment no source could place (a vCPU's first, as when its markers
+ * admit no map and nothing else covers it): its stamps are counted in
+ * .unmapped and placed with the clock's fixed offset; the next segment
+ * maps exactly again. */
+static void test_none_segment(void)
+{
+	struct align_offset_event ev[NSEG];
+	const uint64_t hz = 2096001000ull;
+	struct align_clock c = { 0 };
+	struct align_cursor cur;
+	struct align_input in;
+	struct align_model *m;
+	size_t first, last;
+	uint64_t g;
+
+	for (int k = 0; k < NSEG; k++)
+		ev[k] = (struct align_offset_event){ .tsc_host = seg_start[k], .vcpu = 0,
+			.prev_offset_tsc = k ? seg_off[0][k - 1] : 0, .next_offset_tsc = seg_off[0][k] };
+	memset(&in, 0, sizeof(in));
+	in.host_hz = hz;
+	in.offsets = ev;
+	in.n_offsets = NSEG;
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_vcpu_range(m, 0, &first, &last) == 0);
+	m->cseg[first].none = 1;
+	CHECK(align_clock_init(&c, ALIGN_CLOCK_GUEST, hz) == 0);
+	align_clock_set_model(&c, m);
+	c.offset_tsc = 7;
+	align_cursor_init(&cur, &c, 0);
+	g = seg_start[0] + 1000 + (uint64_t)seg_off[0][0];
+	CHECK(align_clock_ns(&cur, g) == vt_tsc_to_ns(g - 7, hz));
+	CHECK(c.unmapped == 1);
+	g = seg_start[1] + 1000 + (uint64_t)seg_off[0][1];
+	CHECK(align_clock_ns(&cur, g) == vt_tsc_to_ns(seg_start[1] + 1000, hz));
+	CHECK(c.unmapped == 1);
+	align_model_free(m);
+}
+
 int main(void)
 {
 	test_host();
@@ -178,5 +229,6 @@ int main(void)
 	test_guest(1000000000ull);
 	test_guest(3ull);
 	test_fallback();
+	test_none_segment();
 	return check_done();
 }

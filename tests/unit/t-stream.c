@@ -31,13 +31,18 @@ static void put_frame(int fd, unsigned type, unsigned flags, const char *name, u
 	CHECK(vt_stream_write(fd, "test", &f) == 0);
 }
 
-/* A DATA frame built by hand, so names the writer refuses can be tried. */
+/* The file offset raw_frame() writes (0 unless a case sets it). */
+static uint64_t raw_offset;
+
+/* A DATA frame built by hand, so names and offsets the writer refuses can
+ * be tried. */
 static size_t raw_frame(uint8_t *buf, unsigned type, const char *name, const char *data)
 {
 	size_t nl = strlen(name), dl = strlen(data);
 	uint32_t crc;
 
 	memset(buf, 0, VT_STREAM_HDR_SIZE);
+	memcpy(buf + VT_STREAM_OFF_OFFSET, &raw_offset, sizeof(raw_offset));
 	memcpy(buf, "VTSF", 4);
 	buf[VT_STREAM_OFF_VERSION] = VT_STREAM_VERSION;
 	buf[VT_STREAM_OFF_TYPE] = (uint8_t)type;
@@ -236,6 +241,7 @@ static void test_hostile(void)
 	uint8_t buf[4096];
 	char path[256];
 	struct vt_stream_stats st;
+	struct vt_stream_frame f;
 	size_t n;
 
 	snprintf(path, sizeof(path), "%s/hostile.bin", tmp);
@@ -248,6 +254,13 @@ static void test_hostile(void)
 		CHECK(st.files == 0);
 	}
 	CHECK(!exists("evil") && access("/tmp/evil", F_OK) != 0);
+	/* a DATA frame that would write past the file limit */
+	raw_offset = VT_STREAM_MAX_FILE - 2;
+	CHECK(vt_stream_decode(buf, raw_frame(buf, VT_STREAM_DATA, "big", "abcd"), &f) < 0);
+	CHECK(strstr(vt_err_msg(), "file limit") != NULL);
+	raw_offset = VT_STREAM_MAX_FILE - 4;
+	CHECK(vt_stream_decode(buf, raw_frame(buf, VT_STREAM_DATA, "big", "abcd"), &f) > 0);
+	raw_offset = 0;
 	/* the first frame must be HELLO */
 	n = raw_frame(buf, VT_STREAM_DATA, "a", "b");
 	spit(path, buf, n);

@@ -58,7 +58,7 @@ static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 
 static void test_page_count(void)
 {
-	uint8_t pg[2 * PAGE];	/* zeros past the page: an unchecked commit walks on */
+	uint8_t pg[PAGE];
 	struct vt_td_cpu_stats st;
 	uint8_t *d = pg + VT_TD_PAGE_HDR_SIZE;
 	size_t off = 0;
@@ -88,7 +88,10 @@ static void test_page_count(void)
 	CHECK(vt_td_page_count(pg, PAGE, &st) == 0);
 	CHECK(st.lost_unknown == 1 && st.pages == 2);
 
-	put64(pg + 8, PAGE);			/* commit beyond the page */
+	/* commit beyond the page, over a page that is all padding: only the
+	 * commit check refuses it */
+	put32(d, 29);
+	put64(pg + 8, PAGE);
 	CHECK(vt_td_page_count(pg, PAGE, &st) == -1);
 	put64(pg + 8, 16);
 	put32(d, 0);
@@ -105,7 +108,11 @@ static uint64_t nr_discarded;
 
 static uint64_t ev_ts(int i)
 {
-	return 5000000000ULL + (uint64_t)(discard_mode ? i / 2 : i) * 1000;
+	/* discard mode: the first event (discarded, delta 0) is followed by a
+	 * time extend (a gap of 2^28 ticks) it must take its tick from */
+	if (discard_mode)
+		return 5000000000ULL + (uint64_t)(i / 2) * 1000 + (i ? 1ULL << 28 : 0);
+	return 5000000000ULL + (uint64_t)i * 1000;
 }
 
 static int32_t ev_pid(int i)
@@ -336,8 +343,9 @@ static void close_and_remove(struct vt_td_reader *r, const char *path, const cha
 }
 
 /* Discarded events are skipped by libtracecmd, the others keep their
- * exact stamps.  A zero-delta event followed by another is kept (no tick
- * to borrow): here only a page's first, when it shares its stamp. */
+ * exact stamps, the first event's tick borrowed from a time extend.  A
+ * zero-delta event followed by another zero-delta one is kept (no tick to
+ * borrow): here only a page's first, when it shares its stamp. */
 static void test_discard(const char *dir)
 {
 	char path[512], raw0[512], raw1[512];
@@ -352,6 +360,7 @@ static void test_discard(const char *dir)
 		uint64_t seq = 0;
 
 		CHECK(vt_td_field_u64(&ev, "seq", &seq) == 0);
+		ok &= n > 0 || seq == 1;	/* event 0 discarded before the extend */
 		while (i < (int)seq && ev_pid(i) == DISCARD_PID)
 			i++;	/* discarded */
 		ok &= seq == (uint64_t)i && ev.ts == ev_ts(i) && ev.pid == ev_pid(i);
@@ -365,6 +374,7 @@ static void test_discard(const char *dir)
 	CHECK(i == NR_EVENTS);
 	CHECK(nr_discarded + kept66 == (uint64_t)all66);
 	CHECK(kept66 <= 3);	/* one per page at most (3 pages) */
+	CHECK(nr_discarded > 0 && ev_pid(0) == DISCARD_PID);
 	CHECK(n == NR_EVENTS - (int)nr_discarded);
 	close_and_remove(r, path, raw0, raw1);
 	discard_mode = 0;
