@@ -111,6 +111,8 @@ static struct evtype *get_type(const char *sysev)
 		char *nm = strrchr(decl, ' ');
 
 		snprintf(t->f[t->nr].name, sizeof(t->f[t->nr].name), "%.63s", nm ? nm + 1 : decl);
+		/* "rwbs[10]": the array's name */
+		*strchrnul(t->f[t->nr].name, '[') = 0;
 		t->f[t->nr].offset = off;
 		t->f[t->nr].size = sz;
 		if (off + sz > t->size)
