@@ -14,6 +14,8 @@
 #
 # usage: mkpairing.py OUTDIR
 import json, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from evlist import write
 
 out = sys.argv[1]
 DEV, FD = 265289728, 12
@@ -176,13 +178,6 @@ io = op(IOTH, "pwritev", T + 20000, T + 60000, 50000 * 512, 4096)
 msi(IOTH, T + 65000, 1)
 request(1, "W", 50000, 8, T, T + 70000, T + 75000, [io], T + 4000, (T + 65000, IOTH),
         "exact-offset")
-
-def write(path, comms, evs):
-    with open(path, "w") as f:
-        for c in comms:
-            f.write("comm %d %s\n" % c)
-        for e in sorted(evs, key=lambda e: (e[0], e[1])):
-            f.write("ev %d %d %d %s %s\n" % e)
 
 write(os.path.join(out, "host.txt"),
       [(QEMU, "qemu-system-x86"), (VCPU[0], "CPU 0/KVM"), (VCPU[1], "CPU 1/KVM"),
