@@ -12,12 +12,16 @@
 # holds per request the truth: its QEMU operations, kick address, MSI.
 # One clock for host and guest: 1 tick = 1 ns (tsc.hz 1e9).
 #
-# usage: mkpairing.py OUTDIR
+# usage: mkpairing.py OUTDIR [uring]
+#   uring: QEMU's operations are io_uring requests (submit_req by the QEMU
+#   thread, complete in interrupt context) instead of syscalls
 import json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from evlist import write
 
 out = sys.argv[1]
+URING = len(sys.argv) > 2 and sys.argv[2] == "uring"   # QEMU aio=io_uring
+uring_ud = 0xffff888000000000
 DEV, FD = 265289728, 12
 QEMU, VCPU, WORKER, IOTH, KWORKER, NBD = 4242, (4243, 4244), (4250, 4251), 4260, 77, 5000
 HCPU = {VCPU[0]: 0, VCPU[1]: 1, WORKER[0]: 2, WORKER[1]: 3, IOTH: 4, KWORKER: 5, NBD: 6,
@@ -50,6 +54,8 @@ def lapic_eoi(vcpu, ts):
 
 def op(tid, name, t0, t1, off=0, length=0, fd=FD):
     """one QEMU (or foreign) syscall; returns its truth record"""
+    if URING and tid != NBD:
+        return uring_op(tid, name, t0, t1, off, length)
     if name in ("pread64", "pwrite64"):
         f = "fd=%d count=%d pos=%d" % (fd, length, off)
     elif name in ("preadv", "pwritev"):
@@ -60,6 +66,18 @@ def op(tid, name, t0, t1, off=0, length=0, fd=FD):
     hev(tid, t1, "syscalls/sys_exit_" + name, "ret=%d" % length)
     return {"syscall": name, "tid": tid, "ts": t0, "offset": off if length else None,
             "length": length if length else None}
+
+def uring_op(tid, name, t0, t1, off, length):
+    """the same operation through QEMU's aio=io_uring: submitted by @tid,
+    completed in interrupt context (pid 0)"""
+    global uring_ud
+    uring_ud += 64
+    opcode = {"pread64": 1, "preadv": 1, "pwrite64": 2, "pwritev": 2, "fdatasync": 3}[name]
+    hev(tid, t0, "io_uring/io_uring_submit_req", "user_data=%d opcode=%d" % (uring_ud, opcode))
+    host.append((HCPU[KWORKER], t1, 0, "io_uring/io_uring_complete",
+                 "user_data=%d res=%d" % (uring_ud, length)))
+    return {"syscall": "io_uring " + ("READV", "WRITEV", "FSYNC")[opcode - 1], "tid": tid,
+            "ts": t0, "ts_end": t1, "offset": None, "length": None}
 
 def msi(tid, ts, q, data=None):
     hev(tid, ts, "kvm/kvm_msi_set_irq", "address=%d data=%d" % (MSI_ADDR[q], data or MSI_DATA[q]))

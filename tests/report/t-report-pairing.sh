@@ -9,7 +9,8 @@
 # address) and injection (time, thread, MSI data) read back from
 # `vmtrace export --sqlite` (table request_links) equal the truth, each link
 # says how it was matched, nothing is a guess; the text report counts the
-# methods.  Then the same host recording without the offsets: time guesses,
+# methods.  Then the same host recording without the offsets, and with
+# QEMU aio=io_uring (io_uring tracepoints): time guesses, counted,
 # said so.
 set -eu
 . "$VT_SRC/tests/report/common.sh"
@@ -89,3 +90,31 @@ grep -q "no offset rule holds" rep2.txt
 grep -Eq "^  host_io_begin +1 flush, [0-9]+ time-guess" rep2.txt ||
 	{ grep host_io_begin rep2.txt; echo "FAIL: guesses not said"; exit 1; }
 echo "ok: without offsets the host I/O is a counted guess"
+# QEMU aio=io_uring: each operation from its io_uring_submit_req to the
+# io_uring_complete of the same user_data (completed in interrupt
+# context); no offsets: read/write links are counted guesses, the flush is
+# identified by its FSYNC opcode
+mkdir -p u/h && "$PY" "$VT_SRC/tests/report/mkpairing.py" u uring
+"$GTD" u/h/trace.dat <u/host.txt && cp host.meta u/h/vmtrace.meta
+"$VT_BIN" report u/h g --no-align -q >rep3.txt
+"$VT_BIN" export --sqlite u.db u/h g --no-align -q
+sqlite3 -batch -noheader -separator '|' u.db \
+	"SELECT r.sector, l.ts, l.ts_end, l.method, l.syscall FROM request_links l
+	   JOIN requests r ON r.id = l.request_id WHERE l.link = 'host_io'" >u.txt
+"$PY" - u.txt u/expected.json rep3.txt <<'PYEOF'
+import json, re, sys
+exp = json.load(open(sys.argv[2]))["requests"]; txt = open(sys.argv[3]).read()
+ops = {(o["ts"], o["ts_end"], o["syscall"]) for q in exp for o in q["host_io"]}
+rows = [l.rstrip("\n").split("|") for l in open(sys.argv[1])]
+for sec, ts, end, how, sysc in rows:
+    if (int(ts), int(end), sysc) not in ops:
+        sys.exit("FAIL: io_uring operation %s..%s %s is no submit->complete pair" % (ts, end, sysc))
+    if (how == "flush") != (sysc == "io_uring FSYNC" and sec == "-1") or how not in ("flush", "time-guess"):
+        sys.exit("FAIL: request %s: %s by %s" % (sec, sysc, how))
+m = re.search(r"host_io_begin +1 flush, (\d+) time-guess", txt)
+g = re.search(r"guesses: (\d+) links", txt)
+if not m or not g or int(m.group(1)) != len(rows) - 1 or int(g.group(1)) != len(rows) - 1:
+    sys.exit("FAIL: io_uring guesses not counted: %s" % (m and m.group(0)))
+print("ok: io_uring: %d operations submit->complete, %d counted guesses, the flush by opcode"
+      % (len(rows), len(rows) - 1))
+PYEOF
