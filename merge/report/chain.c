@@ -27,7 +27,7 @@ const char *const report_link_names[RL_NR] = {
 };
 
 const char *const report_how_names[RH_NR] = {
-	"", "thread", "key", "cpu", "notify-addr", "exact-offset", "merged", "split", "rmw",
+	"", "thread", "key", "cpu", "notify-addr", "exact-offset", "covering", "split", "rmw",
 	"flush", "msi", "time-guess",
 };
 

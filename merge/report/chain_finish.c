@@ -27,6 +27,8 @@
 
 #define SECTOR_BYTES	512
 #define RMW_MAX		4	/* reads of one read-modify-write */
+#define QEMU_ALIGN	4096	/* the widest alignment QEMU widens requests to
+				 * (cache=none on 4 KiB host blocks) */
 
 static void set_link(struct report_req *q, int link, uint64_t ts, int how)
 {
@@ -130,9 +132,13 @@ static uint64_t dev_cpu_key(const struct report_req *q, int32_t cpu)
 	return dev_key(q) << 12 ^ (uint64_t)(uint32_t)(cpu + 1);
 }
 
+/* The request's direction as QEMU's operations have it: 'R', 'W', 'F',
+ * 'D' (discard and write-zeroes, rwbs 'N': QEMU's fallocate), 0 unknown. */
 static char req_dir(const struct report_req *q)
 {
-	return q->rwbs == MERGE_NO_STR ? 0 : report_rwbs_op(merge_str(q->rwbs));
+	char d = q->rwbs == MERGE_NO_STR ? 0 : report_rwbs_op(merge_str(q->rwbs));
+
+	return d == 'N' ? 'D' : d;
 }
 
 static uint64_t req_until(const struct report_req *q)
@@ -234,11 +240,18 @@ static int learn_offsets(struct report *r, struct modes *off)
 			continue;
 		uint64_t base = q->sector * SECTOR_BYTES, len = (uint64_t)q->nr_sector * SECTOR_BYTES;
 
-		FOR_HOSTIO(r, q, h, q->t[RL_ISSUE], q->t[RL_COMPLETE])
-			if (h->p.has_off && h->p.dir == d && h->p.fd >= 0 && h->p.len >= len &&
-			    h->p.off >= base && h->p.off - base < (1ULL << 48))
+		/* a syscall covering the range at the identity (QEMU widens
+		 * ranges to its alignment) votes for delta 0, else one
+		 * starting at or after it for its distance */
+		FOR_HOSTIO(r, q, h, q->t[RL_ISSUE], q->t[RL_COMPLETE]) {
+			if (!h->p.has_off || h->p.dir != d || h->p.fd < 0 || h->p.len < len)
+				continue;
+			if (h->p.off <= base && h->p.off + h->p.len >= base + len)
+				learn_add(r, off, dev_key(q), (uint64_t)h->p.fd << 48);
+			else if (h->p.off >= base && h->p.off - base < (1ULL << 48))
 				learn_add(r, off, dev_key(q),
 					  (uint64_t)h->p.fd << 48 | (h->p.off - base));
+		}
 	}
 	if (learn_done(r, off) < 0)
 		return -1;
@@ -311,11 +324,32 @@ static int host_give(struct report *r, struct report_req *q, uint32_t *idx, size
 	return 0;
 }
 
-/* Pass 1: by identity.  A read or write request: the syscall at its offset
- * with its length (exact), else one covering it with room left for it
- * (merged), else unclaimed ones inside it adding up to it (split); a write
- * so served and a read of its range before the write: read-modify-write.
- * A flush: the device's next fdatasync/fsync (shared: QEMU coalesces). */
+/* 1 if QEMU operations @idx[0..n) together cover bytes [lo, hi). */
+static int covers(const struct report *r, const uint32_t *idx, size_t n, uint64_t lo, uint64_t hi)
+{
+	uint64_t at = lo;
+
+	for (int moved = 1; moved && at < hi;) {
+		moved = 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct report_hostio *h = &r->hostio.a[idx[i]].p;
+
+			if (h->off <= at && h->off + h->len > at) {
+				at = h->off + h->len;
+				moved = 1;
+			}
+		}
+	}
+	return at >= hi;
+}
+
+/* Pass 1: by identity.  A read, write or write-zeroes request: the syscall
+ * at its offset with its length (exact), else one covering it with room
+ * left for it (covering: merged requests, or QEMU widening it to its
+ * alignment), else unclaimed pieces on its range that together cover it
+ * (split); a write so served and reads of its range before the write:
+ * read-modify-write.  A flush: the device's next fdatasync/fsync (shared:
+ * QEMU coalesces). */
 static int host_exact(struct report *r, struct report_req *q)
 {
 	const struct devmap *m = dev_map(r, q);
@@ -339,7 +373,7 @@ static int host_exact(struct report *r, struct report_req *q)
 	if (!m || !m->ok || !q->nr_sector || (d != 'R' && d != 'W' && d != 'D'))
 		return 0;
 	uint64_t lo = q->sector * SECTOR_BYTES + (uint64_t)m->delta;
-	uint64_t len = (uint64_t)q->nr_sector * SECTOR_BYTES, sum = 0;
+	uint64_t len = (uint64_t)q->nr_sector * SECTOR_BYTES;
 	int how = 0;
 
 #define SAME(h) ((h)->p.has_off && (h)->p.fd == m->fd && (h)->p.dir == d && (h)->p.exit && \
@@ -355,24 +389,29 @@ static int host_exact(struct report *r, struct report_req *q)
 			if (SAME(h) && h->p.off <= lo && h->p.off + h->p.len >= lo + len &&
 			    h->claimed + len <= h->p.len) {
 				idx[n++] = (uint32_t)(h - r->hostio.a);
-				how = RH_MERGED;
+				how = RH_COVER;
 				break;
 			}
 	if (!n) {
+		/* pieces on its range, within it widened to QEMU's alignment;
+		 * a write-zeroes or discard also by the writes QEMU falls back
+		 * to when fallocate fails */
+		uint64_t wlo = lo & ~(QEMU_ALIGN - 1), whi = (lo + len + QEMU_ALIGN - 1) & ~(QEMU_ALIGN - 1);
+
 		FOR_HOSTIO(r, q, h, q->t[RL_ISSUE], hi)
-			if (SAME(h) && !h->claimed && h->p.off >= lo &&
-			    h->p.off + h->p.len <= lo + len && sum + h->p.len <= len) {
+			if (h->p.has_off && h->p.fd == m->fd && h->p.exit && !h->rmw_read &&
+			    !h->claimed && (h->p.dir == d || (d == 'D' && h->p.dir == 'W')) &&
+			    h->p.off >= wlo && h->p.off + h->p.len <= whi &&
+			    h->p.off < lo + len && h->p.off + h->p.len > lo && n < SCAN_MAX)
 				idx[n++] = (uint32_t)(h - r->hostio.a);
-				sum += h->p.len;
-			}
-		if (sum != len)
+		if (!n || !covers(r, idx, n, lo, lo + len))
 			return 0;
 		how = RH_SPLIT;
 	}
 #undef SAME
 	for (size_t i = 0; i < n; i++)
 		r->hostio.a[idx[i]].claimed += how == RH_SPLIT ? r->hostio.a[idx[i]].p.len : len;
-	if (d == 'W') {
+	if (d == 'W' || d == 'D') {
 		/* read-modify-write: reads of the range before the first write */
 		uint64_t first = UINT64_MAX;
 		size_t nw = n;

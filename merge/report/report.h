@@ -49,7 +49,8 @@ enum report_how {
 	RH_CPU,		/* last virtio irq on the completing vCPU */
 	RH_NOTIFY,	/* a kick to the device's notify address */
 	RH_EXACT,	/* host syscall at the request's file offset and length */
-	RH_MERGED,	/* one host syscall covering several requests */
+	RH_COVER,	/* one host syscall covering the request and maybe others
+			 * (merged requests; QEMU's alignment widening it) */
 	RH_SPLIT,	/* several host syscalls covering one request */
 	RH_RMW,		/* read-modify-write: a read, then a covering write */
 	RH_FLUSH,	/* a flush served by QEMU's fdatasync / fsync */

@@ -143,9 +143,9 @@ T += 10 * MS
 kick(1, T + 4000, NOTIFY[1])
 m = op(WORKER[0], "preadv", T + 20000, T + 60000, 20000 * 512, 8192)
 msi(WORKER[0], T + 65000, 1)
-request(1, "R", 20000, 8, T, T + 70000, T + 75000, [m], T + 4000, (T + 65000, WORKER[0]), "merged")
+request(1, "R", 20000, 8, T, T + 70000, T + 75000, [m], T + 4000, (T + 65000, WORKER[0]), "covering")
 request(1, "R", 20008, 8, T + 500, T + 70000, T + 76000, [m], T + 4000, (T + 65000, WORKER[0]),
-        "merged")
+        "covering")
 
 # D: an unaligned 512-byte write: read-modify-write of its 4 KiB block
 T += 10 * MS

@@ -72,7 +72,7 @@ for l in ["host_io_begin ",
         sys.exit("FAIL: report text lacks %r" % l)
 import re
 m = re.search(r"host_io_begin +(.*)", txt)
-want = {"exact-offset": 7, "split": 1, "merged": 2, "rmw": 1, "flush": 1}
+want = {"exact-offset": 7, "split": 1, "covering": 2, "rmw": 1, "flush": 1}
 have = {k: int(v) for v, k in re.findall(r"(\d+) ([\w-]+)", m.group(1))}
 if have != want:
     sys.exit("FAIL: host_io_begin methods %s want %s" % (have, want))
