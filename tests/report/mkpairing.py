@@ -12,15 +12,17 @@
 # holds per request the truth: its QEMU operations, kick address, MSI.
 # One clock for host and guest: 1 tick = 1 ns (tsc.hz 1e9).
 #
-# usage: mkpairing.py OUTDIR [uring]
+# usage: mkpairing.py OUTDIR [uring|native]
 #   uring: QEMU's operations are io_uring requests (submit_req by the QEMU
 #   thread, complete in interrupt context) instead of syscalls
+#   native: they are Linux AIO io_submit calls (no offset, no completion)
 import json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from evlist import write
 
 out = sys.argv[1]
 URING = len(sys.argv) > 2 and sys.argv[2] == "uring"   # QEMU aio=io_uring
+NATIVE = len(sys.argv) > 2 and sys.argv[2] == "native" # QEMU aio=native
 uring_ud = 0xffff888000000000
 DEV, FD = 265289728, 12
 QEMU, VCPU, WORKER, IOTH, KWORKER, NBD = 4242, (4243, 4244), (4250, 4251), 4260, 77, 5000
@@ -56,6 +58,12 @@ def op(tid, name, t0, t1, off=0, length=0, fd=FD):
     """one QEMU (or foreign) syscall; returns its truth record"""
     if URING and tid != NBD:
         return uring_op(tid, name, t0, t1, off, length)
+    if NATIVE and tid != NBD and name != "fdatasync":
+        # Linux AIO: io_submit returns at once; the iocb (offset) is in
+        # QEMU's memory and the completion is read from the ring in user space
+        hev(tid, t0, "syscalls/sys_enter_io_submit", "ctx_id=1 nr=1")
+        hev(tid, t0 + 2000, "syscalls/sys_exit_io_submit", "ret=1")
+        return {"syscall": "io_submit", "tid": tid, "ts": t0, "offset": None, "length": None}
     if name in ("pread64", "pwrite64"):
         f = "fd=%d count=%d pos=%d" % (fd, length, off)
     elif name in ("preadv", "pwritev"):

@@ -10,7 +10,8 @@
 # `vmtrace export --sqlite` (table request_links) equal the truth, each link
 # says how it was matched, nothing is a guess; the text report counts the
 # methods.  Then the same host recording without the offsets, and with
-# QEMU aio=io_uring (io_uring tracepoints): time guesses, counted,
+# QEMU aio=io_uring (io_uring tracepoints: each operation submit ->
+# complete) and aio=native (io_submit: no end): time guesses, counted and
 # said so.
 set -eu
 . "$VT_SRC/tests/report/common.sh"
@@ -118,3 +119,16 @@ if not m or not g or int(m.group(1)) != len(rows) - 1 or int(g.group(1)) != len(
 print("ok: io_uring: %d operations submit->complete, %d counted guesses, the flush by opcode"
       % (len(rows), len(rows) - 1))
 PYEOF
+# QEMU aio=native (Linux AIO): io_submit carries no offset and no syscall
+# marks the completion: each read/write request's host I/O is an io_submit
+# entry, a counted guess, and D stays missing (not the submit's return)
+mkdir -p n/h && "$PY" "$VT_SRC/tests/report/mkpairing.py" n native
+"$GTD" n/h/trace.dat <n/host.txt && cp host.meta n/h/vmtrace.meta
+"$VT_BIN" export --sqlite n.db n/h g --no-align -q
+[ "$(sqlite3 n.db "SELECT count(*) FROM requests WHERE rwbs != 'FF' AND host_io_begin IS NOT NULL
+	AND host_io_end IS NULL AND host_syscall = 'io_submit'")" = 11 ] ||
+	{ sqlite3 n.db "SELECT sector, links, host_syscall FROM requests"; echo "FAIL: aio=native"; exit 1; }
+[ "$(sqlite3 n.db "SELECT count(DISTINCT request_id) FROM request_links WHERE method = 'time-guess'")" = 11 ]
+[ "$(sqlite3 n.db "SELECT l.method || ' ' || l.syscall FROM request_links l JOIN requests r ON r.id = l.request_id
+	WHERE r.rwbs = 'FF' AND l.link = 'host_io'")" = "flush fdatasync" ]
+echo "ok: aio=native: 11 io_submit guesses without an end, the flush exact"
