@@ -14,8 +14,7 @@
 # align or merge: the boot test), VT_BOOT_TIMEOUT (s, KVM handshake bound),
 # VT_RUN_TIMEOUT (s, whole guest run), VT_QEMU (the QEMU binary);
 # VT_WORKLOAD=pairing (the guest runs pairing.py), VT_DRIVE_OPTS (more
-# -drive options, e.g. aio=native,throttling.iops-total=200), VT_SMP (vCPUs),
-# VT_QEMU_ARGS (more QEMU arguments).
+# -drive options, e.g. aio=native,throttling.iops-total=200), VT_SMP (vCPUs).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../common/vm.sh"
@@ -102,8 +101,6 @@ guest_part() {
 			-device virtserialport,chardev=vtout,name=org.vmtrace.out
 			-chardev "file,id=vtmk,path=$OUT/debugcon.bin"
 			-device isa-debugcon,iobase=0xe9,chardev=vtmk)
-		# more QEMU arguments (words split on spaces)
-		[ -z "${VT_QEMU_ARGS:-}" ] || qemu+=($VT_QEMU_ARGS)
 		vt_vm_launch $record "$VT" "$OUT/host" "$OUT/qemu.log" "$OUT/qemu.pid" -- "${qemu[@]}"
 		vt_vm_await_boot "$OUT/console.log" "$HANDSHAKE" "$bound" "$OUT/qemu.pid" || return 2
 		echo "  guest booted ($(sed -n "s/.*$HANDSHAKE \([0-9.]*\).*/\1/p" "$OUT/console.log" | head -1) s guest uptime at init)"
