@@ -56,3 +56,4 @@ unf=${score##*unrecorded=}
 made=${score##*workload_requests=}
 [ $((${unf%% *} * 50)) -le "${made%% *}" ] || fail "too many requests lost to the recorder's polling"
 echo "ok: pairing accuracy $acc%"
+[ "$out" = "$VT_TMP/pairing-out" ] || rm -rf "$out"	# not in the test's own tmp
