@@ -14,7 +14,8 @@
 # align or merge: the boot test), VT_BOOT_TIMEOUT (s, KVM handshake bound),
 # VT_RUN_TIMEOUT (s, whole guest run), VT_QEMU (the QEMU binary);
 # VT_WORKLOAD=pairing (the guest runs pairing.py), VT_DRIVE_OPTS (more
-# -drive options, e.g. aio=native,throttling.iops-total=200), VT_SMP (vCPUs).
+# -drive options, e.g. aio=native,throttling.iops-total=200), VT_SMP (vCPUs),
+# VT_NO_MERGE=1 (host and guest recorded, no align/merge/summary).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../common/vm.sh"
@@ -146,5 +147,6 @@ guest_part() {
 [ "${LAB_DONE:-0}" = 1 ] || guest_part
 [ -n "${VT_LAB_INNER:-}" ] && exit 0
 [ "$VT_GUEST_ONLY" = 1 ] && { echo "python-virtio: guest-only run done: $OUT"; exit 0; }
+[ "${VT_NO_MERGE:-0}" = 1 ] && { echo "python-virtio: recorded, not merged (VT_NO_MERGE=1): $OUT"; exit 0; }
 vt_post_align_merge "$VT" "$OUT" || exit 1
 vt_post_summary "$OUT"
