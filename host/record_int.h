@@ -73,6 +73,7 @@ struct rec_cpu {
 
 struct rec_task {
 	pid_t tid;
+	pid_t tgid;		/* its process (/proc/TID/status Tgid), 0 unknown */
 	int live;		/* in the pid filter (the task still exists) */
 	char comm[REC_COMM_MAX];
 };

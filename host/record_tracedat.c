@@ -522,6 +522,15 @@ int rec_meta_end(struct host_record *r, char **stats, const struct vt_td_cpu_sta
 		if (len >= REC_META_VAL_ROOM)
 			snprintf(buf + REC_META_VAL_ROOM, sizeof(buf) - REC_META_VAL_ROOM, ",...");
 		vt_meta_set(m, "record.pids", "%s", buf);
+		/* their processes, in the same order (merge: QEMU's threads
+		 * are the tasks of QEMU's process, whatever their names) */
+		len = 0;
+		buf[0] = 0;
+		for (int i = 0; i < r->nr_task && len < REC_META_VAL_ROOM; i++)
+			len += snprintf(buf + len, sizeof(buf) - len, "%s%d", i ? "," : "",
+					(int)r->task[i].tgid);
+		if (len < REC_META_VAL_ROOM)
+			vt_meta_set(m, "record.tgids", "%s", buf);
 	}
 	if (r->kvm && host_kvm_to_meta(r->kvm, m))
 		return -1;

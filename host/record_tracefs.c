@@ -37,6 +37,9 @@ static const char *const rec_host_defaults[] = {
 	"kvm:kvm_set_irq", "kvm:kvm_inj_virq", "kvm:kvm_apic_accept_irq",
 	"kvm:kvm_userspace_exit", "kvm:kvm_pvclock_update", "kvm:kvm_update_master_clock",
 	"kvm:kvm_track_tsc", "sched:sched_switch", "sched:sched_wakeup",
+	/* QEMU's aio=io_uring operations: submit (opcode, user_data) and
+	 * completion (user_data, res); docs/report.md */
+	"io_uring:io_uring_submit_req", "io_uring:io_uring_complete",
 };
 
 static const char *const rec_guest_defaults[] = {
@@ -336,6 +339,18 @@ int rec_task_mark(struct host_record *r, pid_t tid)
 	return 0;
 }
 
+/* The process of thread @tid (Tgid of /proc/TID/status), 0 unknown. */
+static pid_t rec_read_tgid(pid_t tid)
+{
+	char path[REC_PROC_PATH_MAX], buf[REC_CHILDREN_MAX];
+	const char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (host_proc_read_small(path, buf, sizeof(buf)) || !(p = strstr(buf, "\nTgid:")))
+		return 0;
+	return (pid_t)strtol(p + 6, NULL, 10);
+}
+
 int rec_task_add(struct host_record *r, pid_t tid)
 {
 	struct rec_task *t = NULL;
@@ -366,6 +381,7 @@ int rec_task_add(struct host_record *r, pid_t tid)
 	}
 	t->tid = tid;
 	t->live = 1;
+	t->tgid = rec_read_tgid(tid);
 	t->comm[0] = 0;
 	rec_read_comm(tid, t->comm);
 	rec_live_tids(r);

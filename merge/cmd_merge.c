@@ -133,6 +133,30 @@ static uint64_t td_tsc_hz(const char *path)
 	return vt_td_file_tsc_hz(path, &hz) ? 0 : hz;
 }
 
+/* QEMU's threads: the recorder's tasks (record.pids) whose process
+ * (record.tgids, same order) is QEMU's; none found (nr_qtasks <= 0): the
+ * readers know QEMU's threads by name. */
+static void qemu_tasks(const struct vt_meta *m, struct merge_source *host)
+{
+	const char *p = vt_meta_get(m, "record.pids"), *g = vt_meta_get(m, "record.tgids");
+	char *pe, *ge;
+
+	host->nr_qtasks = -1;
+	if (!p || !g)
+		return;
+	host->nr_qtasks = 0;
+	while (*p && *g && host->nr_qtasks < MERGE_MAX_QTASKS) {
+		long tid = strtol(p, &pe, 10), tgid = strtol(g, &ge, 10);
+
+		if (pe == p || ge == g)
+			break;
+		if (tgid == host->qemu_pid && tid > 0)
+			host->qtask_tid[host->nr_qtasks++] = (int)tid;
+		p = *pe == ',' ? pe + 1 : pe;
+		g = *ge == ',' ? ge + 1 : ge;
+	}
+}
+
 static uint64_t meta_hz(const char *path, int *is_ns, int *domain, char *vm,
 			struct merge_source *host)
 {
@@ -173,6 +197,8 @@ static uint64_t meta_hz(const char *path, int *is_ns, int *domain, char *vm,
 	if (host && host->qemu_pid <= 0 && vt_meta_get_i64(m, "kvm.vm0.pid", &pid) == 0 &&
 	    pid > 0 && pid < INT32_MAX)
 		host->qemu_pid = (int)pid;
+	if (host && host->qemu_pid > 0 && host->nr_qtasks <= 0)
+		qemu_tasks(m, host);
 	if (host && !host->nr_vthreads)
 		vt_meta_get_u64(m, "kvm.vcpu_threads", &n);
 	for (uint64_t i = 0; host && i < n && host->nr_vthreads < MERGE_MAX_VTHREADS; i++) {
@@ -590,6 +616,8 @@ static int plan_clocks(const struct merge_opts *o)
 			s->nr_vthreads = plan.host_info.nr_vthreads;
 			memcpy(s->vthread_tid, plan.host_info.vthread_tid, sizeof(s->vthread_tid));
 			memcpy(s->vthread_vcpu, plan.host_info.vthread_vcpu, sizeof(s->vthread_vcpu));
+			s->nr_qtasks = plan.host_info.nr_qtasks;
+			memcpy(s->qtask_tid, plan.host_info.qtask_tid, sizeof(s->qtask_tid));
 			s->lane = plan.host_td && plan.nin > 1;
 		}
 		/* no frequency at all: 1 tick = 1 ns (warned later) */

@@ -88,6 +88,7 @@ static inline void merge_stream_clock_init(struct merge_stream *s)
 }
 
 #define MERGE_MAX_VTHREADS	256	/* vCPU threads known from the meta */
+#define MERGE_MAX_QTASKS	1024	/* QEMU threads known from the meta */
 
 /* A source = one input directory / file, holding streams. */
 struct merge_source {
@@ -104,6 +105,9 @@ struct merge_source {
 	int nr_vthreads;	/* host: vCPU threads the recorder listed */
 	int vthread_tid[MERGE_MAX_VTHREADS];
 	int vthread_vcpu[MERGE_MAX_VTHREADS];
+	int nr_qtasks;		/* host: threads of QEMU's process (meta record.pids
+				 * and record.tgids); -1: not known, by name */
+	int qtask_tid[MERGE_MAX_QTASKS];
 	int single;		/* the only input (a plain conversion) */
 	int ns_model;		/* host input: a VM's model maps onto its ns
 				 * clock (a trace-cmd pair on a ns clock) */

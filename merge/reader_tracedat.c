@@ -78,11 +78,27 @@ static int vcpu_of_comm(const char *comm)
 	return -1;
 }
 
+/* A QEMU thread by name (recordings that do not list QEMU's tasks): vCPU,
+ * main, vhost, iothread ("IO <id>"), thread-pool worker threads. */
 static int is_qemu_comm(const char *comm)
 {
 	return vcpu_of_comm(comm) >= 0 || !strncmp(comm, "qemu", 4) ||
-	       !strncmp(comm, "vhost-", 6) || !strcmp(comm, "IO mon_iothread") ||
+	       !strncmp(comm, "vhost-", 6) || !strncmp(comm, "IO ", 3) ||
 	       !strncmp(comm, "worker", 6);
+}
+
+/* A thread of QEMU's process: by the recorder's task list when it has
+ * one (whatever the thread's name), else by name. */
+static int is_qemu_tid(const struct merge_source *src, int tid, const char *comm)
+{
+	if (src->nr_qtasks <= 0)
+		return is_qemu_comm(comm);
+	if (tid == src->qemu_pid)
+		return 1;
+	for (int i = 0; i < src->nr_qtasks; i++)
+		if (src->qtask_tid[i] == tid)
+			return 1;
+	return 0;
 }
 
 static uint32_t track_of(struct td_src *t, int tid)
@@ -110,7 +126,7 @@ static uint32_t track_of(struct td_src *t, int tid)
 		snprintf(tname, sizeof(tname), "%s", comm);
 	else
 		snprintf(tname, sizeof(tname), "tid %d", tid);
-	int qemu = src->machine == MERGE_MACHINE_HOST && tid && (known || is_qemu_comm(comm));
+	int qemu = src->machine == MERGE_MACHINE_HOST && tid && (known || is_qemu_tid(src, tid, comm));
 	/* a thread another input of this machine (its uftrace data) already
 	 * placed: one track, with that input's pid and this one's names */
 	uint32_t tn = merge_str_intern0(tname);

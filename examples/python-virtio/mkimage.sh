@@ -77,6 +77,7 @@ build_top() {
 	rm -rf "$root" && mkdir -p "$root/etc/vmtrace" "$root/opt/vmtrace/bin"
 	install -m 0755 "$HERE/init" "$root/init"
 	install -m 0644 "$HERE/workload.py" "$root/opt/vmtrace/workload.py"
+	install -m 0644 "$HERE/pairing.py" "$root/opt/vmtrace/pairing.py"
 	if [ -x "$build/bin/vmtrace" ]; then
 		cp "$build/bin/vmtrace" "$root/opt/vmtrace/bin/vmtrace"
 		vt_root_copy_libs "$root" "$build/bin/vmtrace"

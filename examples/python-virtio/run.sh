@@ -12,7 +12,10 @@
 # VT_CACHE (image dir), VT_OUT (output dir, replaced), VT_ACCEL
 # (auto|kvm|lab|tcg), VT_ROUNDS, VT_MB, VT_GUEST_ONLY=1 (no host recording,
 # align or merge: the boot test), VT_BOOT_TIMEOUT (s, KVM handshake bound),
-# VT_RUN_TIMEOUT (s, whole guest run), VT_QEMU (the QEMU binary).
+# VT_RUN_TIMEOUT (s, whole guest run), VT_QEMU (the QEMU binary);
+# VT_WORKLOAD=pairing (the guest runs pairing.py), VT_DRIVE_OPTS (more
+# -drive options, e.g. aio=native,throttling.iops-total=200), VT_SMP (vCPUs),
+# VT_NO_MERGE=1 (host and guest recorded, no align/merge/summary).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../common/vm.sh"
@@ -107,12 +110,12 @@ PYEOF
 			cpu=qemu64
 		fi
 		qemu=("$VT_QEMU" -name vmtrace-python-virtio,debug-threads=on -accel "$accel" -cpu "$cpu"
-			-smp 1 -m 1024 -nodefaults -nographic -no-reboot -monitor none
+			-smp "${VT_SMP:-1}" -m 1024 -nodefaults -nographic -no-reboot -monitor none
 			-pidfile "$OUT/qemu.pid"
 			-serial "file:$OUT/console.log"
 			-kernel "$VT_CACHE/vmlinuz" -initrd "$VT_CACHE/initrd.img"
-			-append "console=ttyS0 quiet panic=-1 VT_WORKLOAD_ROUNDS=$VT_ROUNDS VT_WORKLOAD_MB=$VT_MB VT_MARKER_METHOD=$method"
-			-drive "file=$OUT/disk.img,format=raw,if=virtio,cache=none"
+			-append "console=ttyS0 quiet panic=-1 VT_WORKLOAD_ROUNDS=$VT_ROUNDS VT_WORKLOAD_MB=$VT_MB VT_MARKER_METHOD=$method${VT_WORKLOAD:+ VT_WORKLOAD=$VT_WORKLOAD}"
+			-drive "file=$OUT/disk.img,format=raw,if=virtio,cache=none${VT_DRIVE_OPTS:+,$VT_DRIVE_OPTS}"
 			-device virtio-serial-pci
 			-chardev "file,id=vtout,path=$OUT/guest.stream"
 			-device virtserialport,chardev=vtout,name=org.vmtrace.out
@@ -163,5 +166,6 @@ PYEOF
 [ "${LAB_DONE:-0}" = 1 ] || guest_part
 [ -n "${VT_LAB_INNER:-}" ] && exit 0
 [ "$VT_GUEST_ONLY" = 1 ] && { echo "python-virtio: guest-only run done: $OUT"; exit 0; }
+[ "${VT_NO_MERGE:-0}" = 1 ] && { echo "python-virtio: recorded, not merged (VT_NO_MERGE=1): $OUT"; exit 0; }
 vt_post_align_merge "$VT" "$OUT" || exit 1
 vt_post_summary "$OUT"

@@ -26,6 +26,11 @@ const char *const report_link_names[RL_NR] = {
 	"host_io_end", "inject", "guest_irq", "rq_complete", "sys_exit", "py_end",
 };
 
+const char *const report_how_names[RH_NR] = {
+	"", "thread", "key", "cpu", "notify-addr", "exact-offset", "covering", "split", "rmw",
+	"flush", "msi", "time-guess",
+};
+
 const struct report_stage report_stages[REPORT_NR_STAGES] = {
 	{ "py_to_sys", "Python call -> syscall entry", RL_PY_BEGIN, RL_SYS_ENTER },
 	{ "sys_to_issue", "syscall entry -> block issue", RL_SYS_ENTER, RL_ISSUE },
@@ -46,7 +51,14 @@ const struct report_stage report_stages[REPORT_NR_STAGES] = {
 enum ncls {
 	N_UNKNOWN = 0, N_NONE, N_SYS_ENTER, N_SYS_EXIT, N_RQ_INSERT, N_RQ_ISSUE,
 	N_RQ_COMPLETE, N_KICK, N_INJECT, N_IRQ, N_EXIT_EVENT, N_EXIT_SLICE,
+	N_URING_SUBMIT, N_URING_DONE,
 };
+
+/* guest-physical ranges of the in-kernel interrupt controllers and timer
+ * (IOAPIC, HPET, LAPIC): their MMIO writes are not device notifies */
+#define MMIO_PLATFORM_LO	0xfec00000ULL
+#define MMIO_PLATFORM_HI	0xfeefffffULL
+#define KVM_TRACE_MMIO_WRITE	2	/* kvm_mmio's type of a write */
 
 struct report *report_new(void)
 {
@@ -63,24 +75,54 @@ struct report *report_new(void)
 	r->k_name = merge_str_intern0("name");
 	r->k_id = merge_str_intern0("id");
 	r->k_port = merge_str_intern0("port");
+	r->k_fd = merge_str_intern0("fd");
+	r->k_pos = merge_str_intern0("pos");
+	r->k_count = merge_str_intern0("count");
+	r->k_pos_l = merge_str_intern0("pos_l");
+	r->k_ret = merge_str_intern0("ret");
+	r->k_rw = merge_str_intern0("rw");
+	r->k_type = merge_str_intern0("type");
+	r->k_gpa = merge_str_intern0("gpa");
+	r->k_address = merge_str_intern0("address");
+	r->k_data = merge_str_intern0("data");
+	r->k_vector = merge_str_intern0("vector");
+	r->k_gsi = merge_str_intern0("gsi");
+	r->k_user_data = merge_str_intern0("user_data");
+	r->k_opcode = merge_str_intern0("opcode");
+	r->k_res = merge_str_intern0("res");
+	r->k_offset = merge_str_intern0("offset");
+	r->k_len = merge_str_intern0("len");
+	r->inj_kind = 3;
 	return r;
 }
 
 /* QEMU's disk I/O syscalls (block/file-posix.c: thread pool, linux-aio,
- * io_uring).  Plain read/write/readv/writev are left out: in QEMU they are
- * mostly eventfd, socket and chardev traffic, not the disk. */
-static const char *const io_syscalls[] = {
-	"pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2", "fsync",
-	"fdatasync", "sync_file_range", "io_uring_enter", "io_submit", "io_getevents",
-	"io_pgetevents", "fallocate", NULL,
+ * io_uring) and their direction: R read, W write, F flush, D discard, S a
+ * submission whose completion no syscall marks.  Plain read/write/readv/
+ * writev are left out: in QEMU they are mostly eventfd, socket and chardev
+ * traffic, not the disk.  io_getevents is a completion wait, not an I/O. */
+static const struct { const char *name; char dir; } io_syscalls[] = {
+	{ "pread64", 'R' }, { "preadv", 'R' }, { "preadv2", 'R' },
+	{ "pwrite64", 'W' }, { "pwritev", 'W' }, { "pwritev2", 'W' },
+	{ "fsync", 'F' }, { "fdatasync", 'F' }, { "sync_file_range", 'F' },
+	{ "fallocate", 'D' }, { "io_uring_enter", 'S' }, { "io_submit", 'S' },
 };
 
-static int is_io_syscall(const char *s)
+static uint8_t io_syscall_dir(const char *s)
 {
-	for (int i = 0; io_syscalls[i]; i++)
-		if (!strcmp(s, io_syscalls[i]))
-			return 1;
+	for (size_t i = 0; i < sizeof(io_syscalls) / sizeof(*io_syscalls); i++)
+		if (!strcmp(s, io_syscalls[i].name))
+			return (uint8_t)io_syscalls[i].dir;
 	return 0;
+}
+
+/* The operation of a block layer rwbs string ("FWS" = preflush + write +
+ * sync, "FF" = flush): 'R', 'W', 'F' (flush), 'D' (discard), 'N', 0. */
+char report_rwbs_op(const char *s)
+{
+	if (s[0] == 'F' && s[1] && strchr("RWDFN", s[1]))
+		return s[1];
+	return s[0];
 }
 
 static uint8_t classify(struct report *r, uint32_t id)
@@ -89,7 +131,7 @@ static uint8_t classify(struct report *r, uint32_t id)
 
 	if (!strncmp(s, "sys_enter_", 10) || !strcmp(s, "sys_enter")) {
 		r->sysname[id] = merge_str_intern0(s[9] ? s + 10 : "syscall");
-		r->sysio[id] = is_io_syscall(s[9] ? s + 10 : "");
+		r->sysio[id] = io_syscall_dir(s[9] ? s + 10 : "");
 		return N_SYS_ENTER;
 	}
 	if (!strncmp(s, "sys_exit_", 9) || !strcmp(s, "sys_exit"))
@@ -111,6 +153,10 @@ static uint8_t classify(struct report *r, uint32_t id)
 		return N_EXIT_EVENT;
 	if (!strncmp(s, "exit: ", 6))
 		return N_EXIT_SLICE;
+	if (!strcmp(s, "io_uring_submit_req"))
+		return N_URING_SUBMIT;
+	if (!strcmp(s, "io_uring_complete"))
+		return N_URING_DONE;
 	return N_NONE;
 }
 
@@ -307,9 +353,20 @@ static int on_sys_enter(struct report *r, const struct merge_event *ev, struct t
 
 	if (t->kind != 3) {
 		if (t->kind == 1) {
+			uint64_t v;
+
 			t->host_enter = ev->ts_ns;
 			t->host_name = r->sysname[ev->name];
 			t->host_io = r->sysio[ev->name];
+			t->host_fd = arg_u64(ev, r->k_fd, &v) == 0 ? (int64_t)(uint32_t)v : NONE;
+			t->host_len = 0;
+			arg_u64(ev, r->k_count, &t->host_len);
+			arg_u64(ev, r->k_len, &t->host_len);
+			/* pos (pread64/pwrite64); pos_l (preadv & co: the whole
+			 * offset on a 64-bit host); offset (fallocate) */
+			t->host_has_off = arg_u64(ev, r->k_pos, &t->host_off) == 0 ||
+					  arg_u64(ev, r->k_pos_l, &t->host_off) == 0 ||
+					  arg_u64(ev, r->k_offset, &t->host_off) == 0;
 		}
 		return 0;
 	}
@@ -359,13 +416,25 @@ static int on_sys_exit(struct report *r, const struct merge_event *ev, struct ts
 	if (t->kind != 3) {
 		if (t->kind == 1 && t->host_enter && t->host_io) {
 			struct hostio *h = VEC_PUSH(r, r->hostio);
+			uint64_t ret;
 
 			if (!h)
 				return -1;
-			h->enter = t->host_enter;
-			h->exit = ev->ts_ns;
-			h->tid = merge_track(ev->track)->tid;
-			h->name = t->host_name;
+			memset(h, 0, sizeof(*h));
+			h->p.enter = t->host_enter;
+			/* a submission returns before its I/O is done */
+			h->p.exit = t->host_io == 'S' ? 0 : ev->ts_ns;
+			h->p.tid = merge_track(ev->track)->tid;
+			h->p.name = t->host_name;
+			h->p.fd = t->host_fd;
+			h->p.dir = t->host_io == 'S' ? '?' : (char)t->host_io;
+			h->p.off = t->host_off;
+			h->p.len = t->host_len;
+			/* the bytes done: the return of a read or write */
+			if ((h->p.dir == 'R' || h->p.dir == 'W') &&
+			    arg_u64(ev, r->k_ret, &ret) == 0 && (int64_t)ret > 0)
+				h->p.len = ret;
+			h->p.has_off = t->host_has_off && h->p.len;
 		}
 		t->host_enter = 0;
 		return 0;
@@ -384,6 +453,22 @@ static int on_sys_exit(struct report *r, const struct merge_event *ev, struct ts
 	return 0;
 }
 
+/* A flush request is keyed at sector all-ones: the kernel reports its
+ * issue at sector 0 (blk_rq_trace_sector) and its completion at the
+ * request's unset position, 2^64-1. */
+#define FLUSH_SECTOR	UINT64_MAX
+
+static uint64_t ev_sector(struct report *r, const struct merge_event *ev)
+{
+	uint64_t sector = 0;
+	uint32_t rwbs = arg_str(ev, r->k_rwbs);
+
+	arg_u64(ev, r->k_sector, &sector);
+	if (rwbs != MERGE_NO_STR && report_rwbs_op(merge_str(rwbs)) == 'F')
+		return FLUSH_SECTOR;
+	return sector;
+}
+
 static uint64_t rq_key(uint32_t machine, uint64_t dev, uint64_t sector)
 {
 	return mix(sector) ^ (dev << 8 | machine);
@@ -400,10 +485,9 @@ static int on_rq_start(struct report *r, const struct merge_event *ev, struct ts
 		       int link)
 {
 	const struct merge_track *mt = merge_track(ev->track);
-	uint64_t dev = 0, sector = 0, nr = 0;
+	uint64_t dev = 0, sector = ev_sector(r, ev), nr = 0;
 
 	arg_u64(ev, r->k_dev, &dev);
-	arg_u64(ev, r->k_sector, &sector);
 	arg_u64(ev, r->k_nr_sector, &nr);
 	uint32_t *head = hmap_slot(&r->pending, rq_key(mt->machine, dev, sector), 1);
 	int32_t last = NONE;
@@ -419,6 +503,7 @@ static int on_rq_start(struct report *r, const struct merge_event *ev, struct ts
 		    !(q->mask & (1u << RL_ISSUE))) {
 			q->t[RL_ISSUE] = ev->ts_ns;
 			q->mask |= 1u << RL_ISSUE;
+			q->how[RL_ISSUE] = RH_KEY;
 			q->cpu = ev->cpu;
 			if (q->sys == NONE && t->open_sys != NONE)
 				q->sys = t->open_sys;
@@ -434,6 +519,7 @@ static int on_rq_start(struct report *r, const struct merge_event *ev, struct ts
 	memset(q, 0, sizeof(*q));
 	q->t[link] = ev->ts_ns;
 	q->mask = 1u << link;
+	q->how[link] = RH_KEY;
 	q->machine = mt->machine;
 	q->cpu = ev->cpu;
 	q->cpu_done = NONE;
@@ -446,6 +532,8 @@ static int on_rq_start(struct report *r, const struct merge_event *ev, struct ts
 	q->next_same = NONE;
 	q->host_tid = NONE;
 	q->kick_vcpu = NONE;
+	q->kick_tid = NONE;
+	q->inj_tid = NONE;
 	/* append to the key's list (the map did not move since the lookup) */
 	if (last == NONE)
 		*head = (uint32_t)idx;
@@ -457,10 +545,9 @@ static int on_rq_start(struct report *r, const struct merge_event *ev, struct ts
 static int on_rq_complete(struct report *r, const struct merge_event *ev)
 {
 	const struct merge_track *mt = merge_track(ev->track);
-	uint64_t dev = 0, sector = 0;
+	uint64_t dev = 0, sector = ev_sector(r, ev);
 
 	arg_u64(ev, r->k_dev, &dev);
-	arg_u64(ev, r->k_sector, &sector);
 	uint32_t *head = hmap_slot(&r->pending, rq_key(mt->machine, dev, sector), 0);
 	int32_t prev = NONE;
 
@@ -473,12 +560,125 @@ static int on_rq_complete(struct report *r, const struct merge_event *ev)
 			continue;
 		q->t[RL_COMPLETE] = ev->ts_ns;
 		q->mask |= 1u << RL_COMPLETE;
+		q->how[RL_COMPLETE] = RH_KEY;
 		q->cpu_done = ev->cpu;
 		if (prev == NONE)
 			*head = q->next_same == NONE ? UINT32_MAX : (uint32_t)q->next_same;
 		else
 			r->reqs.a[prev].next_same = q->next_same;
 		q->next_same = NONE;
+		return 0;
+	}
+	return 0;
+}
+
+static int is_host(const struct merge_event *ev)
+{
+	return merge_track(ev->track)->machine == MERGE_MACHINE_HOST;
+}
+
+/* kvm_pio / kvm_mmio / kvm_fast_mmio: a guest write that may be a device
+ * notify (reads, sync markers and the interrupt controllers' MMIO are not) */
+static int on_kick(struct report *r, const struct merge_event *ev)
+{
+	const struct merge_track *mt = merge_track(ev->track);
+	uint64_t port = 0, v = 0, addr = 0;
+
+	if (exit_count(r, vcpu_of(ev), ev->name, 0, 0) < 0)
+		return -1;
+	if (arg_u64(ev, r->k_port, &port) == 0) {
+		if (port == VT_MARKER_PORT || port == VT_MARKER_DEBUGCON_PORT)
+			return 0;	/* a sync marker, not a device notify */
+		if (arg_u64(ev, r->k_rw, &v) == 0 && v != 1)
+			return 0;	/* a port read */
+		addr = port;
+	} else if (arg_u64(ev, r->k_gpa, &addr) == 0) {
+		if (arg_u64(ev, r->k_type, &v) == 0 && v != KVM_TRACE_MMIO_WRITE)
+			return 0;	/* an MMIO read */
+		if (addr >= MMIO_PLATFORM_LO && addr <= MMIO_PLATFORM_HI)
+			return 0;	/* LAPIC / IOAPIC / HPET */
+	}
+	struct kick *k = VEC_PUSH(r, r->kicks);
+
+	if (!k)
+		return -1;
+	k->ts = ev->ts_ns;
+	k->vcpu = vcpu_of(ev);
+	k->tid = mt->tid;
+	k->addr = addr;
+	return 0;
+}
+
+/* kvm_msi_set_irq / kvm_set_irq / kvm_inj_virq, with what names the
+ * interrupt (MSI address and data, gsi, vector) */
+static int on_inject(struct report *r, const struct merge_event *ev)
+{
+	const char *nm = merge_str(ev->name);
+	struct inj *j = VEC_PUSH(r, r->injects);
+
+	if (!j)
+		return -1;
+	memset(j, 0, sizeof(*j));
+	j->ts = ev->ts_ns;
+	j->tid = merge_track(ev->track)->tid;
+	if (!strcmp(nm, "kvm_msi_set_irq")) {
+		j->kind = 0;
+		arg_u64(ev, r->k_address, &j->addr);
+		arg_u64(ev, r->k_data, &j->data);
+	} else if (!strcmp(nm, "kvm_set_irq")) {
+		j->kind = 1;
+		arg_u64(ev, r->k_gsi, &j->data);
+	} else {
+		j->kind = 2;
+		arg_u64(ev, r->k_vector, &j->data);
+	}
+	if (j->kind < r->inj_kind)
+		r->inj_kind = j->kind;
+	return 0;
+}
+
+/* io_uring_submit_req (on a QEMU thread) starts an operation keyed by its
+ * user_data; io_uring_complete (any host context) ends it.  The
+ * tracepoints carry no file offset: the link to a request is by time. */
+static int on_uring(struct report *r, const struct merge_event *ev, struct tstate *t, int done)
+{
+	static const struct { uint64_t op; const char *name; char dir; } ops[] = {
+		{ 1, "io_uring READV", 'R' }, { 2, "io_uring WRITEV", 'W' },
+		{ 3, "io_uring FSYNC", 'F' }, { 4, "io_uring READ_FIXED", 'R' },
+		{ 5, "io_uring WRITE_FIXED", 'W' }, { 22, "io_uring READ", 'R' },
+		{ 23, "io_uring WRITE", 'W' },
+	};
+	uint64_t ud = 0, op = UINT64_MAX;
+
+	arg_u64(ev, r->k_user_data, &ud);
+	r->have_uring = 1;
+	if (done) {
+		uint32_t *v = hmap_slot(&r->uring, ud, 0);
+
+		if (v && *v != UINT32_MAX) {
+			r->hostio.a[*v].p.exit = ev->ts_ns;
+			*v = UINT32_MAX;
+		}
+		return 0;
+	}
+	if (t->kind != 1)
+		return 0;
+	arg_u64(ev, r->k_opcode, &op);
+	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++) {
+		if (ops[i].op != op)
+			continue;
+		uint32_t *v = hmap_slot(&r->uring, ud, 1);
+		struct hostio *h = v ? VEC_PUSH(r, r->hostio) : NULL;
+
+		if (!h)
+			return vt_err_set("report: out of memory");
+		memset(h, 0, sizeof(*h));
+		h->p.enter = ev->ts_ns;
+		h->p.tid = merge_track(ev->track)->tid;
+		h->p.name = merge_str_intern0(ops[i].name);
+		h->p.fd = NONE;
+		h->p.dir = ops[i].dir;
+		*v = (uint32_t)(r->hostio.n - 1);
 		return 0;
 	}
 	return 0;
@@ -519,37 +719,17 @@ int report_feed(struct report *r, const struct merge_event *ev)
 		return t->kind == 3 ? on_rq_start(r, ev, t, RL_ISSUE) : 0;
 	case N_RQ_COMPLETE:
 		return t->kind == 3 ? on_rq_complete(r, ev) : 0;
-	case N_KICK: {
-		uint64_t port = 0;
-
-		if (t->kind == 3)
-			return 0;
-		if (exit_count(r, vcpu_of(ev), ev->name, 0, 0) < 0)
-			return -1;
-		if (arg_u64(ev, r->k_port, &port) == 0 &&
-		    (port == VT_MARKER_PORT || port == VT_MARKER_DEBUGCON_PORT))
-			return 0;	/* a sync marker, not a device notify */
-		struct kick *k = VEC_PUSH(r, r->kicks);
-
-		if (!k)
-			return -1;
-		k->ts = ev->ts_ns;
-		k->vcpu = vcpu_of(ev);
-		return 0;
-	}
+	case N_KICK:
+		return t->kind == 3 ? 0 : on_kick(r, ev);
 	case N_EXIT_EVENT:
 		return t->kind == 3 ? 0 : exit_count(r, vcpu_of(ev), ev->name, 0, 0);
-	case N_INJECT: {
-		uint64_t *j;
-
-		if (t->kind == 3)
-			return 0;
-		j = VEC_PUSH(r, r->injects);
-		if (!j)
-			return -1;
-		*j = ev->ts_ns;
-		return 0;
-	}
+	/* injections and io_uring completions: from any host context (an
+	 * irqfd's kworker, an interrupt): what they carry identifies them */
+	case N_INJECT:
+		return is_host(ev) ? on_inject(r, ev) : 0;
+	case N_URING_SUBMIT:
+	case N_URING_DONE:
+		return is_host(ev) ? on_uring(r, ev, t, c == N_URING_DONE) : 0;
 	case N_IRQ: {
 		uint32_t nm = arg_str(ev, r->k_name);
 
@@ -595,6 +775,9 @@ void report_free(struct report *r)
 	hmap_free(&r->pending);
 	hmap_free(&r->pytid);
 	hmap_free(&r->exitmap);
+	hmap_free(&r->uring);
+	free(r->hlinks.a);
+	free(r->devs.a);
 	crit_free(r->crit);
 	free(r);
 }

@@ -39,15 +39,27 @@ struct tstate {
 	int32_t open_sys;	/* guest: syscall record, NONE */
 	uint64_t host_enter;	/* host: open syscall entry, 0 none */
 	uint32_t host_name;
-	uint8_t host_io;
+	uint8_t host_io;	/* 0, or the syscall's direction ('R', 'W', ...) */
+	uint8_t host_has_off;
+	int64_t host_fd;
+	uint64_t host_off, host_len;
 	uint8_t kind;		/* 0 unknown, 1 host QEMU thread, 3 other */
 	uint64_t sys_total_ns;	/* time in syscalls (attributed to this track) */
 	struct frame *fr;
 	uint32_t nfr, capfr;
 };
 
-struct kick { uint64_t ts; int32_t vcpu; };
-struct hostio { uint64_t enter, exit; int32_t tid; uint32_t name; };
+struct kick { uint64_t ts; uint64_t addr; int32_t vcpu, tid; };
+/* an injection: kind 0 kvm_msi_set_irq (addr, data), 1 kvm_set_irq (data =
+ * gsi), 2 kvm_inj_virq (data = vector) */
+struct inj { uint64_t ts, addr, data; int32_t tid; uint8_t kind; };
+struct hostio {
+	struct report_hostio p;
+	uint64_t claimed;	/* bytes of requests it was given (exclusivity) */
+	uint8_t rmw_read;	/* given as the read of a read-modify-write */
+};
+/* a guest device's learned offset rule */
+struct devmap { uint32_t machine, dev; int64_t fd, delta; int ok; };
 struct girq { uint64_t ts; uint32_t machine; int32_t cpu; };
 struct fnacc { uint64_t calls, incl, wait; };
 
@@ -63,8 +75,13 @@ struct report {
 	VEC(struct report_req) reqs;
 	VEC(struct report_sys) sys;
 	VEC(struct kick) kicks;
-	VEC(uint64_t) injects;
+	VEC(struct inj) injects;
 	VEC(struct hostio) hostio;
+	VEC(uint32_t) hlinks;	/* per request host_first.. : hostio indexes */
+	VEC(struct devmap) devs;
+	struct hmap uring;	/* io_uring user_data -> hostio index in flight */
+	int have_uring;		/* io_uring tracepoints seen: io_uring_enter is not the I/O */
+	int inj_kind;		/* the injection kind used (lowest seen) */
 	VEC(struct girq) irqs;
 	VEC(struct report_exit) exits;
 	VEC(struct report_fn) fnlist;
@@ -74,6 +91,8 @@ struct report {
 	struct hmap pytid;	/* guest tid -> track with function slices */
 	struct hmap exitmap;	/* (vcpu, name) -> exits index */
 	uint32_t k_dev, k_sector, k_nr_sector, k_rwbs, k_name, k_id, k_port;
+	uint32_t k_fd, k_pos, k_count, k_pos_l, k_ret, k_rw, k_type, k_gpa, k_address,
+		 k_data, k_vector, k_gsi, k_user_data, k_opcode, k_res, k_offset, k_len;
 	uint64_t events;
 	uint64_t *samples[REPORT_NR_STAGES];
 	size_t nsamples[REPORT_NR_STAGES];
@@ -83,6 +102,9 @@ struct report {
 	int oom;
 	struct crit *crit;	/* states and critical path (crit.h), or NULL */
 };
+
+/* The operation letter of a block layer rwbs string (chain.c). */
+char report_rwbs_op(const char *rwbs);
 
 /* Double the vector *@a of *@cap elements of @elem bytes.  0, or -1 with
  * the message set. */

@@ -87,3 +87,34 @@ size_t report_masks(const struct report *r, uint32_t *masks, uint64_t *counts, s
 		}
 	return n;
 }
+
+const struct report_hostio *report_req_hostio(const struct report *r,
+					      const struct report_req *q, uint32_t k)
+{
+	if (k >= q->host_n)
+		return NULL;
+	return &r->hostio.a[r->hlinks.a[q->host_first + k]].p;
+}
+
+uint64_t report_how_count(const struct report *r, int link, int how)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < r->reqs.n; i++)
+		n += has(&r->reqs.a[i], link) && r->reqs.a[i].how[link] == how;
+	return n;
+}
+
+size_t report_nr_devs(const struct report *r) { return r->devs.n; }
+
+int report_dev_map(const struct report *r, size_t i, uint32_t *machine, uint32_t *dev,
+		   int64_t *fd, int64_t *delta)
+{
+	const struct devmap *m = &r->devs.a[i];
+
+	*machine = m->machine;
+	*dev = m->dev;
+	*fd = m->fd;
+	*delta = m->delta;
+	return m->ok;
+}

@@ -41,6 +41,37 @@ struct report_stage {
 #define REPORT_NR_STAGES	14
 extern const struct report_stage report_stages[REPORT_NR_STAGES];
 
+/* How a link was matched (docs/report.md, "Matching rules"). */
+enum report_how {
+	RH_NONE,	/* link missing */
+	RH_THREAD,	/* the guest thread's open syscall / Python call */
+	RH_KEY,		/* block events of one (dev, sector) key, in order */
+	RH_CPU,		/* last virtio irq on the completing vCPU */
+	RH_NOTIFY,	/* a kick to the device's notify address */
+	RH_EXACT,	/* host syscall at the request's file offset and length */
+	RH_COVER,	/* one host syscall covering the request and maybe others
+			 * (merged requests; QEMU's alignment widening it) */
+	RH_SPLIT,	/* several host syscalls covering one request */
+	RH_RMW,		/* read-modify-write: a read, then a covering write */
+	RH_FLUSH,	/* a flush served by QEMU's fdatasync / fsync */
+	RH_MSI,		/* an injection of the device's MSI (address, data) */
+	RH_GUESS,	/* time order only: nothing identifies the work */
+	RH_NR
+};
+extern const char *const report_how_names[RH_NR];
+
+/* One QEMU disk operation: a syscall (pread64, ...) or an io_uring request
+ * (submit -> complete); off/len where the event carries them. */
+struct report_hostio {
+	uint64_t enter, exit;	/* exit 0: the end is not known (a submit) */
+	int32_t tid;
+	uint32_t name;		/* interned: "pread64", "io_uring READV", ... */
+	int64_t fd;		/* -1 unknown */
+	uint64_t off, len;	/* valid when has_off */
+	char dir;		/* 'R' 'W' 'F' (flush) 'D' (discard) '?' */
+	uint8_t has_off;
+};
+
 struct report_req {
 	uint64_t t[RL_NR];	/* host-timeline ns, valid where mask has the bit */
 	uint32_t mask;		/* 1 << enum report_link */
@@ -57,6 +88,11 @@ struct report_req {
 	int32_t host_tid;	/* QEMU thread of the host I/O syscall, -1 */
 	uint32_t host_sys;	/* interned name of that syscall */
 	int32_t kick_vcpu;
+	uint8_t how[RL_NR];	/* enum report_how per link */
+	uint32_t host_first, host_n;	/* its QEMU operations (report_req_hostio) */
+	int32_t kick_tid, inj_tid;	/* host threads of K and J, -1 */
+	uint64_t kick_addr;	/* port or gpa of the kick */
+	uint64_t inj_addr, inj_data;	/* MSI address/data (or gsi, vector) of J */
 };
 
 struct report_sys {
@@ -119,6 +155,17 @@ uint64_t report_nr_kicks(const struct report *r);
 uint64_t report_nr_injects(const struct report *r);
 uint64_t report_nr_host_io(const struct report *r);
 uint64_t report_nr_guest_irqs(const struct report *r);
+/* The @k-th (< q->host_n) QEMU operation of request @q, in time order. */
+const struct report_hostio *report_req_hostio(const struct report *r,
+					      const struct report_req *q, uint32_t k);
+/* Requests whose link @link was matched by @how. */
+uint64_t report_how_count(const struct report *r, int link, int how);
+/* The image offset rule found per guest device (text output): 1 and the
+ * QEMU fd and byte delta (offset = sector * 512 + delta) of device @i of
+ * report_nr_devs(); 0 when no offset rule was found (a guess). */
+size_t report_nr_devs(const struct report *r);
+int report_dev_map(const struct report *r, size_t i, uint32_t *machine, uint32_t *dev,
+		   int64_t *fd, int64_t *delta);
 /* "PSQIKHDJRCXE" with '.' for each missing link, into @buf (RL_NR + 1) */
 const char *report_mask_str(uint32_t mask, char *buf);
 /* the number of requests of each distinct mask, most frequent first */

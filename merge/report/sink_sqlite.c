@@ -3,7 +3,8 @@
  * writes the merged events into an SQLite database (processes, threads,
  * slices, instants, counters, flows) and, through the chain analyser
  * (chain.c, fed the same events), the per-request I/O chain (requests,
- * view request_stages).  Columns: docs/format/sqlite.md.  Runs on the
+ * view request_stages, request_links: each link's event and how it was
+ * matched).  Columns: docs/format/sqlite.md.  Runs on the
  * merge thread; memory: open slices per track and the analyser's state.
  * The database is built as OUT.db.tmp and renamed when complete.
  */
@@ -400,6 +401,78 @@ static int write_requests(struct sq *s)
 	return ret;
 }
 
+/* request_links: per request each link's event and how it was matched;
+ * the QEMU operations (host_io) one row each with their file range. */
+static int write_links(struct sq *s)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = 0;
+
+	if (sqlite3_exec(s->db, "CREATE TABLE request_links(request_id INTEGER, link TEXT,"
+			 " ts INTEGER, ts_end INTEGER, method TEXT, tid INTEGER, syscall TEXT,"
+			 " fd INTEGER, offset INTEGER, length INTEGER, dir TEXT,"
+			 " address INTEGER, data INTEGER);", NULL, NULL, NULL) != SQLITE_OK)
+		return sq_fail(s, "request_links table");
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO request_links VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			       -1, &st, NULL))
+		return sq_fail(s, "prepare");
+	for (size_t i = 0; i < report_nr_reqs(s->rep) && !ret; i++) {
+		const struct report_req *q = report_req_at(s->rep, i);
+		const struct report_sys *y = report_sys_at(s->rep, q->sys);
+
+		for (int l = 0; l < RL_NR && !ret; l++) {
+			if (!(q->mask & (1u << l)) || l == RL_HOST_END)
+				continue;
+			for (int c = 1; c <= 13; c++)
+				sqlite3_bind_null(st, c);
+			sqlite3_bind_int64(st, 1, (sqlite3_int64)i + 1);
+			bind_text(st, 5, report_how_names[q->how[l]]);
+			if (l == RL_HOST_BEGIN) {
+				bind_text(st, 2, "host_io");
+				for (uint32_t k = 0; k < q->host_n && !ret; k++) {
+					const struct report_hostio *h = report_req_hostio(s->rep, q, k);
+					char dir[2] = { h->dir, 0 };
+
+					sqlite3_bind_int64(st, 3, (sqlite3_int64)h->enter);
+					if (h->exit)
+						sqlite3_bind_int64(st, 4, (sqlite3_int64)h->exit);
+					else
+						sqlite3_bind_null(st, 4);
+					sqlite3_bind_int64(st, 6, h->tid);
+					bind_text(st, 7, merge_str(h->name));
+					if (h->fd >= 0)
+						sqlite3_bind_int64(st, 8, h->fd);
+					if (h->has_off) {
+						sqlite3_bind_int64(st, 9, (sqlite3_int64)h->off);
+						sqlite3_bind_int64(st, 10, (sqlite3_int64)h->len);
+					}
+					bind_text(st, 11, dir);
+					ret = step(s, st);
+				}
+				continue;
+			}
+			bind_text(st, 2, report_link_names[l]);
+			sqlite3_bind_int64(st, 3, (sqlite3_int64)q->t[l]);
+			if (l == RL_KICK) {
+				bind_cpu(st, 6, q->kick_tid);
+				sqlite3_bind_int64(st, 12, (sqlite3_int64)q->kick_addr);
+			} else if (l == RL_INJECT) {
+				bind_cpu(st, 6, q->inj_tid);
+				sqlite3_bind_int64(st, 12, (sqlite3_int64)q->inj_addr);
+				sqlite3_bind_int64(st, 13, (sqlite3_int64)q->inj_data);
+			} else if (l == RL_SYS_ENTER || l == RL_SYS_EXIT) {
+				sqlite3_bind_int64(st, 6, y ? y->tid : q->tid);
+				bind_text(st, 7, y ? merge_str(y->name) : NULL);
+			} else if (l != RL_IRQ && l != RL_COMPLETE) {
+				sqlite3_bind_int64(st, 6, q->tid);
+			}
+			ret = step(s, st);
+		}
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
 static int sq_close(void *sink)
 {
 	struct sq *s = sink;
@@ -415,6 +488,8 @@ static int sq_close(void *sink)
 		ret = write_tracks(s);
 	if (!ret)
 		ret = write_requests(s);
+	if (!ret)
+		ret = write_links(s);
 	if (!ret && sqlite3_exec(s->db,
 				 "INSERT INTO meta VALUES('format','vmtrace-sqlite 1'),"
 				 "('ts_unit','ns, host timeline');"

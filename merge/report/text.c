@@ -179,6 +179,56 @@ static void coverage(const struct report *r, FILE *fp)
 	}
 }
 
+/* How each link was matched (docs/report.md, "Matching rules"), the
+ * guesses counted, and the offset rule found per guest device. */
+static void methods(const struct report *r, FILE *fp)
+{
+	uint64_t guess = 0, greq = 0;
+
+	fprintf(fp, "\nHow the links were matched (time-guess = time order only):\n");
+	for (int l = 0; l < RL_NR; l++) {
+		int first = 1;
+
+		for (int h = 1; h < RH_NR; h++) {
+			uint64_t n = report_how_count(r, l, h);
+
+			if (!n || l == RL_HOST_END)
+				continue;
+			if (first)
+				fprintf(fp, "  %-14s", report_link_names[l]);
+			fprintf(fp, "%s %" PRIu64 " %s", first ? "" : ",", n, report_how_names[h]);
+			first = 0;
+			if (h == RH_GUESS)
+				guess += n;
+		}
+		if (!first)
+			fprintf(fp, "\n");
+	}
+	for (size_t i = 0; i < report_nr_reqs(r); i++) {
+		const struct report_req *q = report_req_at(r, i);
+		int g = 0;
+
+		for (int l = 0; l < RL_NR; l++)
+			g |= (q->mask & (1u << l)) && q->how[l] == RH_GUESS;
+		greq += g;
+	}
+	fprintf(fp, "  guesses: %" PRIu64 " links in %" PRIu64 " of %zu requests\n", guess, greq,
+		report_nr_reqs(r));
+	for (size_t i = 0; i < report_nr_devs(r); i++) {
+		uint32_t machine, dev;
+		int64_t fd, delta;
+
+		if (report_dev_map(r, i, &machine, &dev, &fd, &delta))
+			fprintf(fp, "  device %u:%u (guest %u): QEMU fd %" PRId64
+				", file offset = sector * 512 + %" PRId64 "\n",
+				dev >> 20, dev & 0xfffff, machine, fd, delta);
+		else
+			fprintf(fp, "  device %u:%u (guest %u): no offset rule holds (not a raw "
+				"image, or no offsets recorded): its host I/O is a time guess\n",
+				dev >> 20, dev & 0xfffff, machine);
+	}
+}
+
 static void stages(const struct report *r, FILE *fp)
 {
 	char a[US_BUF], b[US_BUF], c[US_BUF], d[US_BUF];
@@ -304,6 +354,7 @@ int report_print_text(const struct report *r, FILE *fp, const struct report_opts
 	headline(r, fp, 1, o->top);
 	coverage(r, fp);
 	if (report_nr_reqs(r)) {
+		methods(r, fp);
 		stages(r, fp);
 		slowest(r, fp, o->top);
 	}

@@ -10,7 +10,9 @@
  * stdin, one directive a line:
  *   clock NAME                 trace clock of the file (default x86-tsc)
  *   comm TID NAME              a cmdline entry ("CPU 0/KVM")
- *   ev CPU TS TID SYS/EVENT [field=value ...]   one event (per CPU in order)
+ *   ev CPU TS TID SYS/EVENT [field=value ...]   one event (per CPU in order);
+ *                              a value that is not a number fills a char
+ *                              array field (rwbs=WS)
  * Exit 77 when tracefs or an event format is missing.
  */
 #include <fcntl.h>
@@ -110,6 +112,8 @@ static struct evtype *get_type(const char *sysev)
 		char *nm = strrchr(decl, ' ');
 
 		snprintf(t->f[t->nr].name, sizeof(t->f[t->nr].name), "%.63s", nm ? nm + 1 : decl);
+		/* "rwbs[10]": the array's name */
+		*strchrnul(t->f[t->nr].name, '[') = 0;
 		t->f[t->nr].offset = off;
 		t->f[t->nr].size = sz;
 		if (off + sz > t->size)
@@ -125,6 +129,18 @@ static void put_field(uint8_t *rec, const struct evtype *t, const char *name, ui
 	for (int i = 0; i < t->nr; i++)
 		if (!strcmp(t->f[i].name, name)) {
 			memcpy(rec + t->f[i].offset, &v, t->f[i].size > 8 ? 8 : t->f[i].size);
+			return;
+		}
+	fprintf(stderr, "gen-tracedat: %s/%s has no field %s\n", t->sys, t->name, name);
+	exit(2);
+}
+
+/* A fixed char array field (rwbs[10], comm[16]) set to @v, NUL-padded. */
+static void put_str(uint8_t *rec, const struct evtype *t, const char *name, const char *v)
+{
+	for (int i = 0; i < t->nr; i++)
+		if (!strcmp(t->f[i].name, name)) {
+			strncpy((char *)rec + t->f[i].offset, v, t->f[i].size - 1);
 			return;
 		}
 	fprintf(stderr, "gen-tracedat: %s/%s has no field %s\n", t->sys, t->name, name);
@@ -221,8 +237,15 @@ int main(int argc, char **argv)
 
 			if (!eq)
 				continue;
+			char *end;
+			uint64_t v;
+
 			*eq = 0;
-			put_field(rec, t, tok, strtoull(eq + 1, NULL, 0));
+			v = strtoull(eq + 1, &end, 0);
+			if (*end || end == eq + 1)	/* not a number: a char array's text */
+				put_str(rec, t, tok, eq + 1);
+			else
+				put_field(rec, t, tok, v);
 		}
 		add_event(&cpus[cpu], ts, rec, t->size);
 	}

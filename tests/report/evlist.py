@@ -1,7 +1,7 @@
-# evlist.py - what the fixture generators of tests/report share: the
-# event-list file tests/merge/gen-tracedat reads (comm lines, then events
-# sorted per CPU by time).
+# evlist.py - shared by the tests/report fixture generators (mkfixture.py,
+# mkpairing.py): writes an event list for tests/merge/gen-tracedat.
 def write(path, comms, evs):
+    """comms: (tid, name); evs: (cpu, ts, tid, "sys/event", "field=value ...")"""
     with open(path, "w") as f:
         for c in comms:
             f.write("comm %d %s\n" % c)

@@ -11,6 +11,8 @@
 #   stream: for big inputs (tests/bench/b-report.sh): events written as they
 #   are made (each CPU's come in time order), no expected.json
 import json, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from evlist import write
 
 out, K = sys.argv[1], int(sys.argv[2])
 STREAM = len(sys.argv) > 3 and sys.argv[3] == "stream"
@@ -83,8 +85,6 @@ for k in range(K):
 if STREAM:
     hf.close(); gf.close()
     sys.exit(0)
-
-from evlist import write
 
 write(os.path.join(out, "host.txt"), [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "qemu-system-x86")], host)
 write(os.path.join(out, "guest.txt"), [(GTID, "python3")], guest)

@@ -1,0 +1,62 @@
+#!/bin/bash
+# timeout: 900
+# needs: kvm
+# Pairing accuracy on a real KVM (the KVM lab where there is none), against
+# truth the report does not use: the python-virtio guest runs pairing.py
+# (VT_WORKLOAD=pairing: 4 threads of O_DIRECT reads and writes of 4-16 KiB
+# at random offsets of a preallocated file, so requests are in flight at
+# once on 2 vCPUs) and logs each I/O with the file's extents (FIEMAP): the
+# disk byte of every I/O.  QEMU (aio=threads, raw image, cache=none,
+# throttled to 400 IOPS so requests queue in QEMU) serves it; the host
+# recording, the guest kernel recording and `vmtrace export --sqlite` give
+# each request's QEMU syscalls, whose offsets (the host's own events) must
+# cover the request's disk range in its direction: pairing_score.py.  At
+# least 99.5% of the workload's requests must be paired right, none by a
+# guess; the figures are printed (docs/report.md keeps them).  Requests
+# served by a QEMU worker spawned mid-run before the recorder's next poll
+# followed it are not in the recording (docs/report.md): the scorer counts
+# them apart (unrecorded), at most 2% of them.
+set -eu
+. "$VT_SRC/tests/lib/kvm.sh"
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+[ "${VT_SAN:-0}" = 1 ] && skip "SAN build: the lab's guest image carries vmtrace, which an ASan build cannot run there; the pairing itself runs under ASan in report/t-report-pairing"
+for c in record marker align merge export; do
+	"$VT_BIN" $c --help >/dev/null 2>&1 || [ $? -ne 5 ] || skip "'vmtrace $c' is not built yet"
+done
+kvm_or_lab "$@"
+rc=0
+kvm_check || rc=$?
+[ $rc = 0 ] || fail "no KVM here and no lab: $KVM_WHY"
+# the example's disk image needs O_DIRECT (cache=none): tmpfs (the lab's
+# /tmp) has none, the lab's shared output directory (9p) has
+out=""
+for d in "$VT_TMP" ${VT_LOGS:+"${VT_LOGS%/*}"}; do
+	mkdir -p "$d/pairing-out" 2>/dev/null &&
+		dd if=/dev/zero of="$d/pairing-out/.direct" bs=4096 count=1 oflag=direct 2>/dev/null &&
+		out=$d/pairing-out && break
+done
+[ -n "$out" ] || skip "no directory with O_DIRECT for the guest's disk image (cache=none)"
+rm -f "$out/.direct"
+VT_WORKLOAD=pairing VT_SMP=2 VT_DRIVE_OPTS="aio=threads,throttling.iops-total=400" VT_NO_MERGE=1 \
+	make -s --no-print-directory -C "$VT_SRC/examples/python-virtio" O="$VT_BUILD" \
+	OUTDIR="$out" ACCEL=kvm run | tee run.log
+[ -s "$out/guest/pairing.json" ] || fail "the guest workload left no log"
+inputs=("$out/host")
+for d in "$out"/guest/*/; do [ -f "$d/vmtrace.meta" ] && inputs+=("${d%/}"); done
+# the VM's sync markers, as the example's own merge takes them
+[ ! -f "$out/guest/markers/markers.dat" ] || [ -f "$out/guest/markers/vmtrace.meta" ] ||
+	inputs+=("$out/guest/markers")
+"$VT_BIN" export --sqlite out.db "${inputs[@]}" -q
+"$VT_BIN" report "${inputs[@]}" -q >rep.txt
+sed -n '/^How the links/,/^$/p' rep.txt
+score=$(/usr/bin/python3 "$VT_SRC/tests/report/pairing_score.py" out.db "$out/guest/pairing.json")
+echo "pairing (aio=threads, 2 vCPUs, 4 threads, throttled): $score"
+acc=${score##*accuracy=}
+awk -v a="$acc" 'BEGIN { exit !(a >= 99.5) }' || fail "pairing accuracy $acc% < 99.5%"
+case $score in *" guessed=0 "*) ;; *) fail "workload requests paired by a guess";; esac
+unf=${score##*unrecorded=}
+made=${score##*workload_requests=}
+[ $((${unf%% *} * 50)) -le "${made%% *}" ] || fail "too many requests lost to the recorder's polling"
+echo "ok: pairing accuracy $acc%"
+[ "$out" = "$VT_TMP/pairing-out" ] || rm -rf "$out"	# not in the test's own tmp
