@@ -35,7 +35,7 @@ def main():
     ap.add_argument("--dir", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--ops", type=int, default=150)
+    ap.add_argument("--ops", type=int, default=75)
     ap.add_argument("--mb", type=int, default=16)
     a = ap.parse_args()
     path = os.path.join(a.dir, "pairing.dat")
