@@ -110,7 +110,11 @@ print("  bound %.3f us" % (j["bound_ns"] / 1e3))' full.json
 		rc=0
 		cpu=()
 		[ $g = hcadj ] && cpu=(-cpu host)
-		kvm_timeout "$VT_BIN" record -o ${g}host -- qemu-system-x86_64 -enable-kvm "${cpu[@]}" \
+		# the recording cut below (cut-before.py edits a file's data pages
+		# in place) is written uncompressed, v6; the others as by default
+		fmt=()
+		[ $g = hctscw ] && fmt=(--format v6)
+		kvm_timeout "$VT_BIN" record -o ${g}host "${fmt[@]}" -- qemu-system-x86_64 -enable-kvm "${cpu[@]}" \
 			-name $g,debug-threads=on -kernel "$elf" \
 			-device isa-debugcon,iobase=0x4e9,chardev=dump \
 			-chardev file,id=dump,path=${g}guest/markers.dat \
