@@ -84,30 +84,7 @@ vt_vm_start() {
 # loop of date/grep/sleep put ~10 short-lived processes a second of the
 # example's own into the recording).
 vt_vm_wait_line() {
-	/usr/bin/python3 - "$@" <<'PYEOF'
-import os, sys, time
-path, pat, secs, pid = sys.argv[1], sys.argv[2].encode(), float(sys.argv[3]), int(sys.argv[4])
-end = time.time() + secs
-def found():
-    try:
-        with open(path, "rb") as f:
-            return pat in f.read()
-    except OSError:
-        return False
-def alive():
-    try:
-        os.kill(pid, 0)
-        return True
-    except OSError:
-        return False
-while time.time() < end:
-    if found():
-        sys.exit(0)
-    if not alive():
-        sys.exit(0 if found() else 1)
-    time.sleep(0.2)
-sys.exit(1)
-PYEOF
+	/usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/waits.py" line "$@"
 }
 
 vt_vm_wait_exit() {

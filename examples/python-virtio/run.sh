@@ -59,32 +59,8 @@ guest_part() {
 	# short-lived processes a second of the example's own into it).
 	STREAM_SAMPLE_S=0.5
 	stream_watch() {
-		/usr/bin/python3 - "$1" "$VT_VM_PID" "$OUT" "$WORKLOAD_DONE" "$STREAM_SAMPLE_S" <<'PYEOF'
-import os, sys, time
-end, pid, out, done, step = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4].encode(), float(sys.argv[5])
-t0 = time.time()
-def alive():
-    try:
-        os.kill(pid, 0)
-        return True
-    except OSError:
-        return False
-def finished():
-    try:
-        with open(os.path.join(out, "console.log"), "rb") as f:
-            return done in f.read()
-    except OSError:
-        return False
-with open(os.path.join(out, "stream-growth.txt"), "w") as g:
-    while alive() and time.time() < end and not finished():
-        try:
-            size = os.stat(os.path.join(out, "guest.stream")).st_size
-        except OSError:
-            size = 0
-        g.write("%d %d\n" % ((time.time() - t0) * 1000, size))
-        g.flush()
-        time.sleep(step)
-PYEOF
+		/usr/bin/python3 "$HERE/../common/waits.py" watch "$1" "$VT_VM_PID" "$OUT" \
+			"$WORKLOAD_DONE" "$STREAM_SAMPLE_S"
 	}
 
 	# A guest that died or hung: unpack the part of the stream that arrived
