@@ -87,17 +87,9 @@ static int classify(uint32_t name)
 	return K_NONE;
 }
 
-static const struct merge_arg *arg_of(const struct merge_event *ev, uint32_t key)
-{
-	for (int i = 0; i < ev->nr_args; i++)
-		if (ev->args[i].key == key)
-			return &ev->args[i];
-	return NULL;
-}
-
 static int arg_num(const struct merge_event *ev, uint32_t key, int64_t *out)
 {
-	const struct merge_arg *a = arg_of(ev, key);
+	const struct merge_arg *a = merge_event_arg(ev, key);
 
 	if (!a || (a->type != MERGE_ARG_U64 && a->type != MERGE_ARG_I64))
 		return -1;
@@ -220,7 +212,7 @@ static void sched(struct merge_event *out, int *n, const struct merge_event *ev,
 	if (arg_num(ev, k_prev_pid, &prev) < 0 || arg_num(ev, k_next_pid, &next) < 0)
 		return;
 
-	const struct merge_arg *ps = arg_of(ev, k_prev_state);
+	const struct merge_arg *ps = merge_event_arg(ev, k_prev_state);
 	uint32_t letters = MERGE_NO_STR;
 
 	if (ps) {

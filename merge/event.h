@@ -91,6 +91,16 @@ struct merge_event {
 	uint64_t arr[MERGE_ARR_MAX];	/* the elements of array arguments */
 };
 
+/* The argument @key (an interned field name) of @ev, NULL when it has
+ * none: the one lookup of an event's fields (merge/derive.c, the report). */
+static inline const struct merge_arg *merge_event_arg(const struct merge_event *ev, uint32_t key)
+{
+	for (int i = 0; i < ev->nr_args; i++)
+		if (ev->args[i].key == key)
+			return &ev->args[i];
+	return NULL;
+}
+
 /* A track: one thread (or a process-level track when tid < 0). */
 struct merge_track {
 	uint32_t machine;	/* MERGE_MACHINE_HOST or guest number */

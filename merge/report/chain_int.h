@@ -139,21 +139,20 @@ static inline uint64_t mix(uint64_t x)
 /* The numeric argument @key of @ev into *@out: 0, or -1 when absent. */
 static inline int arg_u64(const struct merge_event *ev, uint32_t key, uint64_t *out)
 {
-	for (int i = 0; i < ev->nr_args; i++)
-		if (ev->args[i].key == key && ev->args[i].type != MERGE_ARG_STR) {
-			*out = ev->args[i].v.u;
-			return 0;
-		}
-	return -1;
+	const struct merge_arg *a = merge_event_arg(ev, key);
+
+	if (!a || a->type == MERGE_ARG_STR)
+		return -1;
+	*out = a->v.u;
+	return 0;
 }
 
 /* The string argument @key of @ev (interned), MERGE_NO_STR when absent. */
 static inline uint32_t arg_str(const struct merge_event *ev, uint32_t key)
 {
-	for (int i = 0; i < ev->nr_args; i++)
-		if (ev->args[i].key == key && ev->args[i].type == MERGE_ARG_STR)
-			return ev->args[i].v.str;
-	return MERGE_NO_STR;
+	const struct merge_arg *a = merge_event_arg(ev, key);
+
+	return a && a->type == MERGE_ARG_STR ? a->v.str : MERGE_NO_STR;
 }
 
 /* 1 if request @q has link @link. */
