@@ -61,7 +61,6 @@ table=$(
 )
 echo "$table"
 
-doc=$VT_SRC/docs/benchmarks.md
 section=$(cat <<SECTION
 <!-- b-readback begin -->
 ## Reading back compressed trace.dat: merge and report, v7 zstd against v6
@@ -79,14 +78,4 @@ $table
 <!-- b-readback end -->
 SECTION
 )
-if [ -w "$doc" ]; then
-	python3 - "$doc" "$section" <<'PY'
-import re, sys
-path, sec = sys.argv[1], sys.argv[2]
-text = open(path).read()
-pat = re.compile(r"<!-- b-readback begin -->.*?<!-- b-readback end -->", re.S)
-text = pat.sub(lambda m: sec, text) if pat.search(text) else text.rstrip("\n") + "\n\n" + sec + "\n"
-open(path, "w").write(text)
-PY
-	echo "updated $doc"
-fi
+"$VT_SRC/tests/bench/doc-section" b-readback "$section"

@@ -148,7 +148,6 @@ TABLE
 )
 echo "$table"
 
-doc=$VT_SRC/docs/benchmarks.md
 section=$(cat <<SECTION
 <!-- b-record begin -->
 ## Recorder: \`vmtrace record\` against text from trace_pipe
@@ -172,14 +171,4 @@ $table
 <!-- b-record end -->
 SECTION
 )
-if [ -w "$doc" ]; then
-	python3 - "$doc" "$section" <<'PY'
-import re, sys
-path, sec = sys.argv[1], sys.argv[2]
-text = open(path).read()
-pat = re.compile(r"<!-- b-record begin -->.*?<!-- b-record end -->", re.S)
-text = pat.sub(lambda m: sec, text) if pat.search(text) else text.rstrip("\n") + "\n\n" + sec + "\n"
-open(path, "w").write(text)
-PY
-	echo "updated $doc"
-fi
+"$VT_SRC/tests/bench/doc-section" b-record "$section"
