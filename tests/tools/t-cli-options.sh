@@ -29,17 +29,21 @@ for c in $cmds; do
 	tail -1 "bad-$c.txt" | grep -q -- "--help" || fail "$c: no hint naming --help: $(tail -1 "bad-$c.txt")"
 done
 echo "ok: $(echo $cmds | wc -w) commands: help CMD = CMD --help, a wrong option gives exit 2 in 1-3 lines"
+# docs/cli.md's per-command table is what the helps say (tools/cli-doc, the
+# one reader of the helps' options, rewrites a copy: it must come out equal)
+cp "$VT_SRC/docs/cli.md" cli.md
+"$VT_SRC/tools/cli-doc" "$VT_BIN" cli.md >/dev/null
+cmp -s "$VT_SRC/docs/cli.md" cli.md ||
+	{ diff "$VT_SRC/docs/cli.md" cli.md; fail "docs/cli.md's table is not what the commands' --help say (tools/cli-doc)"; }
+for c in $cmds; do
+	grep -q "^| $c | " cli.md || fail "docs/cli.md has no row for $c"
+done
+echo "ok: docs/cli.md's table is every command's --help"
 "$PY" - "$VT_SRC/docs/cli.md" $cmds <<'PYEOF' || exit 1
 import re, sys
 doc = open(sys.argv[1]).read()
 cmds = sys.argv[2:]
-tok = re.compile(r'(?<![\w-])(-[a-zA-Z]|--[a-z][a-z0-9-]+)(?![\w])')
 pair = re.compile(r'^\s+(-[a-zA-Z]), (--[a-z][a-z0-9-]+)', re.M)
-rows = {}
-for l in doc.splitlines():
-    m = re.match(r'\| (\w+) \| `.*` \| (.*) \|$', l)
-    if m:
-        rows[m.group(1)] = set(re.findall(r'`([^`]+)`', m.group(2)))
 shared = {}
 for l in doc.splitlines():
     m = re.match(r'\| `(-[a-zA-Z]), (--[a-z][a-z0-9-]+)', l)
@@ -49,11 +53,6 @@ bad = 0
 seen = {}
 for c in cmds:
     h = open("h-%s.txt" % c).read()
-    if c not in rows:
-        print("FAIL: docs/cli.md has no row for %s" % c); bad += 1; continue
-    for t in set(tok.findall(h)):
-        if t not in rows[c]:
-            print("FAIL: %s --help names %s, docs/cli.md's row does not" % (c, t)); bad += 1
     for s, lng in pair.findall(h):
         if s in shared and shared[s] != lng:
             print("FAIL: %s pairs %s with %s, docs/cli.md's shared table with %s" % (c, s, lng, shared[s])); bad += 1
@@ -62,7 +61,7 @@ for c in cmds:
         seen.setdefault(s, (c, lng))
 if bad:
     sys.exit(1)
-print("ok: every option of every --help is in docs/cli.md; %d short options pair with one long name everywhere" % len(seen))
+print("ok: %d short options pair with one long name everywhere" % len(seen))
 PYEOF
 # exit codes
 mkdir -p empty
