@@ -15,8 +15,9 @@
  *     (Preempted) for R+, Sleeping, Uninterruptible Sleep, ...), Runnable
  *     again from a wakeup of a sleeping thread.
  *
- * Runs on the merge thread, called by a sink for each event in time order;
- * memory is per thread (a few bytes), never per event.
+ * Runs on the merge thread, called for each event in time order when the
+ * sink shows derived slices; its state is the caller's struct merge_deriver
+ * (one per pipeline); memory is per thread (a few bytes), never per event.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -36,7 +37,7 @@ static const char *const syscall_names[] = {
 enum { K_NONE, K_RAW_ENTER, K_RAW_EXIT, K_ENTER, K_EXIT, K_SWITCH, K_WAKE };
 
 /* Per thread (its lane-0 track): the open syscall and the open state. */
-struct dthread {
+struct merge_derive_thread {
 	int64_t sys_nr;		/* open syscall's number, -1 none */
 	uint8_t sys_kind;	/* K_RAW_ENTER / K_ENTER that opened it */
 	uint8_t twin_kind;	/* after a close: the exit kind that closed it */
@@ -44,27 +45,18 @@ struct dthread {
 	uint32_t state;		/* open state slice's name, 0 none */
 };
 
-uint8_t *merge_derive_kinds;	/* by event name id: K_*, +1 (0 unknown) */
-uint32_t merge_derive_kinds_cap;
-#define kinds		merge_derive_kinds
-#define kinds_cap	merge_derive_kinds_cap
-static struct dthread *threads;	/* by lane-0 track index */
-static uint32_t threads_cap;
-static uint32_t k_id, k_nr, k_prev_pid, k_prev_state, k_next_pid, k_pid, n_syscalls, n_state,
-		n_running, n_runnable;
-
-static void init_keys(void)
+static void init_keys(struct merge_deriver *dv)
 {
-	k_id = merge_str_intern0("id");
-	k_nr = merge_str_intern0("__syscall_nr");
-	k_prev_pid = merge_str_intern0("prev_pid");
-	k_prev_state = merge_str_intern0("prev_state");
-	k_next_pid = merge_str_intern0("next_pid");
-	k_pid = merge_str_intern0("pid");
-	n_syscalls = merge_str_intern0("syscalls");
-	n_state = merge_str_intern0("thread state");
-	n_running = merge_str_intern0("Running");
-	n_runnable = merge_str_intern0("Runnable");
+	dv->k_id = merge_str_intern0("id");
+	dv->k_nr = merge_str_intern0("__syscall_nr");
+	dv->k_prev_pid = merge_str_intern0("prev_pid");
+	dv->k_prev_state = merge_str_intern0("prev_state");
+	dv->k_next_pid = merge_str_intern0("next_pid");
+	dv->k_pid = merge_str_intern0("pid");
+	dv->n_syscalls = merge_str_intern0("syscalls");
+	dv->n_state = merge_str_intern0("thread state");
+	dv->n_running = merge_str_intern0("Running");
+	dv->n_runnable = merge_str_intern0("Runnable");
 }
 
 static int classify(uint32_t name)
@@ -97,17 +89,18 @@ static int arg_num(const struct merge_event *ev, uint32_t key, int64_t *out)
 	return 0;
 }
 
-static struct dthread *thread_of(uint32_t track)
+static struct merge_derive_thread *thread_of(struct merge_deriver *dv, uint32_t track)
 {
-	if (track >= threads_cap) {
-		uint32_t old = threads_cap;
+	if (track >= dv->threads_cap) {
+		uint32_t old = dv->threads_cap;
 
-		if (merge_table_grow(&threads, &threads_cap, track + 1, sizeof(*threads)) < 0)
+		if (merge_table_grow(&dv->threads, &dv->threads_cap, track + 1,
+				     sizeof(*dv->threads)) < 0)
 			return NULL;
-		for (uint32_t i = old; i < threads_cap; i++)
-			threads[i].sys_nr = threads[i].twin_nr = -1;
+		for (uint32_t i = old; i < dv->threads_cap; i++)
+			dv->threads[i].sys_nr = dv->threads[i].twin_nr = -1;
 	}
-	return &threads[track];
+	return &dv->threads[track];
 }
 
 /* The lane-0 track of thread @tid of @machine, UINT32_MAX for the idle
@@ -149,15 +142,15 @@ static uint32_t lane_of(uint32_t main, uint32_t lane, uint32_t name)
 }
 
 /* Switch thread (lane-0 track @main) to state @state (0: none) at @ev. */
-static void set_state(struct merge_event *out, int *n, const struct merge_event *ev,
-		      uint32_t main, uint32_t state, uint32_t letters)
+static void set_state(struct merge_deriver *dv, struct merge_event *out, int *n,
+		      const struct merge_event *ev, uint32_t main, uint32_t state, uint32_t letters)
 {
-	struct dthread *d = thread_of(main);
+	struct merge_derive_thread *d = thread_of(dv, main);
 	uint32_t lane;
 
 	if (!d || d->state == state)
 		return;
-	lane = lane_of(main, LANE_STATE, n_state);
+	lane = lane_of(main, LANE_STATE, dv->n_state);
 	if (lane == UINT32_MAX)
 		return;
 	if (d->state)
@@ -169,13 +162,13 @@ static void set_state(struct merge_event *out, int *n, const struct merge_event 
 
 	if (letters) {
 		o->nr_args = 1;
-		o->args[0] = (struct merge_arg){ .key = k_prev_state, .type = MERGE_ARG_STR,
+		o->args[0] = (struct merge_arg){ .key = dv->k_prev_state, .type = MERGE_ARG_STR,
 						 .v.str = letters };
 	}
 }
 
 /* The state name of the kernel's prev_state letters (as it prints them). */
-static uint32_t state_name(const char *l)
+static uint32_t state_name(const struct merge_deriver *dv, const char *l)
 {
 	static const struct { char c; const char *name; } tab[] = {
 		{ 'S', "Sleeping" }, { 'D', "Uninterruptible Sleep" }, { 'T', "Stopped" },
@@ -184,35 +177,36 @@ static uint32_t state_name(const char *l)
 	};
 
 	if (l[0] == 'R')
-		return l[1] == '+' ? merge_str_intern0("Runnable (Preempted)") : n_runnable;
+		return l[1] == '+' ? merge_str_intern0("Runnable (Preempted)") : dv->n_runnable;
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
 		if (l[0] == tab[i].c)
 			return merge_str_intern0(tab[i].name);
 	return merge_str_intern0(l);
 }
 
-static void sched(struct merge_event *out, int *n, const struct merge_event *ev, int kind)
+static void sched(struct merge_deriver *dv, struct merge_event *out, int *n,
+		  const struct merge_event *ev, int kind)
 {
 	uint32_t machine = merge_track(ev->track)->machine;
 	int64_t prev, next;
 
 	if (kind == K_WAKE) {
 		uint32_t tr;
-		struct dthread *d;
+		struct merge_derive_thread *d;
 
-		if (arg_num(ev, k_pid, &next) < 0)
+		if (arg_num(ev, dv->k_pid, &next) < 0)
 			return;
 		tr = thread_track(machine, next);
-		d = tr == UINT32_MAX ? NULL : thread_of(tr);
+		d = tr == UINT32_MAX ? NULL : thread_of(dv, tr);
 		/* a sleeping (or not yet seen) thread becomes runnable */
-		if (d && d->state != n_running && d->state != n_runnable)
-			set_state(out, n, ev, tr, n_runnable, 0);
+		if (d && d->state != dv->n_running && d->state != dv->n_runnable)
+			set_state(dv, out, n, ev, tr, dv->n_runnable, 0);
 		return;
 	}
-	if (arg_num(ev, k_prev_pid, &prev) < 0 || arg_num(ev, k_next_pid, &next) < 0)
+	if (arg_num(ev, dv->k_prev_pid, &prev) < 0 || arg_num(ev, dv->k_next_pid, &next) < 0)
 		return;
 
-	const struct merge_arg *ps = merge_event_arg(ev, k_prev_state);
+	const struct merge_arg *ps = merge_event_arg(ev, dv->k_prev_state);
 	uint32_t letters = MERGE_NO_STR;
 
 	if (ps) {
@@ -224,10 +218,11 @@ static void sched(struct merge_event *out, int *n, const struct merge_event *ev,
 	uint32_t tr = thread_track(machine, prev);
 
 	if (tr != UINT32_MAX)
-		set_state(out, n, ev, tr, letters ? state_name(merge_str(letters)) : 0, letters);
+		set_state(dv, out, n, ev, tr, letters ? state_name(dv, merge_str(letters)) : 0,
+			  letters);
 	tr = thread_track(machine, next);
 	if (tr != UINT32_MAX)
-		set_state(out, n, ev, tr, n_running, 0);
+		set_state(dv, out, n, ev, tr, dv->n_running, 0);
 }
 
 /* The slice name of syscall @nr entered by event @name (sys_enter_NAME). */
@@ -243,16 +238,18 @@ static uint32_t syscall_name(uint32_t name, int kind, int64_t nr)
 	return merge_str_intern0(buf);
 }
 
-static int syscall_slice(struct merge_event *out, int *n, const struct merge_event *ev, int kind)
+static int syscall_slice(struct merge_deriver *dv, struct merge_event *out, int *n,
+			 const struct merge_event *ev, int kind)
 {
 	int enter = kind == K_RAW_ENTER || kind == K_ENTER;
 	int64_t nr;
 	uint32_t main = merge_track(ev->track)->main, lane;
-	struct dthread *d = thread_of(main);
+	struct merge_derive_thread *d = thread_of(dv, main);
+	uint32_t k_id = dv->k_id, k_nr = dv->k_nr;
 
 	if (arg_num(ev, kind == K_RAW_ENTER || kind == K_RAW_EXIT ? k_id : k_nr, &nr) < 0 || !d)
 		return 1;
-	lane = lane_of(main, LANE_SYSCALLS, n_syscalls);
+	lane = lane_of(main, LANE_SYSCALLS, dv->n_syscalls);
 	if (lane == UINT32_MAX)
 		return 1;
 	if (enter) {
@@ -291,36 +288,35 @@ static int syscall_slice(struct merge_event *out, int *n, const struct merge_eve
 	return 1;	/* entered before the recording: the instant stays */
 }
 
-int merge_derive(const struct merge_event *ev, struct merge_event *out, int *keep)
+int merge_derive(struct merge_deriver *dv, const struct merge_event *ev, struct merge_event *out,
+		 int *keep)
 {
 	int n = 0, kind;
 
 	*keep = 1;
 	if (ev->kind != MERGE_EV_INSTANT || !ev->name)
 		return 0;
-	if (unlikely(ev->name >= kinds_cap)) {
-		if (!kinds_cap)
-			init_keys();
-		if (merge_table_grow(&kinds, &kinds_cap, ev->name + 1, 1) < 0)
+	if (unlikely(ev->name >= dv->kinds_cap)) {
+		if (!dv->kinds_cap)
+			init_keys(dv);
+		if (merge_table_grow(&dv->kinds, &dv->kinds_cap, ev->name + 1, 1) < 0)
 			return 0;
 	}
-	if (unlikely(!kinds[ev->name]))
-		kinds[ev->name] = (uint8_t)(classify(ev->name) + 1);
-	kind = kinds[ev->name] - 1;
+	if (unlikely(!dv->kinds[ev->name]))
+		dv->kinds[ev->name] = (uint8_t)(classify(ev->name) + 1);
+	kind = dv->kinds[ev->name] - 1;
 	if (likely(kind == K_NONE))
 		return 0;
 	if (kind == K_SWITCH || kind == K_WAKE)
-		sched(out, &n, ev, kind);
+		sched(dv, out, &n, ev, kind);
 	else
-		*keep = syscall_slice(out, &n, ev, kind);
+		*keep = syscall_slice(dv, out, &n, ev, kind);
 	return n;
 }
 
-void merge_derive_free(void)
+void merge_derive_free(struct merge_deriver *dv)
 {
-	free(kinds);
-	free(threads);
-	kinds = NULL;
-	threads = NULL;
-	kinds_cap = threads_cap = 0;
+	free(dv->kinds);
+	free(dv->threads);
+	memset(dv, 0, sizeof(*dv));
 }

@@ -6,16 +6,16 @@
  * paired by their key, whichever comes first on the timeline starting).
  * Fed every event in time order on the merge thread; keeps one pending
  * start per vCPU (plus one for "vCPU unknown") and a fixed ring of pending
- * markers, so its memory is fixed.  Rules: docs/merge.md.
+ * markers, so its memory is fixed; all of it in the caller's struct
+ * merge_flows (one per pipeline).  Rules: docs/merge.md.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "merge.h"
 
 #define FLOW_WINDOW_NS	1000000ULL	/* ends further apart are not linked */
-#define FLOW_MAX_VCPUS	64		/* vCPUs tracked individually */
-#define FLOW_ANY	FLOW_MAX_VCPUS	/* the slot of "vCPU unknown" */
-#define FLOW_MARKERS	256		/* sync markers awaiting their other side */
+#define FLOW_ANY	MERGE_FLOW_MAX_VCPUS	/* the slot of "vCPU unknown" */
+#define FLOW_MARKERS	MERGE_FLOW_MARKERS
 
 enum name_class {
 	CL_UNKNOWN = 0,	/* not classified yet */
@@ -27,22 +27,6 @@ enum name_class {
 	CL_MARKER,	/* either side: a sync marker's instant (key in .value) */
 };
 
-struct pending {
-	uint64_t ts_ns;
-	uint64_t id;		/* the flow id the start event was given */
-	uint32_t track;
-	int valid;
-};
-
-uint8_t *merge_flow_skip;	/* by name id: 1 = neither side's class */
-uint32_t merge_flow_skip_cap;
-static uint8_t *classes;
-static uint32_t classes_cap;
-static struct pending kicks[FLOW_MAX_VCPUS + 1], injects[FLOW_MAX_VCPUS + 1];
-static uint64_t next_id = 1, nr_flows;
-static uint32_t kick_name, irq_name, sync_name;
-static struct pending markers[FLOW_MARKERS];
-static uint64_t marker_key[FLOW_MARKERS];
 
 static const char *const kick_names[] = {
 	"virtqueue_notify", "virtqueue_kick", "virtqueue_kick_prepare", "vp_notify",
@@ -84,41 +68,41 @@ static int classify(uint32_t id, int guest)
 }
 
 /* Host and guest share name ids, so the class is cached per (id, side). */
-static int class_of(uint32_t id, int guest)
+static int class_of(struct merge_flows *f, uint32_t id, int guest)
 {
 	uint32_t i = 2 * id + (guest ? 1 : 0);
 
-	if (unlikely(i >= classes_cap)) {
-		uint32_t nc = classes_cap ? classes_cap : 8192;
+	if (unlikely(i >= f->classes_cap)) {
+		uint32_t nc = f->classes_cap ? f->classes_cap : 8192;
 
 		while (nc <= i)
 			nc *= 2;
-		uint8_t *n = realloc(classes, nc);
+		uint8_t *n = realloc(f->classes, nc);
 
 		if (!n)
 			return CL_NONE;
-		memset(n + classes_cap, 0, nc - classes_cap);
-		classes = n;
-		classes_cap = nc;
+		memset(n + f->classes_cap, 0, nc - f->classes_cap);
+		f->classes = n;
+		f->classes_cap = nc;
 	}
-	if (unlikely(classes[i] == CL_UNKNOWN))
-		classes[i] = (uint8_t)classify(id, guest);
-	return classes[i];
+	if (unlikely(f->classes[i] == CL_UNKNOWN))
+		f->classes[i] = (uint8_t)classify(id, guest);
+	return f->classes[i];
 }
 
 static int slot_of(int vcpu)
 {
-	return vcpu >= 0 && vcpu < FLOW_MAX_VCPUS ? vcpu : FLOW_ANY;
+	return vcpu >= 0 && vcpu < MERGE_FLOW_MAX_VCPUS ? vcpu : FLOW_ANY;
 }
 
 /* The pending start that matches an end on @vcpu: its own slot, else the
  * "unknown" one (an end of unknown vCPU takes the latest of all); NULL if
  * none is within the window. */
-static struct pending *find(struct pending *tab, int vcpu, uint64_t now)
+static struct merge_flow_pending *find(struct merge_flow_pending *tab, int vcpu, uint64_t now)
 {
-	struct pending *p = NULL;
+	struct merge_flow_pending *p = NULL;
 
-	if (vcpu < 0 || vcpu >= FLOW_MAX_VCPUS) {
+	if (vcpu < 0 || vcpu >= MERGE_FLOW_MAX_VCPUS) {
 		for (int i = 0; i <= FLOW_ANY; i++)
 			if (tab[i].valid && (!p || tab[i].ts_ns > p->ts_ns))
 				p = &tab[i];
@@ -134,101 +118,110 @@ static struct pending *find(struct pending *tab, int vcpu, uint64_t now)
 
 /* @ev may start a flow: give it an id now (the sink writes the start with
  * the event, in time order) and remember it in @slot. */
-static void start(struct merge_event *ev, struct pending *slot, uint32_t name)
+static void start(struct merge_flows *f, struct merge_event *ev, struct merge_flow_pending *slot,
+		  uint32_t name)
 {
-	*slot = (struct pending){ ev->ts_ns, next_id++, ev->track, 1 };
+	*slot = (struct merge_flow_pending){ ev->ts_ns, f->next_id++, ev->track, 1 };
 	ev->flow_start_id = slot->id;
 	ev->flow_name = name;
 }
 
-static void link(struct merge_event *ev, struct pending *p, uint32_t name)
+static void link(struct merge_flows *f, struct merge_event *ev, struct merge_flow_pending *p, uint32_t name)
 {
 	ev->flow_id = p->id;
 	ev->flow_ts_ns = p->ts_ns;
 	ev->flow_track = p->track;
 	ev->flow_name = name;
 	p->valid = 0;
-	nr_flows++;
+	f->nr_flows++;
 }
 
 /* Remember that @id is no flow end on either side (fast inline skip). */
-static void mark_skip(uint32_t id)
+static void mark_skip(struct merge_flows *f, uint32_t id)
 {
-	if (id >= merge_flow_skip_cap) {
-		uint32_t nc = merge_flow_skip_cap ? merge_flow_skip_cap : 4096;
+	if (id >= f->skip_cap) {
+		uint32_t nc = f->skip_cap ? f->skip_cap : 4096;
 
 		while (nc <= id)
 			nc *= 2;
-		uint8_t *n = realloc(merge_flow_skip, nc);
+		uint8_t *n = realloc(f->skip, nc);
 
 		if (!n)
 			return;
-		memset(n + merge_flow_skip_cap, 0, nc - merge_flow_skip_cap);
-		merge_flow_skip = n;
-		merge_flow_skip_cap = nc;
+		memset(n + f->skip_cap, 0, nc - f->skip_cap);
+		f->skip = n;
+		f->skip_cap = nc;
 	}
-	merge_flow_skip[id] = 1;
+	f->skip[id] = 1;
 }
 
-void merge_flow_check(struct merge_event *ev)
+void merge_flows_init(struct merge_flows *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->next_id = 1;
+}
+
+void merge_flows_free(struct merge_flows *f)
+{
+	free(f->skip);
+	free(f->classes);
+	merge_flows_init(f);
+}
+
+void merge_flow_check(struct merge_flows *f, struct merge_event *ev)
 {
 	if (!ev->name)
 		return;
 
 	const struct merge_track *t = merge_track(ev->track);
 	int guest = t->machine != MERGE_MACHINE_HOST;
-	int cls = class_of(ev->name, guest);
+	int cls = class_of(f, ev->name, guest);
 
 	if (likely(cls == CL_NONE)) {
-		if (class_of(ev->name, !guest) == CL_NONE)
-			mark_skip(ev->name);
+		if (class_of(f, ev->name, !guest) == CL_NONE)
+			mark_skip(f, ev->name);
 		return;
 	}
-	if (unlikely(!kick_name)) {
-		kick_name = merge_str_intern0("kick");
-		irq_name = merge_str_intern0("irq");
+	if (unlikely(!f->kick_name)) {
+		f->kick_name = merge_str_intern0("kick");
+		f->irq_name = merge_str_intern0("irq");
 	}
 	if (cls == CL_MARKER) {
 		/* the second instant of a key ends the flow the first started */
 		uint64_t key = (uint64_t)ev->value;
-		struct pending *m = &markers[key % FLOW_MARKERS];
+		struct merge_flow_pending *m = &f->markers[key % FLOW_MARKERS];
 
-		if (unlikely(!sync_name))	/* only where there are markers: other
+		if (unlikely(!f->sync_name))	/* only where there are markers: other
 						 * outputs keep their string tables */
-			sync_name = merge_str_intern0("sync");
-		if (m->valid && marker_key[key % FLOW_MARKERS] == key) {
-			link(ev, m, sync_name);
+			f->sync_name = merge_str_intern0("sync");
+		if (m->valid && f->marker_key[key % FLOW_MARKERS] == key) {
+			link(f, ev, m, f->sync_name);
 		} else {
-			start(ev, m, sync_name);
-			marker_key[key % FLOW_MARKERS] = key;
+			start(f, ev, m, f->sync_name);
+			f->marker_key[key % FLOW_MARKERS] = key;
 		}
 		return;
 	}
 	/* guest: the vCPU is the CPU it ran on; host: the vCPU thread's */
 	int vcpu = guest ? ev->cpu : (int)t->vcpu - 1;
-	struct pending *p;
+	struct merge_flow_pending *p;
 
 	switch (cls) {
 	case CL_KICK:
-		start(ev, &kicks[slot_of(vcpu)], kick_name);
+		start(f, ev, &f->kicks[slot_of(vcpu)], f->kick_name);
 		break;
 	case CL_HOST_IO:
-		p = find(kicks, vcpu, ev->ts_ns);
+		p = find(f->kicks, vcpu, ev->ts_ns);
 		if (p)
-			link(ev, p, kick_name);
+			link(f, ev, p, f->kick_name);
 		break;
 	case CL_INJECT:
-		start(ev, &injects[slot_of(vcpu)], irq_name);
+		start(f, ev, &f->injects[slot_of(vcpu)], f->irq_name);
 		break;
 	case CL_GUEST_IRQ:
-		p = find(injects, vcpu, ev->ts_ns);
+		p = find(f->injects, vcpu, ev->ts_ns);
 		if (p)
-			link(ev, p, irq_name);
+			link(f, ev, p, f->irq_name);
 		break;
 	}
-}
-
-uint64_t merge_flow_count(void)
-{
-	return nr_flows;
 }

@@ -5,7 +5,11 @@
  *
  * Everything runs on the command's one thread.  Memory is bounded by the
  * number of distinct names, threads and sources, never by the number of
- * events: each stream holds one pending event, sinks write as they go.
+ * events: each stream holds a batch of pending events (the sorter's), sinks
+ * write as they go.  The pipeline's state is its context's (merge/pipeline.h:
+ * sources, sorter, flows, derived slices); the string and track tables are
+ * the process's one intern table (ids in every event), emptied when a
+ * pipeline is freed.
  */
 #ifndef MERGE_MERGE_H
 #define MERGE_MERGE_H
@@ -92,6 +96,7 @@ static inline void merge_stream_clock_init(struct merge_stream *s)
 
 /* A source = one input directory / file, holding streams. */
 struct merge_source {
+	struct merge_sorter *sorter;	/* where its readers add their streams */
 	char path[4096];
 	char label[64];		/* "host", "guest", "guest NAME" (a VM), "trace" */
 	uint32_t machine;	/* 0 host, N: VM N (all its inputs share it) */
@@ -135,34 +140,80 @@ int merge_reader_markers(struct merge_source *guest, uint16_t gidx, struct merge
 
 /* ---- sorter -------------------------------------------------------- */
 
-/* Register a stream (takes ownership); -1 when out of memory. */
-int merge_sort_add(struct merge_stream *s);
+struct merge_sort_slot;		/* sort.c */
+struct merge_sort_hent;
+/* A k-way merge of the streams (one per pipeline; zero-filled = empty). */
+struct merge_sorter {
+	struct merge_sort_slot *slots;
+	struct merge_sort_hent *heap;
+	uint32_t nr_slots, cap_slots, heap_len;
+	int started;
+};
+
+/* Register a stream with @so (takes ownership); -1 when out of memory. */
+int merge_sort_add(struct merge_sorter *so, struct merge_stream *s);
 /* The next event in time order (NULL at the end of all streams); it stays
  * valid, and may be changed by the caller, until the next call. */
-struct merge_event *merge_sort_next(void);
-void merge_sort_free(void);
+struct merge_event *merge_sort_next(struct merge_sorter *so);
+/* Close every stream and free @so's storage (@so is empty again). */
+void merge_sort_free(struct merge_sorter *so);
 
 /* ---- flows --------------------------------------------------------- */
 
+#define MERGE_FLOW_MAX_VCPUS	64	/* vCPUs whose flows are tracked apart */
+#define MERGE_FLOW_MARKERS	256	/* sync markers awaiting their other side */
+
+struct merge_flow_pending {
+	uint64_t ts_ns;
+	uint64_t id;		/* the flow id the start event was given */
+	uint32_t track;
+	int valid;
+};
+
+/* The flow matcher's state (merge/flow.c; one per pipeline): a pending
+ * start per vCPU and a ring of markers, so its size is fixed. */
+struct merge_flows {
+	uint8_t *skip;		/* by name id: 1 = no flow end on either side */
+	uint32_t skip_cap;
+	uint8_t *classes;	/* by (name id, side): the name's class */
+	uint32_t classes_cap;
+	struct merge_flow_pending kicks[MERGE_FLOW_MAX_VCPUS + 1];
+	struct merge_flow_pending injects[MERGE_FLOW_MAX_VCPUS + 1];
+	struct merge_flow_pending markers[MERGE_FLOW_MARKERS];
+	uint64_t marker_key[MERGE_FLOW_MARKERS];
+	uint64_t next_id, nr_flows;
+	uint32_t kick_name, irq_name, sync_name;
+};
+
+/* Empty @f (no flow yet); merge_flows_free() releases what it grew. */
+void merge_flows_init(struct merge_flows *f);
+void merge_flows_free(struct merge_flows *f);
 /* Look at @ev (events in time order): when it is the second end of a flow
  * (docs/merge.md: matching rules), set its flow_* fields.  The inline part
  * drops, at the cost of one load, the events whose name cannot be a flow
- * end (merge_flow_skip: per interned name, set once classified). */
-void merge_flow_check(struct merge_event *ev);
-extern uint8_t *merge_flow_skip;
-extern uint32_t merge_flow_skip_cap;
-static inline void merge_flow_feed(struct merge_event *ev)
+ * end (f->skip: per interned name, set once classified). */
+void merge_flow_check(struct merge_flows *f, struct merge_event *ev);
+static inline void merge_flow_feed(struct merge_flows *f, struct merge_event *ev)
 {
-	if (ev->kind == MERGE_EV_END ||
-	    (likely(ev->name < merge_flow_skip_cap) && merge_flow_skip[ev->name]))
+	if (ev->kind == MERGE_EV_END || (likely(ev->name < f->skip_cap) && f->skip[ev->name]))
 		return;
-	merge_flow_check(ev);
+	merge_flow_check(f, ev);
 }
-uint64_t merge_flow_count(void);
 
 /* ---- syscall slices and thread states (merge/derive.c) ------------- */
 
 #define MERGE_DERIVE_MAX	4	/* events one event derives, at most */
+
+struct merge_derive_thread;	/* derive.c */
+/* What derive.c keeps (one per pipeline; zero-filled = empty). */
+struct merge_deriver {
+	uint8_t *kinds;		/* by name id: the name's kind + 1 (1 = derives nothing) */
+	uint32_t kinds_cap;
+	struct merge_derive_thread *threads;	/* by lane-0 track index */
+	uint32_t threads_cap;
+	uint32_t k_id, k_nr, k_prev_pid, k_prev_state, k_next_pid, k_pid;
+	uint32_t n_syscalls, n_state, n_running, n_runnable;
+};
 
 /* Look at @ev (events in time order): the events a sink that shows
  * syscalls as slices and threads' states writes for it into @out (at
@@ -170,19 +221,19 @@ uint64_t merge_flow_count(void);
  * tracks), their number; *@keep = 0 when @ev itself is replaced by them
  * (a syscall's enter and exit).  The inline part skips, at the cost of one
  * load, the names that derive nothing. */
-int merge_derive(const struct merge_event *ev, struct merge_event *out, int *keep);
-extern uint8_t *merge_derive_kinds;	/* by name id: 1 = derives nothing */
-extern uint32_t merge_derive_kinds_cap;
-static inline int merge_derive_feed(const struct merge_event *ev, struct merge_event *out,
-				    int *keep)
+int merge_derive(struct merge_deriver *dv, const struct merge_event *ev, struct merge_event *out,
+		 int *keep);
+static inline int merge_derive_feed(struct merge_deriver *dv, const struct merge_event *ev,
+				    struct merge_event *out, int *keep)
 {
 	*keep = 1;
 	if (ev->kind != MERGE_EV_INSTANT ||
-	    (likely(ev->name < merge_derive_kinds_cap) && merge_derive_kinds[ev->name] == 1))
+	    (likely(ev->name < dv->kinds_cap) && dv->kinds[ev->name] == 1))
 		return 0;
-	return merge_derive(ev, out, keep);
+	return merge_derive(dv, ev, out, keep);
 }
-void merge_derive_free(void);
+/* Free @dv's storage (@dv is empty again). */
+void merge_derive_free(struct merge_deriver *dv);
 
 /* ---- sinks --------------------------------------------------------- */
 
@@ -194,34 +245,28 @@ struct merge_sink_ops {
 	int dir;			/* chosen for a directory or a name with no ending */
 	int derive;			/* shows syscalls as slices and thread
 					 * states (merge/derive.c) */
-	void *(*open)(const char *out);
+	/* open output @out with the sink's own options @opts (its struct,
+	 * or NULL for its defaults); NULL with the message set */
+	void *(*open)(const char *out, const void *opts);
 	/* write one event; -1 on an I/O error (message set) */
 	int (*event)(void *sink, const struct merge_event *ev);
 	/* finish the output; -1 on an I/O error */
 	int (*close)(void *sink);
 };
 
-/*
- * The one table of sinks (merge/sink.c).  Every sink, in whichever module,
- * registers itself from its own file with MERGE_SINK(ops) (run at start-up);
- * `vmtrace merge --format NAME` and the output name's ending look it up.
- */
+/* The file formats `vmtrace merge` writes (each sink's own file). */
+extern const struct merge_sink_ops merge_sink_perfetto, merge_sink_chrome, merge_sink_uftrace;
+
 /* 1 if @s is one of the NULL-terminated @list (NULL: an empty list). */
 int merge_name_in(const char *s, const char *const *list);
 
-#define MERGE_SINKS_MAX	16
-void merge_sink_register(const struct merge_sink_ops *ops);
-#define MERGE_SINK(ops) \
-	static void __attribute__((constructor)) merge_sink_register_##ops(void) \
-	{ merge_sink_register(&ops); }
-/* The sink of --format @fmt (NULL: chosen by @out: a directory or a name
- * with no ending, else the ending); NULL when none fits. */
-const struct merge_sink_ops *merge_sink_find(const char *fmt, const char *out);
-
-/* Perfetto: 1 = mark a VM's packets with TracePacket.machine_id (its own
- * pids); 0 (default) = one machine, guests are processes named "guest: ..."
- * with pid/tid moved to N * 10000000 + pid (docs/merge.md says why). */
-extern int merge_perfetto_machine_ids;
+/* Perfetto's options (merge_sink_perfetto's open; NULL: the defaults). */
+struct merge_perfetto_opts {
+	/* 1 = mark a VM's packets with TracePacket.machine_id (its own pids);
+	 * 0 (default) = one machine, guests are processes named "guest: ..."
+	 * with pid/tid moved to N * 10000000 + pid (docs/merge.md says why) */
+	int machine_ids;
+};
 
 /* ---- what the sinks share (merge/sink.c) ---------------------------- */
 

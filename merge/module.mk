@@ -1,5 +1,5 @@
 # merge/: `vmtrace merge`: readers -> sorter -> flows -> sinks (docs/merge.md).
-VMTRACE_SRCS += merge/cmd_merge.c merge/tables.c merge/sort.c \
+VMTRACE_SRCS += merge/cmd_merge.c merge/pipeline.c merge/tables.c merge/sort.c \
 	merge/flow.c merge/reader_uftrace.c merge/reader_tracedat.c merge/reader_markers.c merge/sink.c \
 	merge/sink_perfetto.c merge/sink_chrome.c merge/sink_uftrace.c
 # CPython USDT uprobe events -> python slices (guest/usdt's records)

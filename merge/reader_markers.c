@@ -157,7 +157,7 @@ static int mk_open(struct merge_source *src, uint16_t idx, const struct align_mo
 	s->base.src = idx;
 	s->base.vcpu = vcpu;
 	merge_stream_clock_init(&s->base);
-	if (merge_sort_add(&s->base) < 0) {
+	if (merge_sort_add(src->sorter, &s->base) < 0) {
 		mk_close(&s->base);
 		return vt_err_set("%s: out of memory", src->path);
 	}

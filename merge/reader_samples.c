@@ -136,7 +136,7 @@ int merge_reader_samples(struct merge_source *src, uint16_t idx)
 	s->base.src = idx;
 	s->base.vcpu = ALIGN_VCPU_ANY;
 	merge_stream_clock_init(&s->base);
-	if (merge_sort_add(&s->base) < 0) {
+	if (merge_sort_add(src->sorter, &s->base) < 0) {
 		smp_close(&s->base);
 		return -1;
 	}

@@ -443,7 +443,7 @@ int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *fi
 		s->ts = t;
 		s->cpu = cpu;
 		t->refs++;
-		if (merge_sort_add(&s->base) < 0) {
+		if (merge_sort_add(src->sorter, &s->base) < 0) {
 			td_close(&s->base);
 			ret = -1;
 			break;

@@ -317,7 +317,7 @@ int merge_reader_uftrace(struct merge_source *src, uint16_t idx)
 		s->us = us;
 		s->src = src;
 		us->refs++;
-		if (merge_sort_add(&s->base) < 0) {
+		if (merge_sort_add(src->sorter, &s->base) < 0) {
 			uft_close(&s->base);
 			ret = -1;
 			break;

@@ -1,6 +1,5 @@
 /*
- * sink.c - what merge's sinks share: the one table of sinks (each registers
- * itself, MERGE_SINK; looked up by --format or the output's name), the
+ * sink.c - what merge's sinks share: the
  * buffered output file (one large
  * buffer, emptied with write(2) through lib/fileio.h), the allocation and
  * release of a file sink around it, zero-filled growable tables (flags by
@@ -21,48 +20,12 @@
 #define OUT_BUF_SIZE	(1u << 20)	/* sink output buffer */
 #define IDSET_INIT_CAP	64		/* ids of a new id set */
 
-static const struct merge_sink_ops *sinks[MERGE_SINKS_MAX];
-static int nr_sinks;
-
-void merge_sink_register(const struct merge_sink_ops *ops)
-{
-	if (nr_sinks == MERGE_SINKS_MAX) {	/* a build error, not an input one */
-		fprintf(stderr, "vmtrace: more than %d merge sinks registered\n", MERGE_SINKS_MAX);
-		abort();
-	}
-	sinks[nr_sinks++] = ops;
-}
-
 int merge_name_in(const char *s, const char *const *list)
 {
 	for (; list && *list; list++)
 		if (!strcmp(s, *list))
 			return 1;
 	return 0;
-}
-
-const struct merge_sink_ops *merge_sink_find(const char *fmt, const char *out)
-{
-	struct stat st;
-	size_t n = out ? strlen(out) : 0;
-	const char *dot = out ? strrchr(out, '.') : NULL;
-	int dir;
-
-	if (fmt) {
-		for (int i = 0; i < nr_sinks; i++)
-			if (!strcmp(fmt, sinks[i]->name) || merge_name_in(fmt, sinks[i]->also))
-				return sinks[i];
-		return NULL;
-	}
-	if (!out)
-		return NULL;
-	/* a directory, a name ending in '/', or one with no ending */
-	dir = (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) || (n && out[n - 1] == '/') ||
-	      !dot || strchr(dot, '/');
-	for (int i = 0; i < nr_sinks; i++)
-		if (dir ? sinks[i]->dir : merge_name_in(dot, sinks[i]->ext))
-			return sinks[i];
-	return NULL;
 }
 
 int merge_out_open(struct merge_out *o, const char *path)

@@ -167,7 +167,7 @@ static int name_track(struct csink *s, uint32_t idx)
 	return 0;
 }
 
-static void *chrome_open(const char *out)
+static void *chrome_open(const char *out, const void *opts)
 {
 	static const char head[] = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
 	struct csink *s = merge_file_sink_open(sizeof(*s), out);
@@ -306,5 +306,4 @@ const struct merge_sink_ops merge_sink_chrome = {
 	.close = chrome_close,
 	.derive = 1,
 };
-MERGE_SINK(merge_sink_chrome)
 

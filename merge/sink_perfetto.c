@@ -78,8 +78,6 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 #define PID_MACHINE_STRIDE 10000000	/* without machine ids: guest N's pid
 					 * p is N * stride + p (as in Chrome JSON) */
 
-int merge_perfetto_machine_ids;
-
 struct pb {
 	uint8_t *p;
 	uint8_t *start[NESTED_MAX];
@@ -95,6 +93,7 @@ enum {
 
 struct psink {
 	struct merge_out out;		/* first (merge_file_sink_open) */
+	int machine_ids;		/* struct merge_perfetto_opts */
 	uint8_t *name_sent;		/* by string id: event name interned
 					 * (id 0, no name, counts as sent) */
 	uint8_t *ann_sent;		/* by string id: annotation name interned */
@@ -223,7 +222,7 @@ static int packet_head(struct psink *s, struct pb *b, uint32_t machine)
 	b->depth = 0;
 	pb_begin(b, F_TRACE_PACKET);
 	pb_u64(b, F_TP_SEQ_ID, SEQ_ID);
-	if (machine != MERGE_MACHINE_HOST && merge_perfetto_machine_ids)
+	if (machine != MERGE_MACHINE_HOST && s->machine_ids)
 		pb_u64(b, F_TP_MACHINE_ID, machine);
 	return 0;
 }
@@ -235,9 +234,9 @@ static uint64_t proc_uuid(const struct merge_track *t)
 
 /* pid/tid as written: a guest's own numbers on its own machine, else moved
  * above the host's (pid_max < stride) so the one machine has no clash. */
-static uint32_t desc_id(const struct merge_track *t, int32_t id)
+static uint32_t desc_id(const struct psink *s, const struct merge_track *t, int32_t id)
 {
-	if (t->machine == MERGE_MACHINE_HOST || merge_perfetto_machine_ids)
+	if (t->machine == MERGE_MACHINE_HOST || s->machine_ids)
 		return (uint32_t)id;
 	return t->machine * PID_MACHINE_STRIDE + (uint32_t)id;
 }
@@ -277,7 +276,7 @@ static int send_track(struct psink *s, uint32_t idx)
 		pb_begin(&b, F_TP_TRACK_DESC);
 		pb_u64(&b, F_TD_UUID, pu);
 		pb_begin(&b, F_TD_PROCESS);
-		pb_u64(&b, F_PD_PID, desc_id(t, t->pid));
+		pb_u64(&b, F_PD_PID, desc_id(s, t, t->pid));
 		pb_str(&b, F_PD_NAME, t->pname);
 		pb_end(&b);
 		pb_end(&b);
@@ -290,8 +289,8 @@ static int send_track(struct psink *s, uint32_t idx)
 	pb_u64(&b, F_TD_UUID, THREAD_UUID_BASE + idx);
 	pb_u64(&b, F_TD_PARENT, pu);
 	pb_begin(&b, F_TD_THREAD);
-	pb_u64(&b, F_THD_PID, desc_id(t, t->pid));
-	pb_u64(&b, F_THD_TID, desc_id(t, t->tid));
+	pb_u64(&b, F_THD_PID, desc_id(s, t, t->pid));
+	pb_u64(&b, F_THD_TID, desc_id(s, t, t->tid));
 	pb_str(&b, F_THD_NAME, t->name);
 	pb_end(&b);
 	pb_end(&b);
@@ -306,16 +305,19 @@ static inline int need_track(struct psink *s, uint32_t idx)
 	if (likely(s->track_state[idx] != TRACK_UNSENT))
 		return 0;
 	s->track_state[idx] = merge_track(idx)->machine != MERGE_MACHINE_HOST &&
-			      merge_perfetto_machine_ids ? TRACK_MACHINE : TRACK_PLAIN;
+			      s->machine_ids ? TRACK_MACHINE : TRACK_PLAIN;
 	return send_track(s, idx);
 }
 
-static void *perfetto_open(const char *out)
+static void *perfetto_open(const char *out, const void *opts)
 {
+	const struct merge_perfetto_opts *o = opts;
 	struct psink *s = merge_file_sink_open(sizeof(*s), out);
 
-	if (s)
+	if (s) {
 		s->first = 1;
+		s->machine_ids = o ? o->machine_ids : 0;
+	}
 	return s;
 }
 
@@ -501,5 +503,4 @@ const struct merge_sink_ops merge_sink_perfetto = {
 	.close = perfetto_close,
 	.derive = 1,
 };
-MERGE_SINK(merge_sink_perfetto)
 

@@ -51,7 +51,7 @@ static int thread_tid(const struct merge_track *t)
 	return out_tid(t, t->tid) + (int)(t->lane * MERGE_LANE_TID_STRIDE);
 }
 
-static void *uftrace_open(const char *out)
+static void *uftrace_open(const char *out, const void *opts)
 {
 	struct usink *s = calloc(1, sizeof(*s));
 
@@ -282,5 +282,4 @@ const struct merge_sink_ops merge_sink_uftrace = {
 	.event = uftrace_event,
 	.close = uftrace_close,
 };
-MERGE_SINK(merge_sink_uftrace)
 

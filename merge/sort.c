@@ -13,7 +13,7 @@
 #define SORT_BATCH	16	/* events taken from a stream at a time */
 
 /* A stream and its pending events ev[pos..len), already converted to ns. */
-struct slot {
+struct merge_sort_slot {
 	struct merge_stream *s;
 	uint32_t pos, len;
 	uint64_t last_ns;	/* to keep each stream monotonic */
@@ -24,45 +24,40 @@ struct slot {
  * sifting reads one array.  Entries at heap_len and above (up to twice
  * the capacity) hold HEAP_EMPTY: a missing child compares as the latest,
  * so no bounds test is needed. */
-struct hent {
+struct merge_sort_hent {
 	uint64_t ts_ns;
 	uint32_t slot;
 };
 
 #define HEAP_EMPTY	UINT64_MAX
 
-static struct slot *slots;
-static struct hent *heap;	/* min ts_ns first */
-static uint32_t nr_slots, cap_slots, heap_len;
-static int started;
-
-int merge_sort_add(struct merge_stream *s)
+int merge_sort_add(struct merge_sorter *so, struct merge_stream *s)
 {
-	if (nr_slots == cap_slots) {
-		uint32_t nc = cap_slots ? 2 * cap_slots : 16;
-		struct slot *ns = realloc(slots, nc * sizeof(*ns));
-		struct hent *nh;
+	if (so->nr_slots == so->cap_slots) {
+		uint32_t nc = so->cap_slots ? 2 * so->cap_slots : 16;
+		struct merge_sort_slot *ns = realloc(so->slots, nc * sizeof(*ns));
+		struct merge_sort_hent *nh;
 
 		if (!ns)
 			return vt_err_set("merge: out of memory for streams");
-		slots = ns;
-		nh = realloc(heap, (2 * (size_t)nc + 2) * sizeof(*nh));
+		so->slots = ns;
+		nh = realloc(so->heap, (2 * (size_t)nc + 2) * sizeof(*nh));
 		if (!nh)
 			return vt_err_set("merge: out of memory for streams");
-		heap = nh;
-		cap_slots = nc;
+		so->heap = nh;
+		so->cap_slots = nc;
 	}
-	memset(&slots[nr_slots], 0, sizeof(slots[nr_slots]));
-	slots[nr_slots].s = s;
-	nr_slots++;
+	memset(&so->slots[so->nr_slots], 0, sizeof(so->slots[so->nr_slots]));
+	so->slots[so->nr_slots].s = s;
+	so->nr_slots++;
 	return 0;
 }
 
 /* Move entry @i down to its place.  On equal times the parent stays above
  * and the left child wins: the order of ties is the same in every run. */
-static void sift_down(uint32_t i)
+static void sift_down(struct merge_sort_hent *heap, uint32_t i)
 {
-	struct hent v = heap[i];
+	struct merge_sort_hent v = heap[i];
 
 	for (;;) {
 		uint32_t c = 2 * i + 1;
@@ -78,7 +73,7 @@ static void sift_down(uint32_t i)
 
 /* Take the next batch of slot @sl's stream, each stamp converted once
  * here; 0 if the stream ended. */
-static __attribute__((noinline)) int fill(struct slot *sl)
+static __attribute__((noinline)) int fill(struct merge_sort_slot *sl)
 {
 	struct merge_stream *s = sl->s;
 	int n;
@@ -106,24 +101,27 @@ static __attribute__((noinline)) int fill(struct slot *sl)
 	return sl->len != 0;
 }
 
-static void start(void)
+static void start(struct merge_sorter *so)
 {
-	started = 1;
-	heap_len = 0;
-	for (uint32_t i = 0; i < 2 * cap_slots + 2; i++)
+	struct merge_sort_hent *heap = so->heap;
+
+	so->started = 1;
+	so->heap_len = 0;
+	for (uint32_t i = 0; i < 2 * so->cap_slots + 2; i++)
 		heap[i].ts_ns = HEAP_EMPTY;
-	for (uint32_t i = 0; i < nr_slots; i++)
-		if (fill(&slots[i]))
-			heap[heap_len++] = (struct hent){ slots[i].ev[0].ts_ns, i };
-	for (uint32_t i = heap_len / 2; i-- > 0;)
-		sift_down(i);
+	for (uint32_t i = 0; i < so->nr_slots; i++)
+		if (fill(&so->slots[i]))
+			heap[so->heap_len++] = (struct merge_sort_hent){ so->slots[i].ev[0].ts_ns, i };
+	for (uint32_t i = so->heap_len / 2; i-- > 0;)
+		sift_down(heap, i);
 }
 
 /* Put the top slot's next pending event in place (its key in heap[0]),
  * or drop the slot when its stream has ended. */
-static inline void advance_top(void)
+static inline void advance_top(struct merge_sorter *so)
 {
-	struct slot *sl = &slots[heap[0].slot];
+	struct merge_sort_hent *heap = so->heap;
+	struct merge_sort_slot *sl = &so->slots[heap[0].slot];
 
 	if (likely(++sl->pos < sl->len) || fill(sl)) {
 		uint64_t ts_ns = sl->ev[sl->pos].ts_ns;
@@ -131,40 +129,37 @@ static inline void advance_top(void)
 		heap[0].ts_ns = ts_ns;
 		/* still the earliest: nothing moves */
 		if (heap[1].ts_ns < ts_ns || heap[2].ts_ns < ts_ns)
-			sift_down(0);
+			sift_down(heap, 0);
 	} else {
-		heap[0] = heap[--heap_len];
-		heap[heap_len].ts_ns = HEAP_EMPTY;
-		sift_down(0);
+		heap[0] = heap[--so->heap_len];
+		heap[so->heap_len].ts_ns = HEAP_EMPTY;
+		sift_down(heap, 0);
 	}
 }
 
-struct merge_event *merge_sort_next(void)
+struct merge_event *merge_sort_next(struct merge_sorter *so)
 {
-	if (unlikely(!started)) {
-		if (!nr_slots)
+	if (unlikely(!so->started)) {
+		if (!so->nr_slots)
 			return NULL;
-		start();
-	} else if (likely(heap_len)) {
+		start(so);
+	} else if (likely(so->heap_len)) {
 		/* advance the stream whose event was handed out last time */
-		advance_top();
+		advance_top(so);
 	}
-	if (!heap_len)
+	if (!so->heap_len)
 		return NULL;
-	struct slot *sl = &slots[heap[0].slot];
+	struct merge_sort_slot *sl = &so->slots[so->heap[0].slot];
 
 	return &sl->ev[sl->pos];
 }
 
-void merge_sort_free(void)
+void merge_sort_free(struct merge_sorter *so)
 {
-	for (uint32_t i = 0; i < nr_slots; i++)
-		if (slots[i].s->ops->close)
-			slots[i].s->ops->close(slots[i].s);
-	free(slots);
-	free(heap);
-	slots = NULL;
-	heap = NULL;
-	nr_slots = cap_slots = heap_len = 0;
-	started = 0;
+	for (uint32_t i = 0; i < so->nr_slots; i++)
+		if (so->slots[i].s->ops->close)
+			so->slots[i].s->ops->close(so->slots[i].s);
+	free(so->slots);
+	free(so->heap);
+	memset(so, 0, sizeof(*so));
 }

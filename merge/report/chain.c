@@ -60,7 +60,7 @@ enum ncls {
 #define MMIO_PLATFORM_HI	0xfeefffffULL
 #define KVM_TRACE_MMIO_WRITE	2	/* kvm_mmio's type of a write */
 
-struct report *report_new(void)
+struct report *report_new(int all_calls)
 {
 	struct report *r = calloc(1, sizeof(*r));
 
@@ -68,6 +68,7 @@ struct report *report_new(void)
 		vt_err_set("report: out of memory");
 		return NULL;
 	}
+	r->all_calls = all_calls;
 	r->k_dev = merge_str_intern0("dev");
 	r->k_sector = merge_str_intern0("sector");
 	r->k_nr_sector = merge_str_intern0("nr_sector");

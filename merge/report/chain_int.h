@@ -94,6 +94,8 @@ struct report {
 	uint32_t k_fd, k_pos, k_count, k_pos_l, k_ret, k_rw, k_type, k_gpa, k_address,
 		 k_data, k_vector, k_gsi, k_user_data, k_opcode, k_res, k_offset, k_len;
 	uint64_t events;
+	int all_calls;		/* report_new's: the critical path's headline
+				 * keeps start-up frames and helper processes */
 	uint64_t *samples[REPORT_NR_STAGES];
 	size_t nsamples[REPORT_NR_STAGES];
 	struct report_pct pct[REPORT_NR_STAGES];

@@ -1,9 +1,10 @@
 /*
  * cmd_report.c - `vmtrace report INPUT...` and `vmtrace export --sqlite
- * OUT.db INPUT...`: both run merge's pipeline (readers -> clock -> sorter
- * -> flows) over the recorded directories and consume the sorted events
- * through a merge sink ("report": the chain analyser and its text/HTML
- * output; "sqlite": merge/report/sink_sqlite.c).  Command thread only.
+ * OUT.db INPUT...`: both run merge's pipeline (merge/pipeline.h: readers ->
+ * clock -> sorter -> flows) over the recorded directories and consume the
+ * sorted events through their own sink ("report": the chain analyser and
+ * its text/HTML output, opened with the command's struct report_opts;
+ * "sqlite": merge/report/sink_sqlite.c).  Command thread only.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -12,46 +13,63 @@
 #include "cli.h"
 #include "err.h"
 #include "crit.h"
+#include "merge/pipeline.h"
 
 #define DEFAULT_TOP	10
 #define DEFAULT_FNS	25
-#define MAX_ARGS	(MERGE_MAX_SOURCES + 16)
-
-extern int cmd_merge(int argc, char **argv);
-
-struct report_opts report_cmd_opts = { DEFAULT_TOP, DEFAULT_FNS, NULL, 0 };
-static const char *text_out;	/* -o FILE for the text, NULL = stdout */
 
 /* ---- the "report" sink ------------------------------------------------ */
 
-static void *rs_open(const char *out)
+struct report_sink {
+	struct report *r;
+	struct report_opts o;
+};
+
+static void *rs_open(const char *out, const void *opts)
 {
-	return report_new();
+	struct report_sink *rs = calloc(1, sizeof(*rs));
+
+	if (!rs) {
+		vt_err_set("report: out of memory");
+		return NULL;
+	}
+	rs->o = *(const struct report_opts *)opts;
+	rs->r = report_new(rs->o.all_calls);
+	if (!rs->r) {
+		free(rs);
+		return NULL;
+	}
+	return rs;
 }
 
 static int rs_event(void *sink, const struct merge_event *ev)
 {
-	return report_feed(sink, ev) < 0 ? -1 : crit_feed(sink, ev);
+	struct report *r = ((struct report_sink *)sink)->r;
+
+	return report_feed(r, ev) < 0 ? -1 : crit_feed(r, ev);
 }
 
 static int rs_close(void *sink)
 {
-	struct report *r = sink;
+	struct report_sink *rs = sink;
+	struct report *r = rs->r;
+	const struct report_opts *o = &rs->o;
 	int ret = report_finish(r);
 
 	if (ret == 0)
 		ret = crit_finish(r);
 	FILE *fp = stdout;
 
-	if (ret == 0 && text_out && !(fp = fopen(text_out, "w")))
-		ret = vt_err_errno("%s: cannot create", text_out);
+	if (ret == 0 && o->text_out && !(fp = fopen(o->text_out, "w")))
+		ret = vt_err_errno("%s: cannot create", o->text_out);
 	if (ret == 0)
-		ret = report_print_text(r, fp, &report_cmd_opts);
+		ret = report_print_text(r, fp, o);
 	if (fp && fp != stdout && fclose(fp) && ret == 0)
-		ret = vt_err_errno("%s: write error", text_out);
-	if (ret == 0 && report_cmd_opts.html)
-		ret = report_write_html(r, report_cmd_opts.html, &report_cmd_opts);
+		ret = vt_err_errno("%s: write error", o->text_out);
+	if (ret == 0 && o->html)
+		ret = report_write_html(r, o->html, o);
 	report_free(r);
+	free(rs);
 	return ret;
 }
 
@@ -61,8 +79,6 @@ const struct merge_sink_ops report_sink_report = {
 	.event = rs_event,
 	.close = rs_close,
 };
-MERGE_SINK(report_sink_report)
-
 
 /* ---- the commands ----------------------------------------------------- */
 
@@ -130,7 +146,7 @@ static int parse_count(const char *cmd, const char *s, int *out)
 	long v = strtol(s, &end, 10);
 
 	if (*end || v < 0 || v > 1000000) {
-		fprintf(stderr, "vmtrace %s: bad count '%s'\n", cmd, s);
+		vt_error("bad count '%s'", s);
 		return -1;
 	}
 	*out = (int)v;
@@ -140,26 +156,32 @@ static int parse_count(const char *cmd, const char *s, int *out)
 static int run(int argc, char **argv, int export)
 {
 	const char *cmd = export ? "export" : "report", *db = NULL;
-	char *margv[MAX_ARGS];
-	int margc = 0, c;
+	struct report_opts ro = { .top = DEFAULT_TOP, .fns = DEFAULT_FNS };
+	struct merge_opts mo = { 0 };
+	struct merge_ctx *m;
+	int c, ret;
 
-	margv[margc++] = "merge";
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "n:o:qh", common_opts, NULL)) != -1) {
 		switch (c) {
 		case O_TSC_HZ:
-			margv[margc++] = "--tsc-hz";
-			margv[margc++] = optarg;
+			if (vt_parse_hz(optarg, &mo.tsc_hz)) {
+				vt_error("bad --tsc-hz '%s'", optarg);
+				return VT_EXIT_USAGE;
+			}
 			break;
 		case O_GUEST_OFFSET:
-			margv[margc++] = "--offset";
-			margv[margc++] = optarg;
+			if (vt_parse_i64(optarg, &mo.offset_tsc)) {
+				vt_error("bad --offset '%s'", optarg);
+				return VT_EXIT_USAGE;
+			}
+			mo.has_offset = 1;
 			break;
 		case O_NO_ALIGN:
-			margv[margc++] = "--no-align";
+			mo.no_align = 1;
 			break;
 		case 'q':
-			margv[margc++] = "-q";
+			mo.quiet = 1;
 			break;
 		case 'h':
 			usage(stdout, export);
@@ -167,25 +189,25 @@ static int run(int argc, char **argv, int export)
 		case O_HTML:
 			if (export)
 				goto bad;
-			report_cmd_opts.html = optarg;
+			ro.html = optarg;
 			break;
 		case 'n':
-			if (export || parse_count(cmd, optarg, &report_cmd_opts.top))
+			if (export || parse_count(cmd, optarg, &ro.top))
 				goto bad;
 			break;
 		case O_FNS:
-			if (export || parse_count(cmd, optarg, &report_cmd_opts.fns))
+			if (export || parse_count(cmd, optarg, &ro.fns))
 				goto bad;
 			break;
 		case O_ALL_CALLS:
 			if (export)
 				goto bad;
-			report_cmd_opts.all_calls = 1;
+			ro.all_calls = 1;
 			break;
 		case 'o':
 			if (export)
 				goto bad;
-			text_out = optarg;
+			ro.text_out = optarg;
 			break;
 		case O_SQLITE:
 			if (!export)
@@ -200,16 +222,21 @@ static int run(int argc, char **argv, int export)
 
 	if (nin < 1 || nin > MERGE_MAX_SOURCES || (export && !db))
 		goto bad;
-	margv[margc++] = "--format";
-	margv[margc++] = export ? "sqlite" : "report";
-	margv[margc++] = "--output";
-	margv[margc++] = export ? (char *)db : "-";
-	margv[margc++] = "--";
-	for (int i = 0; i < nin; i++)
-		margv[margc++] = argv[optind + i];
-	margv[margc] = NULL;
-	optind = 0;
-	return cmd_merge(margc, margv);
+	m = merge_new(&mo);
+	if (!m) {
+		vt_err_print(cmd);
+		return VT_EXIT_FAIL;
+	}
+	ret = merge_plan(m, argv + optind, nin);
+	if (ret == VT_EXIT_OK)
+		ret = merge_open(m);
+	if (ret == VT_EXIT_OK)
+		ret = export ? merge_run(m, &report_sink_sqlite, db, NULL)
+			     : merge_run(m, &report_sink_report, "-", &ro);
+	if (ret != VT_EXIT_OK && ret != VT_EXIT_PARTIAL)
+		vt_err_print(cmd);
+	merge_free(m);
+	return ret;
 bad:
 	return vt_cli_usage(export ? usage_export : usage_report, 0);
 }

@@ -119,7 +119,8 @@ struct crit {
 };
 
 /* vstate.c */
-struct crit *crit_new(void);
+/* @all_calls: as report_new's */
+struct crit *crit_new(int all_calls);
 void crit_free(struct crit *c);
 /* Feed one merged event (after the chain analyser saw it); 0 or -1. */
 int crit_feed(struct report *r, const struct merge_event *ev);

@@ -202,7 +202,7 @@ int crit_finish(struct report *r)
 {
 	struct crit *c = r->crit;
 
-	if (!c && !(c = r->crit = crit_new()))
+	if (!c && !(c = r->crit = crit_new(r->all_calls)))
 		return -1;
 	if (c->oom)
 		return vt_err_set("report: out of memory");

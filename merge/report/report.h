@@ -128,8 +128,10 @@ struct report_exit {
 struct report;
 
 /* The analyser: create, feed every merged event in time order, finish.
- * NULL / -1 with the message set when out of memory. */
-struct report *report_new(void);
+ * NULL / -1 with the message set when out of memory.  @all_calls: the
+ * slowest calls include interpreter start-up frames and the syscalls of
+ * helper processes (--all-calls). */
+struct report *report_new(int all_calls);
 int report_feed(struct report *r, const struct merge_event *ev);
 int report_finish(struct report *r);
 void report_free(struct report *r);
@@ -251,17 +253,18 @@ struct report_opts {
 	int top;		/* slowest requests listed */
 	int fns;		/* functions listed */
 	const char *html;	/* --html OUT.html, or NULL */
+	const char *text_out;	/* -o FILE for the text, NULL: stdout */
 	int all_calls;		/* --all-calls: start-up frames and helper
 				 * processes' syscalls in the headline too */
 };
 int report_print_text(const struct report *r, FILE *fp, const struct report_opts *o);
 int report_write_html(const struct report *r, const char *path, const struct report_opts *o);
 
-/* The sinks merge runs (registered with MERGE_SINK): "report" (text/HTML) and
- * "sqlite" (OUT = the database file). */
+/* The sinks `vmtrace report` and `export` run merge's pipeline into:
+ * "report" (the analyser, then its text and HTML; opened with a struct
+ * report_opts, its OUT unused) and "sqlite" (OUT = the database file; no
+ * options). */
 extern const struct merge_sink_ops report_sink_report;
 extern const struct merge_sink_ops report_sink_sqlite;
-/* Options the "report" sink uses (set by cmd_report before the merge). */
-extern struct report_opts report_cmd_opts;
 
 #endif

@@ -125,7 +125,7 @@ static const char *args_json(const struct merge_event *ev, char *buf, size_t cap
 	return buf;
 }
 
-static void *sq_open(const char *out)
+static void *sq_open(const char *out, const void *opts)
 {
 	struct sq *s = calloc(1, sizeof(*s));
 
@@ -158,7 +158,7 @@ static void *sq_open(const char *out)
 		sq_fail(s, "prepare");
 		goto fail;
 	}
-	s->rep = report_new();
+	s->rep = report_new(0);
 	if (!s->rep)
 		goto fail;
 	return s;
@@ -521,5 +521,4 @@ const struct merge_sink_ops report_sink_sqlite = {
 	.event = sq_event,
 	.close = sq_close,
 };
-MERGE_SINK(report_sink_sqlite)
 

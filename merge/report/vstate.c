@@ -24,7 +24,7 @@ const char *const report_tstate_names[RT_NR] = {
 
 static void vcpu_cats(const struct crit *c, struct vcpu *v);
 
-struct crit *crit_new(void)
+struct crit *crit_new(int all_calls)
 {
 	struct crit *c = calloc(1, sizeof(*c));
 
@@ -49,7 +49,7 @@ struct crit *crit_new(void)
 	c->v[0].tid = -1;
 	c->nv = 1;
 	vcpu_cats(c, &c->v[0]);
-	c->all = report_cmd_opts.all_calls;
+	c->all = all_calls;
 	return c;
 }
 
@@ -722,7 +722,7 @@ int crit_feed(struct report *r, const struct merge_event *ev)
 	struct crit *c = r->crit;
 	uint8_t k = K_NONE;
 
-	if (unlikely(!c) && !(c = r->crit = crit_new()))
+	if (unlikely(!c) && !(c = r->crit = crit_new(r->all_calls)))
 		return -1;
 	if (ev->kind == MERGE_EV_COUNTER)
 		return 0;

@@ -25,10 +25,10 @@ if grep -rn '__attribute__((weak))' merge --include='*.c' | grep -i align; then
 fi
 # what merge needs of align is its clock maps (align/clock.h); the model
 # and its loaders (align/align.h) only where merge builds the models
-# (cmd_merge.c) and reads the markers they matched (reader_markers.c)
+# (pipeline.c) and reads the markers they matched (reader_markers.c)
 full=$(grep -rlE '#include "align/align.h"' merge --include='*.c' --include='*.h' | sort | tr '\n' ' ')
-[ "$full" = "merge/cmd_merge.c merge/reader_markers.c " ] ||
-	{ echo "FAIL: merge files including align/align.h: $full(want cmd_merge.c, reader_markers.c)"; exit 1; }
+[ "$full" = "merge/pipeline.c merge/reader_markers.c " ] ||
+	{ echo "FAIL: merge files including align/align.h: $full(want pipeline.c, reader_markers.c)"; exit 1; }
 grep -q '#include "align/clock.h"' merge/merge.h || { echo "FAIL: merge/merge.h does not take align/clock.h"; exit 1; }
 # align's model is pure: no gathering layer (I/O) in model.c or clock.c,
 # and clock.c only reads the model (model.c does not call into clock.c)
@@ -38,4 +38,4 @@ fi
 if grep -nE '\balign_(clock|cursor|vcursors)_[a-z_]*\(' align/model.c; then
 	echo "FAIL: align/model.c calls into align/clock.c (one direction: clock -> model)"; exit 1
 fi
-echo "ok: one clock owner; merge sees align through align/clock.h (the model: cmd_merge.c, reader_markers.c)"
+echo "ok: one clock owner; merge sees align through align/clock.h (the model: pipeline.c, reader_markers.c)"

@@ -18,6 +18,7 @@
 
 static uint32_t guest_trk, host_vcpu[3], host_other;
 static uint64_t now = 10 * MS;
+static struct merge_flows flows;	/* the matcher's state (merge_flows_init) */
 
 /* An event on @track named @name at the current time + @dt ns. */
 static struct merge_event ev_at(uint32_t track, const char *name, int cpu, uint64_t dt)
@@ -34,7 +35,7 @@ static struct merge_event ev_at(uint32_t track, const char *name, int cpu, uint6
  * reach merge_flow_check). */
 static void feed(struct merge_event *ev)
 {
-	merge_flow_feed(ev);
+	merge_flow_feed(&flows, ev);
 }
 
 /* Leave every pending start behind the 1 ms window. */
@@ -47,6 +48,7 @@ static void setup(void)
 {
 	uint32_t q = merge_str_intern0("qemu");
 
+	merge_flows_init(&flows);
 	guest_trk = merge_track_get(1, 50, 51, 0, 0);
 	for (int i = 0; i < 3; i++) {
 		host_vcpu[i] = merge_track_get(MERGE_MACHINE_HOST, 4242, 4243 + i, q, 0);
@@ -60,7 +62,7 @@ static void test_kick(void)
 	struct merge_event k = ev_at(guest_trk, "virtqueue_notify", 0, 0);
 	struct merge_event x = ev_at(host_vcpu[0], "kvm_pio", 0, 2000);
 	struct merge_event x2 = ev_at(host_vcpu[0], "kvm_pio", 0, 3000);
-	uint64_t before = merge_flow_count();
+	uint64_t before = flows.nr_flows;
 
 	feed(&k);
 	CHECK(k.flow_start_id != 0 && k.flow_id == 0);
@@ -69,11 +71,11 @@ static void test_kick(void)
 	CHECK(x.flow_id == k.flow_start_id && x.flow_start_id == 0);
 	CHECK(x.flow_ts_ns == k.ts_ns && x.flow_track == guest_trk);
 	CHECK_STR(merge_str(x.flow_name), "kick");
-	CHECK(merge_flow_count() == before + 1);
+	CHECK(flows.nr_flows == before + 1);
 	/* a start is ended once */
 	feed(&x2);
 	CHECK(x2.flow_id == 0);
-	CHECK(merge_flow_count() == before + 1);
+	CHECK(flows.nr_flows == before + 1);
 	later();
 }
 
@@ -204,13 +206,13 @@ static void test_skip(void)
 	struct merge_event k = ev_at(guest_trk, "virtqueue_notify", 0, 50);
 	struct merge_event none = ev_at(guest_trk, "", 0, 60);
 
-	CHECK(e.name >= merge_flow_skip_cap || !merge_flow_skip[e.name]);
+	CHECK(e.name >= flows.skip_cap || !flows.skip[e.name]);
 	feed(&e);
-	CHECK(e.name < merge_flow_skip_cap && merge_flow_skip[e.name]);
+	CHECK(e.name < flows.skip_cap && flows.skip[e.name]);
 	CHECK(!e.flow_id && !e.flow_start_id);
 	/* a class of either side is never skipped */
-	CHECK(end.name >= merge_flow_skip_cap || !merge_flow_skip[end.name]);
-	CHECK(k.name >= merge_flow_skip_cap || !merge_flow_skip[k.name]);
+	CHECK(end.name >= flows.skip_cap || !flows.skip[end.name]);
+	CHECK(k.name >= flows.skip_cap || !flows.skip[k.name]);
 	/* an unnamed event and a slice's end are no flow ends */
 	feed(&k);
 	feed(&none);

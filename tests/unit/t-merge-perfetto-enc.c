@@ -92,7 +92,7 @@ static void test_each_event(void)
 	static const int name_at[] = { 1, 126, 127, 128, 129, 255, NR_NAMES };
 	static const uint8_t kinds[] = { MERGE_EV_BEGIN, MERGE_EV_END, MERGE_EV_INSTANT };
 	uint8_t a[PKT_ROOM], b[PKT_ROOM];
-	struct psink *s = perfetto_open("each.pftrace");
+	struct psink *s = perfetto_open("each.pftrace", NULL);
 	int compared = 0, differ = 0;
 
 	CHECK(s != NULL);
@@ -185,10 +185,11 @@ static void seq_event(int i, struct merge_event *ev)
 }
 
 /* Write the sequence to @path through the sink's dispatcher (@slow_only:
- * every event through event_slow()). */
-static int write_seq(const char *path, int slow_only)
+ * every event through event_slow(); @machine_ids: the sink's option). */
+static int write_seq(const char *path, int slow_only, int machine_ids)
 {
-	struct psink *s = perfetto_open(path);
+	struct merge_perfetto_opts po = { .machine_ids = machine_ids };
+	struct psink *s = perfetto_open(path, &po);
 	struct merge_event ev;
 	int ret = 0;
 
@@ -228,9 +229,8 @@ static void test_whole_trace(int machine_ids)
 	size_t la, lb;
 	char *a, *b;
 
-	merge_perfetto_machine_ids = machine_ids;
-	CHECK(write_seq("dispatch.pftrace", 0) == 0);
-	CHECK(write_seq("slow.pftrace", 1) == 0);
+	CHECK(write_seq("dispatch.pftrace", 0, machine_ids) == 0);
+	CHECK(write_seq("slow.pftrace", 1, machine_ids) == 0);
 	a = slurp("dispatch.pftrace", &la);
 	b = slurp("slow.pftrace", &lb);
 	CHECK(a && b && la > NR_SEQ * 8);
@@ -245,7 +245,6 @@ static void test_whole_trace(int machine_ids)
 	}
 	free(a);
 	free(b);
-	merge_perfetto_machine_ids = 0;
 }
 
 int main(void)

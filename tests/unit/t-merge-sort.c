@@ -25,6 +25,7 @@ struct tstream {
 };
 
 static struct align_clock clock_ns, clock_tsc;
+static struct merge_sorter sorter;	/* zero-filled: empty */
 
 static int ts_next(struct merge_stream *s, struct merge_event *ev)
 {
@@ -79,7 +80,7 @@ static void add(int id, const uint64_t *raw, int nr, int batch, struct align_clo
 	t->nr = nr;
 	t->id = id;
 	t->closed = closed;
-	CHECK(merge_sort_add(&t->s) == 0);
+	CHECK(merge_sort_add(&sorter, &t->s) == 0);
 }
 
 struct got {
@@ -94,7 +95,7 @@ static int drain(struct got *out, int max, int *bad_fields)
 	int n = 0;
 
 	*bad_fields = 0;
-	while ((ev = merge_sort_next()) && n < max) {
+	while ((ev = merge_sort_next(&sorter)) && n < max) {
 		if (ev->flow_id || ev->flow_start_id || ev->src != 100 + ev->track)
 			(*bad_fields)++;
 		out[n++] = (struct got){ ev->ts_ns, (int)ev->track, (int)ev->name };
@@ -141,8 +142,8 @@ static void test_merge(int run, struct got *got, int *n_out)
 	CHECK(order_ok);
 	CHECK(got[0].ts == 5 && got[0].id == 2);
 	CHECK(got[n - 1].ts == 5000);
-	CHECK(merge_sort_next() == NULL);
-	merge_sort_free();
+	CHECK(merge_sort_next(&sorter) == NULL);
+	merge_sort_free(&sorter);
 	CHECK(closed == 5);
 	(void)run;
 }
@@ -166,14 +167,14 @@ static void test_clock_and_backstep(void)
 	CHECK(got[3].ts == 2000 && got[3].id == 0 && got[3].idx == 2);
 	CHECK(got[4].ts == 2500 && got[4].id == 1);
 	CHECK(got[5].ts == 4000 && got[5].id == 0);
-	merge_sort_free();
+	merge_sort_free(&sorter);
 	CHECK(closed == 2);
 }
 
 static void test_empty(void)
 {
-	CHECK(merge_sort_next() == NULL);
-	merge_sort_free();
+	CHECK(merge_sort_next(&sorter) == NULL);
+	merge_sort_free(&sorter);
 }
 
 int main(void)

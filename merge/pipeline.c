@@ -1,0 +1,830 @@
+/*
+ * pipeline.c - merge as a library (merge/pipeline.h), for `vmtrace merge`,
+ * `report` and `export`: plans the inputs (which is the host's, which a
+ * guest's and of which VM, each one's clock map), builds each VM's clock
+ * model (align/), opens the readers, then pulls every event in time order
+ * from the sorter, links flows, derives syscall and thread-state slices for
+ * the sinks that show them, and hands each event to the sink.  All its
+ * state is the context's; one thread; memory bounded by names and threads,
+ * not by the number of events.  Design: docs/merge.md.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "err.h"
+#include "meta.h"
+#include "samples.h"
+#include "tracedat.h"
+#include "tsc.h"
+#include "align/align.h"
+#include "merge.h"
+#include "pipeline.h"
+
+#define PROGRESS_EVERY	(1u << 20)	/* events between progress checks */
+
+#define VM_NAME_MAX	64	/* a VM's name (DIR@NAME, meta vm=NAME) */
+
+enum { DOM_UNKNOWN, DOM_HOST, DOM_GUEST };
+
+/* Which inputs are the host's, which a guest's and of which VM, and their
+ * clocks: decided once, before any is read. */
+struct merge_plan {
+	int nin;
+	int dom[MERGE_MAX_SOURCES], is_ns[MERGE_MAX_SOURCES];
+	/* sampling sessions: the clock domain their meta declares (host) */
+	int samp[MERGE_MAX_SOURCES], samp_clock[MERGE_MAX_SOURCES];
+	uint64_t own_hz[MERGE_MAX_SOURCES];
+	char vm[MERGE_MAX_SOURCES][VM_NAME_MAX];
+	uint64_t hz;			/* the host TSC frequency: one decision */
+	int any_host, host_td;
+	int unscaled;			/* an input with no TSC frequency (warned) */
+	struct merge_source host_info;
+	const char *host_dir;		/* align's HOSTDIR (or trace.dat) */
+};
+
+struct merge_ctx {
+	struct merge_opts opts;
+	struct merge_plan plan;
+	struct merge_source sources[MERGE_MAX_SOURCES];
+	int nr_sources;
+	/* the VMs (guest machine N = VM N-1): all guest inputs of one VM share
+	 * its machine, its process/thread tracks and its one clock model */
+	char vm_name[MERGE_MAX_SOURCES][VM_NAME_MAX];
+	struct align_model *models[MERGE_MAX_SOURCES];	/* by VM */
+	const char *vm_clock_dir[MERGE_MAX_SOURCES];	/* by VM: align's GUESTDIR */
+	size_t vm_bad_markers[MERGE_MAX_SOURCES];	/* by VM: rejected markers.dat records */
+	int nr_vms;
+	int meta_bad;		/* a vmtrace.meta did not parse: VT_EXIT_PARTIAL */
+	struct merge_sorter sorter;
+	struct merge_flows flows;
+	struct merge_deriver deriver;
+	struct timespec progress_last;	/* the progress line's last print */
+};
+
+static int is_dir(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int has_file(const char *dir, const char *name)
+{
+	char p[4200];
+
+	if (snprintf(p, sizeof(p), "%s/%s", dir, name) >= (int)sizeof(p))
+		return 0;
+	return is_file(p);
+}
+
+/* The directory whose vmtrace.meta describes input @path: the directory
+ * itself, or the one holding a trace.dat file given by name; NULL if none. */
+static const char *meta_dir_of(const char *path, char *buf, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (is_dir(path))
+		return path;
+	if (strcmp(slash ? slash + 1 : path, VT_TD_FILE))
+		return NULL;
+	if (!slash)
+		return ".";
+	if ((size_t)(slash - path) >= len)
+		return NULL;
+	memcpy(buf, path, (size_t)(slash - path));
+	buf[slash - path] = 0;
+	return *buf ? buf : "/";
+}
+
+/* tsc.hz of @path's vmtrace.meta (0 if absent), its clock, its domain
+ * (DOM_*) and VM name (meta vm=, else left as is), and for a host input the
+ * QEMU pid and vCPU threads the recorder found (kvm.* keys). */
+/* No meta: the TSC frequency a trace-cmd trace.dat states (its TSC2NSEC
+ * option), of the file @path or of the trace.dat in directory @path; 0 if
+ * none.  The header alone: the file is read as an input later. */
+static uint64_t td_tsc_hz(const char *path)
+{
+	char p[4200];
+	uint64_t hz;
+
+	if (is_dir(path)) {
+		if (!has_file(path, VT_TD_FILE))
+			return 0;
+		snprintf(p, sizeof(p), "%s/%s", path, VT_TD_FILE);
+		path = p;
+	}
+	return vt_td_file_tsc_hz(path, &hz) ? 0 : hz;
+}
+
+/* QEMU's threads: the recorder's tasks (record.pids) whose process
+ * (record.tgids, same order) is QEMU's; none found (nr_qtasks <= 0): the
+ * readers know QEMU's threads by name. */
+static void qemu_tasks(const struct vt_meta *m, struct merge_source *host)
+{
+	const char *p = vt_meta_get(m, "record.pids"), *g = vt_meta_get(m, "record.tgids");
+	char *pe, *ge;
+
+	host->nr_qtasks = -1;
+	if (!p || !g)
+		return;
+	host->nr_qtasks = 0;
+	while (*p && *g && host->nr_qtasks < MERGE_MAX_QTASKS) {
+		long tid = strtol(p, &pe, 10), tgid = strtol(g, &ge, 10);
+
+		if (pe == p || ge == g)
+			break;
+		if (tgid == host->qemu_pid && tid > 0)
+			host->qtask_tid[host->nr_qtasks++] = (int)tid;
+		p = *pe == ',' ? pe + 1 : pe;
+		g = *ge == ',' ? ge + 1 : ge;
+	}
+}
+
+static uint64_t meta_hz(struct merge_ctx *mc, const char *path, int *is_ns, int *domain,
+			char *vm, struct merge_source *host)
+{
+	char dbuf[4200];
+	const char *dir = meta_dir_of(path, dbuf, sizeof(dbuf));
+	struct vt_meta *m = dir ? vt_meta_read_dir(dir) : NULL;
+	uint64_t hz = 0, n = 0;
+	int64_t pid, tid, vcpu;
+	char key[64];
+	double d;
+
+	*is_ns = 0;
+	if (!m && dir && has_file(dir, VT_META_FILE)) {
+		/* warned once per input (a host input is read twice) */
+		if (!host)
+			vt_warn("%s (metadata ignored: defaults used)", vt_err_msg());
+		mc->meta_bad = 1;
+	}
+	if (!m) {
+		/* a plain `uftrace record` directory: uftrace's own ns clock */
+		if (is_dir(path) && has_file(path, "info") && !has_file(path, VT_META_FILE))
+			*is_ns = 1;
+		return td_tsc_hz(path);
+	}
+	if (vt_meta_get_u64(m, "tsc.hz", &hz) < 0 && vt_meta_get_double(m, "tsc.hz", &d) == 0)
+		hz = (uint64_t)(d + 0.5);
+	const char *c = vt_meta_get(m, "clock"), *dom = vt_meta_get(m, "domain");
+	const char *v = vt_meta_get(m, "vm");
+
+	if (c && (!strcmp(c, "ns") || !strcmp(c, "mono-ns")))
+		*is_ns = 1;
+	if (domain && dom && !strcmp(dom, "host"))
+		*domain = DOM_HOST;
+	else if (domain && dom && !strcmp(dom, "guest"))
+		*domain = DOM_GUEST;
+	if (vm && v && *v)
+		snprintf(vm, VM_NAME_MAX, "%s", v);
+	if (host && host->qemu_pid <= 0 && vt_meta_get_i64(m, "kvm.vm0.pid", &pid) == 0 &&
+	    pid > 0 && pid < INT32_MAX)
+		host->qemu_pid = (int)pid;
+	if (host && host->qemu_pid > 0 && host->nr_qtasks <= 0)
+		qemu_tasks(m, host);
+	if (host && !host->nr_vthreads)
+		vt_meta_get_u64(m, "kvm.vcpu_threads", &n);
+	for (uint64_t i = 0; host && i < n && host->nr_vthreads < MERGE_MAX_VTHREADS; i++) {
+		snprintf(key, sizeof(key), "kvm.thread%llu.tid", (unsigned long long)i);
+		if (vt_meta_get_i64(m, key, &tid) || tid <= 0 || tid > INT32_MAX)
+			continue;
+		snprintf(key, sizeof(key), "kvm.thread%llu.vcpu", (unsigned long long)i);
+		if (vt_meta_get_i64(m, key, &vcpu) || vcpu < 0 || vcpu > INT32_MAX)
+			continue;
+		host->vthread_tid[host->nr_vthreads] = (int)tid;
+		host->vthread_vcpu[host->nr_vthreads++] = (int)vcpu;
+	}
+	vt_meta_free(m);
+	return hz;
+}
+
+/* "PATH@NAME" (PATH itself not existing as given): PATH into @path, NAME
+ * into @name; else the whole argument.  -1 if it does not fit. */
+static int split_arg(const char *arg, char *path, size_t len, char *name)
+{
+	const char *at = strrchr(arg, '@');
+	struct stat st;
+
+	*name = 0;
+	if (at && at > arg && at[1] && !strchr(at, '/') && stat(arg, &st) < 0 &&
+	    strlen(at + 1) < VM_NAME_MAX) {
+		if ((size_t)(at - arg) >= len)
+			return -1;
+		memcpy(path, arg, (size_t)(at - arg));
+		path[at - arg] = 0;
+		strcpy(name, at + 1);
+		return 0;
+	}
+	if (strlen(arg) >= len)
+		return -1;
+	strcpy(path, arg);
+	return 0;
+}
+
+/* 1 if directory @dir holds trace data of its own (an input as it is). */
+static int has_trace_data(const char *dir)
+{
+	return has_file(dir, VT_TD_FILE) || has_file(dir, "info") ||
+	       has_file(dir, VT_SAMPLES_FILE) || has_file(dir, VT_MARKER_FILE);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The inputs as merge reads them: an argument naming a directory with no
+ * trace data of its own but subdirectories that have some (the example's
+ * guest/ with python/, kernel/ and markers/) stands for those
+ * subdirectories, in name order, with its @NAME if it had one.  The new
+ * argument list in *@out (*@nout entries, strings allocated: free with
+ * free_inputs), or -1 with the message set.
+ */
+static int expand_inputs(char **args, int n, char ***out, int *nout)
+{
+	char **v = NULL;
+	int nv = 0, cap = 0;
+
+	for (int i = 0; i < n; i++) {
+		char path[4096], name[VM_NAME_MAX], *subs[MERGE_MAX_SOURCES];
+		int nsub = 0, expanded;
+
+		if (split_arg(args[i], path, sizeof(path), name) < 0)
+			goto too_long;
+		if (is_dir(path) && !has_trace_data(path)) {
+			DIR *d = opendir(path);
+			struct dirent *de;
+
+			while (d && (de = readdir(d)) && nsub < MERGE_MAX_SOURCES) {
+				char sub[4200];
+
+				if (de->d_name[0] == '.' ||
+				    snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >= (int)sizeof(sub))
+					continue;
+				if (is_dir(sub) && has_trace_data(sub) && !(subs[nsub++] = strdup(sub)))
+					goto oom;
+			}
+			if (d)
+				closedir(d);
+			qsort(subs, (size_t)nsub, sizeof(*subs), cmp_str);
+		}
+		expanded = nsub > 0;
+		if (!expanded && !(subs[nsub++] = strdup(args[i])))
+			goto oom;
+		for (int k = 0; k < nsub; k++) {
+			if (nv == cap) {
+				char **nvv = realloc(v, (size_t)(cap = cap ? 2 * cap : 16) * sizeof(*v));
+
+				if (!nvv)
+					goto oom;
+				v = nvv;
+			}
+			if (*name && expanded) {
+				char *named = NULL;
+
+				if (asprintf(&named, "%s@%s", subs[k], name) < 0)
+					goto oom;
+				free(subs[k]);
+				subs[k] = named;
+			}
+			v[nv++] = subs[k];
+		}
+	}
+	*out = v;
+	*nout = nv;
+	return 0;
+too_long:
+	vt_err_set("an input path is too long");
+	goto fail;
+oom:
+	vt_err_set("out of memory");
+fail:
+	for (int k = 0; k < nv; k++)
+		free(v[k]);
+	free(v);
+	return -1;
+}
+
+static void free_inputs(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* The VM called @name (created on first use): its index. */
+static int vm_index(struct merge_ctx *mc, const char *name)
+{
+	int i;
+
+	for (i = 0; i < mc->nr_vms; i++)
+		if (!strcmp(mc->vm_name[i], name))
+			return i;
+	snprintf(mc->vm_name[mc->nr_vms], VM_NAME_MAX, "%.*s", VM_NAME_MAX - 1, name);
+	return mc->nr_vms++;
+}
+
+/* Add the readers of one input path: a trace.dat file, or a directory with
+ * a trace.dat and/or uftrace data (info) and/or samples.tsv. */
+static int add_input(struct merge_source *src, int idx, int *found)
+{
+	char p[4200];
+
+	if (!is_dir(src->path)) {
+		(*found)++;
+		return merge_reader_tracedat(src, idx, src->path);
+	}
+	if (has_file(src->path, VT_TD_FILE)) {
+		if (snprintf(p, sizeof(p), "%s/%s", src->path, VT_TD_FILE) >= (int)sizeof(p))
+			return vt_err_set("%s: path too long", src->path);
+		(*found)++;
+		if (merge_reader_tracedat(src, idx, p) < 0)
+			return -1;
+	}
+	if (has_file(src->path, "info")) {
+		(*found)++;
+		if (merge_reader_uftrace(src, idx) < 0)
+			return -1;
+	}
+	if (has_file(src->path, VT_SAMPLES_FILE)) {
+		(*found)++;
+		if (merge_reader_samples(src, idx) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void progress(struct merge_ctx *mc, uint64_t n, uint64_t ts_ns, uint64_t first_ns,
+		     int force_end)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!force_end && now.tv_sec == mc->progress_last.tv_sec)
+		return;
+	mc->progress_last = now;
+	fprintf(stderr, "\rvmtrace: %s: %" PRIu64 " events, at %.3f s%s", vt_err_command("merge"), n,
+		(double)(ts_ns - first_ns) / VT_NS_PER_SEC, force_end ? "\n" : "   ");
+}
+
+static void summary(const struct merge_ctx *mc, const struct merge_sink_ops *sink,
+		    const char *out, uint64_t total, uint64_t first_ns, uint64_t last_ns)
+{
+	fprintf(stderr, "vmtrace: %s: %" PRIu64 " events -> %s (%s)\n", vt_err_command("merge"),
+		total, out, sink->name);
+	for (int i = 0; i < mc->nr_sources; i++) {
+		const struct merge_source *s = &mc->sources[i];
+
+		fprintf(stderr, "  %-8s %-40s %12" PRIu64 " events", s->label, s->path, s->events);
+		if (s->events)
+			fprintf(stderr, ", %.9f .. %.9f s", (double)s->first_ns / VT_NS_PER_SEC,
+				(double)s->last_ns / VT_NS_PER_SEC);
+		fprintf(stderr, "%s%s\n", s->partial ? " (PARTIAL: truncated/corrupt input)" : "",
+			s->clock_only ? " (sync markers only)" : "");
+	}
+	if (total)
+		fprintf(stderr, "  span     %.9f s (%.9f .. %.9f s on the host timeline)\n",
+			(double)(last_ns - first_ns) / VT_NS_PER_SEC, (double)first_ns / VT_NS_PER_SEC,
+			(double)last_ns / VT_NS_PER_SEC);
+	for (int v = 0; v < mc->nr_vms; v++) {
+		const char *name = *mc->vm_name[v] ? mc->vm_name[v] : "guest";
+		uint64_t unmapped = 0;
+		int guest_clock = 0;
+
+		for (int i = 0; i < mc->nr_sources; i++)
+			if (mc->sources[i].machine == (uint32_t)v + 1) {
+				unmapped += mc->sources[i].clock.unmapped;
+				guest_clock |= mc->sources[i].tsc_kind == ALIGN_CLOCK_GUEST;
+			}
+		if (!guest_clock)
+			fprintf(stderr, "  align    %s: none needed (host-clock samples only)\n", name);
+		else if (mc->models[v])
+			fprintf(stderr, "  align    %s: %s (clock from %s)\n", name,
+				align_model_summary(mc->models[v]), mc->vm_clock_dir[v]);
+		else
+			fprintf(stderr, "  align    %s: no clock model: guest TSC - %" PRId64
+				" = host TSC (error bound unknown)\n", name,
+				mc->sources[0].clock.offset_tsc);
+		if (unmapped)
+			fprintf(stderr, "  align    %s: %" PRIu64 " stamps outside the model, "
+				"placed with the offset\n", name, unmapped);
+	}
+	fprintf(stderr, "  flows    %" PRIu64 "\n", mc->flows.nr_flows);
+}
+
+/* Each input's declared domain, VM and frequency (its meta, DIR@NAME). */
+static int plan_declared(struct merge_ctx *mc, char **args)
+{
+	struct merge_plan *plan = &mc->plan;
+
+	memset(&plan->host_info, 0, sizeof(plan->host_info));
+	for (int i = 0; i < plan->nin; i++) {
+		struct merge_source *s = &mc->sources[i];
+		int *dom = &plan->dom[i];
+		char *vm = plan->vm[i];
+
+		if (split_arg(args[i], s->path, sizeof(s->path), vm) < 0) {
+			vt_err_set("%s: path too long", args[i]);
+			return VT_EXIT_USAGE;
+		}
+		int named = *vm != 0;	/* DIR@NAME: overrides the meta */
+
+		*dom = DOM_UNKNOWN;
+		plan->own_hz[i] = meta_hz(mc, s->path, &plan->is_ns[i], dom, named ? NULL : vm, NULL);
+		/* guest stack samples stamped on the host (vmtrace-sample writes
+		 * domain=host): the meta's domain is their clock's; the samples
+		 * belong to a guest VM like any undeclared guest input */
+		plan->samp[i] = is_dir(s->path) && has_file(s->path, VT_SAMPLES_FILE);
+		if (plan->samp[i]) {
+			plan->samp_clock[i] = *dom == DOM_GUEST ? ALIGN_CLOCK_GUEST : ALIGN_CLOCK_HOST;
+			*dom = DOM_GUEST;
+		}
+		if (named && !strcmp(vm, "host"))
+			*dom = DOM_HOST;
+		else if (named || (*vm && *dom == DOM_UNKNOWN))
+			*dom = DOM_GUEST;	/* DIR@NAME, or a vm= in the meta */
+		if (*dom == DOM_HOST)
+			*vm = 0;
+		plan->any_host |= *dom == DOM_HOST;
+	}
+	return VT_EXIT_OK;
+}
+
+/* Host or guest for the undeclared; labels; the host's trace and each VM's
+ * clock input (align's HOSTDIR and GUESTDIR). */
+static void plan_roles(struct merge_ctx *mc)
+{
+	struct merge_plan *plan = &mc->plan;
+	int nin = plan->nin;
+
+	for (int i = 0; i < nin; i++) {
+		struct merge_source *s = &mc->sources[i];
+		int *dom = &plan->dom[i];
+
+		/* undeclared: the first input is the host, the others guests */
+		if (*dom == DOM_UNKNOWN)
+			*dom = !plan->any_host && i == 0 ? DOM_HOST : DOM_GUEST;
+		if (nin == 1)
+			*dom = DOM_HOST;	/* a plain conversion */
+		s->single = nin == 1;
+		s->samples = plan->samp[i];
+		if (*dom == DOM_HOST) {
+			meta_hz(mc, s->path, &plan->is_ns[i], NULL, NULL, &plan->host_info);
+			if (!plan->hz && !plan->is_ns[i])
+				plan->hz = plan->own_hz[i];
+			if (!is_dir(s->path) || has_file(s->path, VT_TD_FILE)) {
+				plan->host_td = 1;
+				/* a trace.dat alone too: trace-cmd's host file */
+				if (!plan->host_dir && (is_dir(s->path) || is_file(s->path)))
+					plan->host_dir = s->path;
+			}
+			s->machine = MERGE_MACHINE_HOST;
+			snprintf(s->label, sizeof(s->label), nin == 1 ? "trace" : "host");
+			continue;
+		}
+		int v = vm_index(mc, plan->vm[i]);
+		const char **clock_dir = &mc->vm_clock_dir[v];
+
+		s->machine = (uint32_t)v + 1;
+		if (*plan->vm[i])
+			snprintf(s->label, sizeof(s->label), "guest %.*s", VM_NAME_MAX - 8, plan->vm[i]);
+		else
+			snprintf(s->label, sizeof(s->label), "guest");
+		/* the VM's clock: markers.dat in any of its directories, else its
+		 * trace.dat (a trace-cmd guest file's TIME_SHIFT) */
+		if (is_dir(s->path) && !plan->samp[i] &&
+		    (!*clock_dir || !is_dir(*clock_dir) ||
+		     (has_file(s->path, VT_MARKER_FILE) && !has_file(*clock_dir, VT_MARKER_FILE))))
+			*clock_dir = s->path;
+		else if (is_file(s->path) && !*clock_dir)
+			*clock_dir = s->path;
+	}
+	for (int i = 0; !plan->host_dir && i < nin; i++)
+		if (plan->dom[i] == DOM_HOST && is_dir(mc->sources[i].path))
+			plan->host_dir = mc->sources[i].path;
+}
+
+/* Each input's clock map (host ticks, guest ticks, ns). */
+static int plan_clocks(struct merge_ctx *mc)
+{
+	struct merge_plan *plan = &mc->plan;
+
+	for (int i = 0; i < plan->nin; i++) {
+		struct merge_source *s = &mc->sources[i];
+		/* no host frequency: the guest's own */
+		uint64_t h = plan->hz ? plan->hz : plan->own_hz[i];
+		enum align_clock_kind cdom = plan->dom[i] == DOM_HOST ? ALIGN_CLOCK_HOST
+								       : ALIGN_CLOCK_GUEST;
+
+		if (plan->dom[i] == DOM_HOST) {
+			const struct merge_source *hi = &plan->host_info;
+
+			s->qemu_pid = hi->qemu_pid;
+			s->nr_vthreads = hi->nr_vthreads;
+			memcpy(s->vthread_tid, hi->vthread_tid, sizeof(s->vthread_tid));
+			memcpy(s->vthread_vcpu, hi->vthread_vcpu, sizeof(s->vthread_vcpu));
+			s->nr_qtasks = hi->nr_qtasks;
+			memcpy(s->qtask_tid, hi->qtask_tid, sizeof(s->qtask_tid));
+			s->lane = plan->host_td && plan->nin > 1;
+		}
+		/* no frequency at all: 1 tick = 1 ns (warned later) */
+		if (plan->samp[i])
+			cdom = (enum align_clock_kind)plan->samp_clock[i];
+		s->tsc_kind = cdom;
+		s->tsc_hz = h ? h : VT_NS_PER_SEC;
+		if (align_clock_init(&s->clock, plan->is_ns[i] ? ALIGN_CLOCK_NS : s->tsc_kind,
+				     s->tsc_hz) < 0)
+			return VT_EXIT_FAIL;
+		s->clock.offset_tsc = mc->opts.offset_tsc;
+		if (!h && !plan->is_ns[i] && plan->unscaled < 0)
+			plan->unscaled = i;
+	}
+	return VT_EXIT_OK;
+}
+
+struct merge_ctx *merge_new(const struct merge_opts *o)
+{
+	struct merge_ctx *mc = calloc(1, sizeof(*mc));
+
+	if (!mc) {
+		vt_err_set("out of memory");
+		return NULL;
+	}
+	mc->opts = *o;
+	mc->plan.hz = o->tsc_hz;
+	mc->plan.unscaled = -1;
+	for (int i = 0; i < MERGE_MAX_SOURCES; i++)
+		mc->sources[i].sorter = &mc->sorter;
+	merge_flows_init(&mc->flows);
+	return mc;
+}
+
+int merge_plan(struct merge_ctx *mc, char *const *args, int n)
+{
+	char **inputs;
+	int ret;
+
+	if (n < 1) {
+		vt_err_set("no input");
+		return VT_EXIT_USAGE;
+	}
+	if (expand_inputs((char **)args, n, &inputs, &mc->plan.nin) < 0)
+		return VT_EXIT_FAIL;
+	if (mc->plan.nin > MERGE_MAX_SOURCES) {
+		vt_err_set("at most %d inputs", MERGE_MAX_SOURCES);
+		free_inputs(inputs, mc->plan.nin);
+		mc->plan.nin = 0;
+		return VT_EXIT_USAGE;
+	}
+	ret = plan_declared(mc, inputs);
+	free_inputs(inputs, mc->plan.nin);
+	if (ret != VT_EXIT_OK)
+		return ret;
+	plan_roles(mc);
+	return plan_clocks(mc);
+}
+
+/* One clock model per VM (align/), handed to its inputs' clock maps. */
+static void build_models(struct merge_ctx *mc)
+{
+	const struct merge_opts *o = &mc->opts;
+	struct merge_plan *plan = &mc->plan;
+
+	for (int v = 0; v < mc->nr_vms && !o->no_align && plan->host_dir; v++) {
+		struct align_load_opts ao;
+		struct align_model *model;
+
+		if (!mc->vm_clock_dir[v])
+			continue;	/* only trace.dat files given: no directory */
+		align_load_opts_init(&ao);
+		ao.host_hz = plan->hz;	/* the host frequency merge uses: one decision */
+		ao.has_offset = o->has_offset;
+		ao.offset_tsc = o->offset_tsc;
+		model = mc->models[v] = align_model_from_dirs(plan->host_dir, mc->vm_clock_dir[v],
+							      &ao, &mc->vm_bad_markers[v]);
+		if (!model) {
+			vt_warn("%s: no clock model (%s): guest TSC - %" PRId64 " taken as host TSC",
+				mc->vm_clock_dir[v], vt_err_msg(), o->offset_tsc);
+			continue;
+		}
+		/* a model onto a ns host clock: the host's ns stamps are aligned */
+		for (int i = 0; i < plan->nin && align_model_host_hz(model) == VT_NS_PER_SEC; i++)
+			if (mc->sources[i].machine == MERGE_MACHINE_HOST)
+				mc->sources[i].ns_model = 1;
+		for (size_t w = 0; w < align_model_nr_warnings(model); w++)
+			vt_warn("align %s: %s", *mc->vm_name[v] ? mc->vm_name[v] : "guest",
+				align_model_warning(model, w));
+		for (int i = 0; i < plan->nin; i++) {
+			struct merge_source *s = &mc->sources[i];
+
+			if (s->machine != (uint32_t)v + 1 || s->clock.kind != ALIGN_CLOCK_GUEST)
+				continue;
+			align_clock_set_model(&s->clock, model);
+		}
+	}
+}
+
+/* Every input's readers, then each VM's sync markers as its model matched
+ * them (instants on both sides and a flow between). */
+static int open_inputs(struct merge_ctx *mc)
+{
+	struct merge_plan *plan = &mc->plan;
+	struct merge_source *sources = mc->sources;
+
+	mc->nr_sources = plan->nin;
+	for (int i = 0; i < plan->nin; i++) {
+		int found = 0;
+
+		if (add_input(&sources[i], i, &found) < 0)
+			return VT_EXIT_FAIL;
+		if (!found && sources[i].machine != MERGE_MACHINE_HOST &&
+		    is_dir(sources[i].path) && has_file(sources[i].path, VT_MARKER_FILE)) {
+			sources[i].clock_only = 1;	/* the VM's markers only */
+			continue;
+		}
+		if (!found) {
+			vt_err_set("%s: no trace.dat, no uftrace data (info) and no samples.tsv found",
+				   sources[i].path);
+			return VT_EXIT_FAIL;
+		}
+	}
+	for (int v = 0; v < mc->nr_vms; v++) {
+		int g = -1, h = -1;
+
+		if (!mc->models[v])
+			continue;
+		for (int i = 0; i < plan->nin; i++) {
+			if (sources[i].machine == (uint32_t)v + 1 &&
+			    sources[i].clock.kind == ALIGN_CLOCK_GUEST && (g < 0 || sources[i].clock_only))
+				g = i;
+			if (sources[i].machine == MERGE_MACHINE_HOST &&
+			    sources[i].clock.kind == ALIGN_CLOCK_HOST && h < 0 &&
+			    !strcmp(sources[i].path, plan->host_dir ? plan->host_dir : ""))
+				h = i;
+		}
+		if (g < 0)
+			continue;
+		if (merge_reader_markers(&sources[g], (uint16_t)g, h >= 0 ? &sources[h] : NULL,
+					 (uint16_t)(h >= 0 ? h : 0), mc->models[v]) < 0)
+			return VT_EXIT_FAIL;
+	}
+	return VT_EXIT_OK;
+}
+
+int merge_open(struct merge_ctx *mc)
+{
+	int ret;
+
+	build_models(mc);
+	ret = open_inputs(mc);
+	if (ret == VT_EXIT_OK && mc->plan.unscaled >= 0 &&
+	    mc->sources[mc->plan.unscaled].clock.kind != ALIGN_CLOCK_NS)
+		vt_warn("%s: no tsc.hz in vmtrace.meta and no --tsc-hz: timestamps are "
+			"written unscaled (1 tick = 1 ns)", mc->sources[mc->plan.unscaled].path);
+	return ret;
+}
+
+/* Keep the open slices of @e's track counted: 0 for an end whose begin is
+ * not in the trace (dropped), else 1. */
+static int slice_depth(const struct merge_event *e)
+{
+	struct merge_track *t = merge_track(e->track);
+
+	if (e->kind == MERGE_EV_BEGIN) {
+		t->depth++;
+	} else if (e->kind == MERGE_EV_END) {
+		if (unlikely(!t->depth))
+			return 0;
+		t->depth--;
+	}
+	return 1;
+}
+
+/* The warnings of what was merged but not whole; VT_EXIT_PARTIAL if any. */
+static int partial_inputs(const struct merge_ctx *mc)
+{
+	int ret = VT_EXIT_OK;
+
+	for (int i = 0; i < mc->plan.nin && ret == VT_EXIT_OK; i++)
+		if (mc->sources[i].partial) {
+			vt_warn("%s: input truncated or corrupt: merged up to its last complete "
+				"record", mc->sources[i].path);
+			ret = VT_EXIT_PARTIAL;
+		}
+	for (int v = 0; v < mc->nr_vms; v++)
+		if (mc->vm_bad_markers[v]) {
+			vt_warn("%s/%s: %zu marker records rejected (truncated or corrupt): "
+				"clock model built from the others", mc->vm_clock_dir[v],
+				VT_MARKER_FILE, mc->vm_bad_markers[v]);
+			ret = VT_EXIT_PARTIAL;
+		}
+	if (mc->meta_bad)
+		ret = VT_EXIT_PARTIAL;	/* warned when read */
+	return ret;
+}
+
+int merge_run(struct merge_ctx *mc, const struct merge_sink_ops *sink, const char *out,
+	      const void *sink_opts)
+{
+	int quiet = mc->opts.quiet, ret = VT_EXIT_OK;
+	int tty = !quiet && isatty(STDERR_FILENO);
+	uint64_t total = 0, first_ns = 0, last_ns = 0;
+	struct merge_event *e, ev, derived[MERGE_DERIVE_MAX];
+	void *sk = sink->open(out, sink_opts);
+
+	if (!sk)
+		return VT_EXIT_FAIL;
+
+	while ((e = merge_sort_next(&mc->sorter))) {
+		struct merge_source *s = &mc->sources[e->src];
+		int keep = 1, nd = 0;
+
+		if (sink->derive)
+			nd = merge_derive_feed(&mc->deriver, e, derived, &keep);
+		if (keep && !slice_depth(e))
+			continue;	/* an end whose begin is not in the trace */
+		if (likely(!s->samples))
+			merge_flow_feed(&mc->flows, e);
+		if (unlikely(keep && sink->event(sk, e) < 0)) {
+			ret = VT_EXIT_FAIL;
+			break;
+		}
+		for (int k = 0; k < nd; k++)
+			if (slice_depth(&derived[k]) && unlikely(sink->event(sk, &derived[k]) < 0)) {
+				ret = VT_EXIT_FAIL;
+				break;
+			}
+		if (unlikely(ret != VT_EXIT_OK))
+			break;
+		if (unlikely(!s->events))
+			s->first_ns = e->ts_ns;
+		s->events++;
+		s->last_ns = e->ts_ns;
+		if (unlikely(!total))
+			first_ns = e->ts_ns;
+		last_ns = e->ts_ns;
+		if (unlikely(++total % PROGRESS_EVERY == 0) && tty)
+			progress(mc, total, e->ts_ns, first_ns, 0);
+	}
+	/* close slices still open at the end (a recording stopped inside) */
+	for (uint32_t i = 0; ret == VT_EXIT_OK && i < merge_track_count(); i++) {
+		struct merge_track *t = merge_track(i);
+
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = MERGE_EV_END;
+		ev.track = i;
+		ev.ts_ns = last_ns;
+		ev.cpu = -1;
+		for (; t->depth; t->depth--)
+			if (sink->event(sk, &ev) < 0) {
+				ret = VT_EXIT_FAIL;
+				break;
+			}
+	}
+	if (tty)
+		progress(mc, total, last_ns, first_ns, 1);
+	if (ret == VT_EXIT_FAIL) {
+		/* keep the sink's message: closing may set another */
+		char msg[1024];
+
+		snprintf(msg, sizeof(msg), "%s", vt_err_msg());
+		sink->close(sk);
+		vt_err_set("%s", msg);
+		return ret;
+	}
+	if (sink->close(sk) < 0)
+		return VT_EXIT_FAIL;
+	if (merge_strtab_failed())
+		return vt_err_set("out of memory for names"), VT_EXIT_FAIL;
+	if (!quiet)
+		summary(mc, sink, out, total, first_ns, last_ns);
+	return partial_inputs(mc);
+}
+
+void merge_free(struct merge_ctx *mc)
+{
+	if (!mc)
+		return;
+	merge_sort_free(&mc->sorter);
+	for (int v = 0; v < mc->nr_vms; v++)
+		if (mc->models[v])
+			align_model_free(mc->models[v]);
+	merge_flows_free(&mc->flows);
+	merge_derive_free(&mc->deriver);
+	merge_tracks_free();
+	merge_strtab_free();
+	free(mc);
+}
