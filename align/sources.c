@@ -101,36 +101,22 @@ static int input_is_dir(const char *dir, const char *what)
 	return 1;
 }
 
-
-
-
-
-
-
-
+/* The vCPU threads the recorder listed (lib/meta.h) into @t, *@nt of them. */
 static int load_threads(const struct vt_meta *m, struct tidmap *t, size_t *nt)
 {
-	uint64_t n = 0;
+	struct vt_meta_vthread *vt = calloc(SRC_MAX_THREADS, sizeof(*vt));
+	int n;
 
 	*nt = 0;
-	if (vt_meta_get_u64(m, "kvm.vcpu_threads", &n))
-		return 0;
-	if (n > SRC_MAX_THREADS)
-		n = SRC_MAX_THREADS;
-	for (uint64_t i = 0; i < n; i++) {
-		char key[SRC_KEY_MAX];
-		int64_t tid, vcpu;
-
-		snprintf(key, sizeof(key), "kvm.thread%llu.tid", (unsigned long long)i);
-		if (vt_meta_get_i64(m, key, &tid))
-			continue;
-		snprintf(key, sizeof(key), "kvm.thread%llu.vcpu", (unsigned long long)i);
-		if (vt_meta_get_i64(m, key, &vcpu))
-			continue;
-		t[*nt].tid = (int)tid;
-		t[*nt].vcpu = (int)vcpu;
+	if (!vt)
+		return vt_err_set("out of memory");
+	n = vt_meta_get_vthreads(m, vt, SRC_MAX_THREADS);
+	for (int i = 0; i < n; i++) {
+		t[*nt].tid = vt[i].tid;
+		t[*nt].vcpu = vt[i].vcpu;
 		(*nt)++;
 	}
+	free(vt);
 	return 0;
 }
 
@@ -174,15 +160,11 @@ static int tid_is_vcpu(const struct tidmap *t, size_t n, int tid)
 	return 0;
 }
 
-
 static int is_write_syscall(const char *name)
 {
 	return !strcmp(name, "sys_enter_write") || !strcmp(name, "sys_enter_writev") ||
 	       !strcmp(name, "sys_enter_pwrite64");
 }
-
-
-
 
 /* what an event type is to the aligner, decided once per type id */
 
@@ -212,7 +194,6 @@ static enum align_ev_kind event_kind(uint8_t *kinds, const struct vt_td_event *e
 	return k;
 }
 
-
 /*
  * In-band hypercall markers (lib/marker.h, docs/format/markers.md): the
  * guest's readings travel in the registers of its kvm_hypercall events, so
@@ -221,10 +202,6 @@ static enum align_ev_kind event_kind(uint8_t *kinds, const struct vt_td_event *e
  * chain (the next marker, or the closing call).  The registers are
  * the guest's: untrusted, checked (after >= before, seq in order).
  */
-
-
-
-
 
 /*
  * VMs that ran one after the other with the same vCPU numbers (a guest
@@ -258,7 +235,6 @@ static int load_stops(struct align_samples *s, const struct tidmap *tm, size_t n
 		     s->in.n_stops);
 	return 0;
 }
-
 
 /* A vCPU thread's kvm_entry (@entry) or kvm_exit: an exit closes the run
  * its thread entered, appended to s->runs.  -1 on allocation failure. */

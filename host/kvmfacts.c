@@ -392,27 +392,24 @@ int host_kvm_to_meta(const struct host_kvm *k, struct vt_meta *m)
 {
 	char key[VT_META_KEY_MAX];
 
-	if (vt_meta_set(m, "kvm.vms", "%d", k->nr_vm) ||
-	    vt_meta_set(m, "kvm.vcpu_threads", "%d", k->nr_thr))
-		return -1;
-	if (k->frac_bits && vt_meta_set(m, "kvm.tsc_scaling_frac_bits", "%u", k->frac_bits))
-		return -1;
+	struct vt_meta_vthread *vt = calloc((size_t)k->nr_thr + 1, sizeof(*vt));
+	int ret;
+
+	if (!vt)
+		return vt_err_set("out of memory");
 	for (int i = 0; i < k->nr_thr; i++) {
 		const struct kvm_thread *t = &k->thr[i];
 
-		snprintf(key, sizeof(key), "kvm.thread%d.tid", i);
-		if (vt_meta_set(m, key, "%d", (int)t->tid))
-			return -1;
-		snprintf(key, sizeof(key), "kvm.thread%d.pid", i);
-		if (vt_meta_set(m, key, "%d", (int)t->pid))
-			return -1;
-		snprintf(key, sizeof(key), "kvm.thread%d.vcpu", i);
-		if (vt_meta_set(m, key, "%d", t->idx))
-			return -1;
-		snprintf(key, sizeof(key), "kvm.thread%d.comm", i);
-		if (vt_meta_set(m, key, "%s", t->comm))
-			return -1;
+		vt[i] = (struct vt_meta_vthread){ .tid = t->tid, .pid = t->pid, .vcpu = t->idx };
+		snprintf(vt[i].comm, sizeof(vt[i].comm), "%s", t->comm);
 	}
+	ret = vt_meta_set(m, "kvm.vms", "%d", k->nr_vm) ||
+	      vt_meta_set_vthreads(m, vt, k->nr_thr);
+	free(vt);
+	if (ret)
+		return -1;
+	if (k->frac_bits && vt_meta_set(m, "kvm.tsc_scaling_frac_bits", "%u", k->frac_bits))
+		return -1;
 	for (int i = 0; i < k->nr_vm; i++) {
 		const struct kvm_vm *vm = &k->vm[i];
 

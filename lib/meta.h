@@ -24,6 +24,20 @@
 
 struct vt_meta;
 
+/* One vCPU thread of the KVM facts (lib/meta_kvm.c). */
+#define VT_META_COMM_MAX	32
+struct vt_meta_vthread {
+	int32_t tid, pid;	/* the host thread and its process (0: unknown) */
+	int32_t vcpu;		/* the vCPU it runs */
+	char comm[VT_META_COMM_MAX];
+};
+/* Write the list of @n vCPU threads @t (kvm.vcpu_threads, kvm.threadN.*);
+ * 0, or -1 with the message set. */
+int vt_meta_set_vthreads(struct vt_meta *m, const struct vt_meta_vthread *t, int n);
+/* Read the vCPU-thread list into @t (at most @max; an entry whose tid or
+ * vcpu is missing or out of range is skipped): how many (0: no list). */
+int vt_meta_get_vthreads(const struct vt_meta *m, struct vt_meta_vthread *t, int max);
+
 /* A new, empty metadata set; NULL on allocation failure. */
 struct vt_meta *vt_meta_new(void);
 void vt_meta_free(struct vt_meta *m);

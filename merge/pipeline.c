@@ -158,9 +158,8 @@ static uint64_t meta_hz(struct merge_ctx *mc, const char *path, int *is_ns, int 
 	char dbuf[4200];
 	const char *dir = meta_dir_of(path, dbuf, sizeof(dbuf));
 	struct vt_meta *m = dir ? vt_meta_read_dir(dir) : NULL;
-	uint64_t hz = 0, n = 0;
-	int64_t pid, tid, vcpu;
-	char key[64];
+	uint64_t hz = 0;
+	int64_t pid;
 	double d;
 
 	*is_ns = 0;
@@ -194,17 +193,15 @@ static uint64_t meta_hz(struct merge_ctx *mc, const char *path, int *is_ns, int 
 		host->qemu_pid = (int)pid;
 	if (host && host->qemu_pid > 0 && host->nr_qtasks <= 0)
 		qemu_tasks(m, host);
-	if (host && !host->nr_vthreads)
-		vt_meta_get_u64(m, "kvm.vcpu_threads", &n);
-	for (uint64_t i = 0; host && i < n && host->nr_vthreads < MERGE_MAX_VTHREADS; i++) {
-		snprintf(key, sizeof(key), "kvm.thread%llu.tid", (unsigned long long)i);
-		if (vt_meta_get_i64(m, key, &tid) || tid <= 0 || tid > INT32_MAX)
-			continue;
-		snprintf(key, sizeof(key), "kvm.thread%llu.vcpu", (unsigned long long)i);
-		if (vt_meta_get_i64(m, key, &vcpu) || vcpu < 0 || vcpu > INT32_MAX)
-			continue;
-		host->vthread_tid[host->nr_vthreads] = (int)tid;
-		host->vthread_vcpu[host->nr_vthreads++] = (int)vcpu;
+	if (host && !host->nr_vthreads) {
+		struct vt_meta_vthread vt[MERGE_MAX_VTHREADS];
+		int n = vt_meta_get_vthreads(m, vt, MERGE_MAX_VTHREADS);
+
+		for (int i = 0; i < n; i++) {
+			host->vthread_tid[i] = vt[i].tid;
+			host->vthread_vcpu[i] = vt[i].vcpu;
+		}
+		host->nr_vthreads = n;
 	}
 	vt_meta_free(m);
 	return hz;
