@@ -94,6 +94,17 @@ static inline void merge_stream_clock_init(struct merge_stream *s)
 #define MERGE_MAX_VTHREADS	256	/* vCPU threads known from the meta */
 #define MERGE_MAX_QTASKS	1024	/* QEMU threads known from the meta */
 
+/* What a host recording's vmtrace.meta says of the VM's processes. */
+struct merge_host_facts {
+	int qemu_pid;		/* the QEMU process (kvm.vm0.pid), 0 unknown */
+	int nr_vthreads;	/* vCPU threads the recorder listed */
+	int vthread_tid[MERGE_MAX_VTHREADS];
+	int vthread_vcpu[MERGE_MAX_VTHREADS];
+	int nr_qtasks;		/* threads of QEMU's process (record.pids and
+				 * record.tgids); -1: not known, by name */
+	int qtask_tid[MERGE_MAX_QTASKS];
+};
+
 /* A source = one input directory / file, holding streams. */
 struct merge_source {
 	struct merge_sorter *sorter;	/* where its readers add their streams */
@@ -106,13 +117,7 @@ struct merge_source {
 	uint64_t events;
 	int partial;		/* a stream ended at a corrupt record */
 	uint64_t first_ns, last_ns;
-	int qemu_pid;		/* host: the QEMU process (meta), 0 unknown */
-	int nr_vthreads;	/* host: vCPU threads the recorder listed */
-	int vthread_tid[MERGE_MAX_VTHREADS];
-	int vthread_vcpu[MERGE_MAX_VTHREADS];
-	int nr_qtasks;		/* host: threads of QEMU's process (meta record.pids
-				 * and record.tgids); -1: not known, by name */
-	int qtask_tid[MERGE_MAX_QTASKS];
+	struct merge_host_facts host;	/* a host input: its meta's facts */
 	int single;		/* the only input (a plain conversion) */
 	int ns_model;		/* host input: a VM's model maps onto its ns
 				 * clock (a trace-cmd pair on a ns clock) */

@@ -1,5 +1,5 @@
 # merge/: `vmtrace merge`: readers -> sorter -> flows -> sinks (docs/merge.md).
-VMTRACE_SRCS += merge/cmd_merge.c merge/pipeline.c merge/tables.c merge/sort.c \
+VMTRACE_SRCS += merge/cmd_merge.c merge/pipeline.c merge/plan.c merge/tables.c merge/sort.c \
 	merge/flow.c merge/reader_uftrace.c merge/reader_tracedat.c merge/reader_markers.c merge/sink.c \
 	merge/sink_perfetto.c merge/sink_chrome.c merge/sink_uftrace.c
 # CPython USDT uprobe events -> python slices (guest/usdt's records)
@@ -31,7 +31,7 @@ $(OUT)/tests/merge/gen-tracedat: $(SRC)/tests/merge/gen-tracedat.c $(OUT)/lib/li
 # tests/unit/t-merge-*: merge's pure parts, linked from their objects (the
 # string/track tables, the sink helpers, the sorter, the flow matcher) and
 # align's clock maps (the sorter converts every stamp through one)
-MERGE_UNIT_OBJS := $(addprefix $(OUT)/obj/merge/,tables.o sink.o sort.o flow.o) \
+MERGE_UNIT_OBJS := $(addprefix $(OUT)/obj/merge/,tables.o sink.o sort.o flow.o plan.o) \
 		   $(ALIGN_MODEL_OBJS)
 MERGE_UNIT_TESTS := $(patsubst $(SRC)/tests/unit/%.c,$(OUT)/tests/%,\
 		    $(wildcard $(SRC)/tests/unit/t-merge-*.c))

@@ -24,41 +24,21 @@
 #include "align/align.h"
 #include "merge.h"
 #include "pipeline.h"
+#include "plan.h"
 
 #define PROGRESS_EVERY	(1u << 20)	/* events between progress checks */
 
-#define VM_NAME_MAX	64	/* a VM's name (DIR@NAME, meta vm=NAME) */
-
-enum { DOM_UNKNOWN, DOM_HOST, DOM_GUEST };
-
-/* Which inputs are the host's, which a guest's and of which VM, and their
- * clocks: decided once, before any is read. */
-struct merge_plan {
-	int nin;
-	int dom[MERGE_MAX_SOURCES], is_ns[MERGE_MAX_SOURCES];
-	/* sampling sessions: the clock domain their meta declares (host) */
-	int samp[MERGE_MAX_SOURCES], samp_clock[MERGE_MAX_SOURCES];
-	uint64_t own_hz[MERGE_MAX_SOURCES];
-	char vm[MERGE_MAX_SOURCES][VM_NAME_MAX];
-	uint64_t hz;			/* the host TSC frequency: one decision */
-	int any_host, host_td;
-	int unscaled;			/* an input with no TSC frequency (warned) */
-	struct merge_source host_info;
-	const char *host_dir;		/* align's HOSTDIR (or trace.dat) */
-};
-
 struct merge_ctx {
 	struct merge_opts opts;
+	struct merge_input in[MERGE_MAX_SOURCES];	/* what each input declares */
+	/* the plan (merge/plan.c): the VMs (guest machine N = VM N-1: all guest
+	 * inputs of one VM share its machine, its process/thread tracks and its
+	 * one clock model), the host, each input's clock */
 	struct merge_plan plan;
 	struct merge_source sources[MERGE_MAX_SOURCES];
 	int nr_sources;
-	/* the VMs (guest machine N = VM N-1): all guest inputs of one VM share
-	 * its machine, its process/thread tracks and its one clock model */
-	char vm_name[MERGE_MAX_SOURCES][VM_NAME_MAX];
 	struct align_model *models[MERGE_MAX_SOURCES];	/* by VM */
-	const char *vm_clock_dir[MERGE_MAX_SOURCES];	/* by VM: align's GUESTDIR */
 	size_t vm_bad_markers[MERGE_MAX_SOURCES];	/* by VM: rejected markers.dat records */
-	int nr_vms;
 	int meta_bad;		/* a vmtrace.meta did not parse: VT_EXIT_PARTIAL */
 	struct merge_sorter sorter;
 	struct merge_flows flows;
@@ -131,7 +111,7 @@ static uint64_t td_tsc_hz(const char *path)
 /* QEMU's threads: the recorder's tasks (record.pids) whose process
  * (record.tgids, same order) is QEMU's; none found (nr_qtasks <= 0): the
  * readers know QEMU's threads by name. */
-static void qemu_tasks(const struct vt_meta *m, struct merge_source *host)
+static void qemu_tasks(const struct vt_meta *m, struct merge_host_facts *host)
 {
 	const char *p = vt_meta_get(m, "record.pids"), *g = vt_meta_get(m, "record.tgids");
 	char *pe, *ge;
@@ -152,59 +132,58 @@ static void qemu_tasks(const struct vt_meta *m, struct merge_source *host)
 	}
 }
 
-static uint64_t meta_hz(struct merge_ctx *mc, const char *path, int *is_ns, int *domain,
-			char *vm, struct merge_source *host)
+/* What input @in (its path set) declares in its vmtrace.meta, or without
+ * one what it is: its clock, frequency, domain, VM name (meta vm=, unless
+ * @in->named) and, for a host recording, QEMU's pid, threads and vCPU
+ * threads (kvm.*, record.*).  A meta that does not parse is warned about
+ * and ignored. */
+static void read_meta(struct merge_ctx *mc, struct merge_input *in)
 {
+	const char *path = in->path;
 	char dbuf[4200];
 	const char *dir = meta_dir_of(path, dbuf, sizeof(dbuf));
 	struct vt_meta *m = dir ? vt_meta_read_dir(dir) : NULL;
-	uint64_t hz = 0;
+	struct merge_host_facts *host = &in->host;
 	int64_t pid;
 	double d;
 
-	*is_ns = 0;
 	if (!m && dir && has_file(dir, VT_META_FILE)) {
-		/* warned once per input (a host input is read twice) */
-		if (!host)
-			vt_warn("%s (metadata ignored: defaults used)", vt_err_msg());
+		vt_warn("%s (metadata ignored: defaults used)", vt_err_msg());
 		mc->meta_bad = 1;
 	}
 	if (!m) {
 		/* a plain `uftrace record` directory: uftrace's own ns clock */
-		if (is_dir(path) && has_file(path, "info") && !has_file(path, VT_META_FILE))
-			*is_ns = 1;
-		return td_tsc_hz(path);
+		if (in->is_dir && has_file(path, "info") && !has_file(path, VT_META_FILE))
+			in->is_ns = 1;
+		in->hz = td_tsc_hz(path);
+		return;
 	}
-	if (vt_meta_get_u64(m, "tsc.hz", &hz) < 0 && vt_meta_get_double(m, "tsc.hz", &d) == 0)
-		hz = (uint64_t)(d + 0.5);
+	if (vt_meta_get_u64(m, "tsc.hz", &in->hz) < 0 && vt_meta_get_double(m, "tsc.hz", &d) == 0)
+		in->hz = (uint64_t)(d + 0.5);
 	const char *c = vt_meta_get(m, "clock"), *dom = vt_meta_get(m, "domain");
 	const char *v = vt_meta_get(m, "vm");
 
 	if (c && (!strcmp(c, "ns") || !strcmp(c, "mono-ns")))
-		*is_ns = 1;
-	if (domain && dom && !strcmp(dom, "host"))
-		*domain = DOM_HOST;
-	else if (domain && dom && !strcmp(dom, "guest"))
-		*domain = DOM_GUEST;
-	if (vm && v && *v)
-		snprintf(vm, VM_NAME_MAX, "%s", v);
-	if (host && host->qemu_pid <= 0 && vt_meta_get_i64(m, "kvm.vm0.pid", &pid) == 0 &&
-	    pid > 0 && pid < INT32_MAX)
+		in->is_ns = 1;
+	if (dom && !strcmp(dom, "host"))
+		in->dom = MERGE_DOM_HOST;
+	else if (dom && !strcmp(dom, "guest"))
+		in->dom = MERGE_DOM_GUEST;
+	if (!in->named && v && *v)
+		snprintf(in->vm, sizeof(in->vm), "%s", v);
+	if (vt_meta_get_i64(m, "kvm.vm0.pid", &pid) == 0 && pid > 0 && pid < INT32_MAX)
 		host->qemu_pid = (int)pid;
-	if (host && host->qemu_pid > 0 && host->nr_qtasks <= 0)
+	if (host->qemu_pid > 0)
 		qemu_tasks(m, host);
-	if (host && !host->nr_vthreads) {
-		struct vt_meta_vthread vt[MERGE_MAX_VTHREADS];
-		int n = vt_meta_get_vthreads(m, vt, MERGE_MAX_VTHREADS);
+	struct vt_meta_vthread vt[MERGE_MAX_VTHREADS];
+	int n = vt_meta_get_vthreads(m, vt, MERGE_MAX_VTHREADS);
 
-		for (int i = 0; i < n; i++) {
-			host->vthread_tid[i] = vt[i].tid;
-			host->vthread_vcpu[i] = vt[i].vcpu;
-		}
-		host->nr_vthreads = n;
+	for (int i = 0; i < n; i++) {
+		host->vthread_tid[i] = vt[i].tid;
+		host->vthread_vcpu[i] = vt[i].vcpu;
 	}
+	host->nr_vthreads = n;
 	vt_meta_free(m);
-	return hz;
 }
 
 /* "PATH@NAME" (PATH itself not existing as given): PATH into @path, NAME
@@ -216,7 +195,7 @@ static int split_arg(const char *arg, char *path, size_t len, char *name)
 
 	*name = 0;
 	if (at && at > arg && at[1] && !strchr(at, '/') && stat(arg, &st) < 0 &&
-	    strlen(at + 1) < VM_NAME_MAX) {
+	    strlen(at + 1) < MERGE_VM_NAME_MAX) {
 		if ((size_t)(at - arg) >= len)
 			return -1;
 		memcpy(path, arg, (size_t)(at - arg));
@@ -256,7 +235,7 @@ static int expand_inputs(char **args, int n, char ***out, int *nout)
 	int nv = 0, cap = 0;
 
 	for (int i = 0; i < n; i++) {
-		char path[4096], name[VM_NAME_MAX], *subs[MERGE_MAX_SOURCES];
+		char path[4096], name[MERGE_VM_NAME_MAX], *subs[MERGE_MAX_SOURCES];
 		int nsub = 0, expanded;
 
 		if (split_arg(args[i], path, sizeof(path), name) < 0)
@@ -322,16 +301,18 @@ static void free_inputs(char **v, int n)
 	free(v);
 }
 
-/* The VM called @name (created on first use): its index. */
-static int vm_index(struct merge_ctx *mc, const char *name)
+/* align's HOSTDIR (a directory or trace.dat), NULL when there is none. */
+static const char *host_dir(const struct merge_ctx *mc)
 {
-	int i;
+	return mc->plan.host_in >= 0 ? mc->sources[mc->plan.host_in].path : NULL;
+}
 
-	for (i = 0; i < mc->nr_vms; i++)
-		if (!strcmp(mc->vm_name[i], name))
-			return i;
-	snprintf(mc->vm_name[mc->nr_vms], VM_NAME_MAX, "%.*s", VM_NAME_MAX - 1, name);
-	return mc->nr_vms++;
+/* align's GUESTDIR of VM @v, NULL when it has none. */
+static const char *vm_clock_dir(const struct merge_ctx *mc, int v)
+{
+	int i = mc->plan.vm_clock_in[v];
+
+	return i >= 0 ? mc->sources[i].path : NULL;
 }
 
 /* Add the readers of one input path: a trace.dat file, or a directory with
@@ -396,8 +377,8 @@ static void summary(const struct merge_ctx *mc, const struct merge_sink_ops *sin
 		fprintf(stderr, "  span     %.9f s (%.9f .. %.9f s on the host timeline)\n",
 			(double)(last_ns - first_ns) / VT_NS_PER_SEC, (double)first_ns / VT_NS_PER_SEC,
 			(double)last_ns / VT_NS_PER_SEC);
-	for (int v = 0; v < mc->nr_vms; v++) {
-		const char *name = *mc->vm_name[v] ? mc->vm_name[v] : "guest";
+	for (int v = 0; v < mc->plan.nr_vms; v++) {
+		const char *name = *mc->plan.vm_name[v] ? mc->plan.vm_name[v] : "guest";
 		uint64_t unmapped = 0;
 		int guest_clock = 0;
 
@@ -410,7 +391,7 @@ static void summary(const struct merge_ctx *mc, const struct merge_sink_ops *sin
 			fprintf(stderr, "  align    %s: none needed (host-clock samples only)\n", name);
 		else if (mc->models[v])
 			fprintf(stderr, "  align    %s: %s (clock from %s)\n", name,
-				align_model_summary(mc->models[v]), mc->vm_clock_dir[v]);
+				align_model_summary(mc->models[v]), vm_clock_dir(mc, v));
 		else
 			fprintf(stderr, "  align    %s: no clock model: guest TSC - %" PRId64
 				" = host TSC (error bound unknown)\n", name,
@@ -422,132 +403,25 @@ static void summary(const struct merge_ctx *mc, const struct merge_sink_ops *sin
 	fprintf(stderr, "  flows    %" PRIu64 "\n", mc->flows.nr_flows);
 }
 
-/* Each input's declared domain, VM and frequency (its meta, DIR@NAME). */
-static int plan_declared(struct merge_ctx *mc, char **args)
+/* Read what each of the @n inputs @args ("PATH" or "PATH@NAME") declares
+ * into mc->in. */
+static int read_inputs(struct merge_ctx *mc, char **args, int n)
 {
-	struct merge_plan *plan = &mc->plan;
+	for (int i = 0; i < n; i++) {
+		struct merge_input *in = &mc->in[i];
 
-	memset(&plan->host_info, 0, sizeof(plan->host_info));
-	for (int i = 0; i < plan->nin; i++) {
-		struct merge_source *s = &mc->sources[i];
-		int *dom = &plan->dom[i];
-		char *vm = plan->vm[i];
-
-		if (split_arg(args[i], s->path, sizeof(s->path), vm) < 0) {
+		memset(in, 0, sizeof(*in));
+		if (split_arg(args[i], in->path, sizeof(in->path), in->vm) < 0) {
 			vt_err_set("%s: path too long", args[i]);
 			return VT_EXIT_USAGE;
 		}
-		int named = *vm != 0;	/* DIR@NAME: overrides the meta */
-
-		*dom = DOM_UNKNOWN;
-		plan->own_hz[i] = meta_hz(mc, s->path, &plan->is_ns[i], dom, named ? NULL : vm, NULL);
-		/* guest stack samples stamped on the host (vmtrace-sample writes
-		 * domain=host): the meta's domain is their clock's; the samples
-		 * belong to a guest VM like any undeclared guest input */
-		plan->samp[i] = is_dir(s->path) && has_file(s->path, VT_SAMPLES_FILE);
-		if (plan->samp[i]) {
-			plan->samp_clock[i] = *dom == DOM_GUEST ? ALIGN_CLOCK_GUEST : ALIGN_CLOCK_HOST;
-			*dom = DOM_GUEST;
-		}
-		if (named && !strcmp(vm, "host"))
-			*dom = DOM_HOST;
-		else if (named || (*vm && *dom == DOM_UNKNOWN))
-			*dom = DOM_GUEST;	/* DIR@NAME, or a vm= in the meta */
-		if (*dom == DOM_HOST)
-			*vm = 0;
-		plan->any_host |= *dom == DOM_HOST;
-	}
-	return VT_EXIT_OK;
-}
-
-/* Host or guest for the undeclared; labels; the host's trace and each VM's
- * clock input (align's HOSTDIR and GUESTDIR). */
-static void plan_roles(struct merge_ctx *mc)
-{
-	struct merge_plan *plan = &mc->plan;
-	int nin = plan->nin;
-
-	for (int i = 0; i < nin; i++) {
-		struct merge_source *s = &mc->sources[i];
-		int *dom = &plan->dom[i];
-
-		/* undeclared: the first input is the host, the others guests */
-		if (*dom == DOM_UNKNOWN)
-			*dom = !plan->any_host && i == 0 ? DOM_HOST : DOM_GUEST;
-		if (nin == 1)
-			*dom = DOM_HOST;	/* a plain conversion */
-		s->single = nin == 1;
-		s->samples = plan->samp[i];
-		if (*dom == DOM_HOST) {
-			meta_hz(mc, s->path, &plan->is_ns[i], NULL, NULL, &plan->host_info);
-			if (!plan->hz && !plan->is_ns[i])
-				plan->hz = plan->own_hz[i];
-			if (!is_dir(s->path) || has_file(s->path, VT_TD_FILE)) {
-				plan->host_td = 1;
-				/* a trace.dat alone too: trace-cmd's host file */
-				if (!plan->host_dir && (is_dir(s->path) || is_file(s->path)))
-					plan->host_dir = s->path;
-			}
-			s->machine = MERGE_MACHINE_HOST;
-			snprintf(s->label, sizeof(s->label), nin == 1 ? "trace" : "host");
-			continue;
-		}
-		int v = vm_index(mc, plan->vm[i]);
-		const char **clock_dir = &mc->vm_clock_dir[v];
-
-		s->machine = (uint32_t)v + 1;
-		if (*plan->vm[i])
-			snprintf(s->label, sizeof(s->label), "guest %.*s", VM_NAME_MAX - 8, plan->vm[i]);
-		else
-			snprintf(s->label, sizeof(s->label), "guest");
-		/* the VM's clock: markers.dat in any of its directories, else its
-		 * trace.dat (a trace-cmd guest file's TIME_SHIFT) */
-		if (is_dir(s->path) && !plan->samp[i] &&
-		    (!*clock_dir || !is_dir(*clock_dir) ||
-		     (has_file(s->path, VT_MARKER_FILE) && !has_file(*clock_dir, VT_MARKER_FILE))))
-			*clock_dir = s->path;
-		else if (is_file(s->path) && !*clock_dir)
-			*clock_dir = s->path;
-	}
-	for (int i = 0; !plan->host_dir && i < nin; i++)
-		if (plan->dom[i] == DOM_HOST && is_dir(mc->sources[i].path))
-			plan->host_dir = mc->sources[i].path;
-}
-
-/* Each input's clock map (host ticks, guest ticks, ns). */
-static int plan_clocks(struct merge_ctx *mc)
-{
-	struct merge_plan *plan = &mc->plan;
-
-	for (int i = 0; i < plan->nin; i++) {
-		struct merge_source *s = &mc->sources[i];
-		/* no host frequency: the guest's own */
-		uint64_t h = plan->hz ? plan->hz : plan->own_hz[i];
-		enum align_clock_kind cdom = plan->dom[i] == DOM_HOST ? ALIGN_CLOCK_HOST
-								       : ALIGN_CLOCK_GUEST;
-
-		if (plan->dom[i] == DOM_HOST) {
-			const struct merge_source *hi = &plan->host_info;
-
-			s->qemu_pid = hi->qemu_pid;
-			s->nr_vthreads = hi->nr_vthreads;
-			memcpy(s->vthread_tid, hi->vthread_tid, sizeof(s->vthread_tid));
-			memcpy(s->vthread_vcpu, hi->vthread_vcpu, sizeof(s->vthread_vcpu));
-			s->nr_qtasks = hi->nr_qtasks;
-			memcpy(s->qtask_tid, hi->qtask_tid, sizeof(s->qtask_tid));
-			s->lane = plan->host_td && plan->nin > 1;
-		}
-		/* no frequency at all: 1 tick = 1 ns (warned later) */
-		if (plan->samp[i])
-			cdom = (enum align_clock_kind)plan->samp_clock[i];
-		s->tsc_kind = cdom;
-		s->tsc_hz = h ? h : VT_NS_PER_SEC;
-		if (align_clock_init(&s->clock, plan->is_ns[i] ? ALIGN_CLOCK_NS : s->tsc_kind,
-				     s->tsc_hz) < 0)
-			return VT_EXIT_FAIL;
-		s->clock.offset_tsc = mc->opts.offset_tsc;
-		if (!h && !plan->is_ns[i] && plan->unscaled < 0)
-			plan->unscaled = i;
+		in->named = *in->vm != 0;	/* DIR@NAME: overrides the meta */
+		in->is_dir = is_dir(in->path);
+		in->is_file = is_file(in->path);
+		in->has_td = in->is_dir && has_file(in->path, VT_TD_FILE);
+		in->has_markers = in->is_dir && has_file(in->path, VT_MARKER_FILE);
+		in->has_samples = in->is_dir && has_file(in->path, VT_SAMPLES_FILE);
+		read_meta(mc, in);
 	}
 	return VT_EXIT_OK;
 }
@@ -561,8 +435,6 @@ struct merge_ctx *merge_new(const struct merge_opts *o)
 		return NULL;
 	}
 	mc->opts = *o;
-	mc->plan.hz = o->tsc_hz;
-	mc->plan.unscaled = -1;
 	for (int i = 0; i < MERGE_MAX_SOURCES; i++)
 		mc->sources[i].sorter = &mc->sorter;
 	merge_flows_init(&mc->flows);
@@ -586,12 +458,14 @@ int merge_plan(struct merge_ctx *mc, char *const *args, int n)
 		mc->plan.nin = 0;
 		return VT_EXIT_USAGE;
 	}
-	ret = plan_declared(mc, inputs);
+	ret = read_inputs(mc, inputs, mc->plan.nin);
 	free_inputs(inputs, mc->plan.nin);
 	if (ret != VT_EXIT_OK)
 		return ret;
-	plan_roles(mc);
-	return plan_clocks(mc);
+	if (merge_plan_decide(mc->in, mc->plan.nin, mc->opts.tsc_hz, mc->opts.offset_tsc,
+			      &mc->plan, mc->sources) < 0)
+		return VT_EXIT_FAIL;
+	return VT_EXIT_OK;
 }
 
 /* One clock model per VM (align/), handed to its inputs' clock maps. */
@@ -600,21 +474,21 @@ static void build_models(struct merge_ctx *mc)
 	const struct merge_opts *o = &mc->opts;
 	struct merge_plan *plan = &mc->plan;
 
-	for (int v = 0; v < mc->nr_vms && !o->no_align && plan->host_dir; v++) {
+	for (int v = 0; v < mc->plan.nr_vms && !o->no_align && host_dir(mc); v++) {
 		struct align_load_opts ao;
 		struct align_model *model;
 
-		if (!mc->vm_clock_dir[v])
+		if (!vm_clock_dir(mc, v))
 			continue;	/* only trace.dat files given: no directory */
 		align_load_opts_init(&ao);
 		ao.host_hz = plan->hz;	/* the host frequency merge uses: one decision */
 		ao.has_offset = o->has_offset;
 		ao.offset_tsc = o->offset_tsc;
-		model = mc->models[v] = align_model_from_dirs(plan->host_dir, mc->vm_clock_dir[v],
+		model = mc->models[v] = align_model_from_dirs(host_dir(mc), vm_clock_dir(mc, v),
 							      &ao, &mc->vm_bad_markers[v]);
 		if (!model) {
 			vt_warn("%s: no clock model (%s): guest TSC - %" PRId64 " taken as host TSC",
-				mc->vm_clock_dir[v], vt_err_msg(), o->offset_tsc);
+				vm_clock_dir(mc, v), vt_err_msg(), o->offset_tsc);
 			continue;
 		}
 		/* a model onto a ns host clock: the host's ns stamps are aligned */
@@ -622,7 +496,7 @@ static void build_models(struct merge_ctx *mc)
 			if (mc->sources[i].machine == MERGE_MACHINE_HOST)
 				mc->sources[i].ns_model = 1;
 		for (size_t w = 0; w < align_model_nr_warnings(model); w++)
-			vt_warn("align %s: %s", *mc->vm_name[v] ? mc->vm_name[v] : "guest",
+			vt_warn("align %s: %s", *mc->plan.vm_name[v] ? mc->plan.vm_name[v] : "guest",
 				align_model_warning(model, w));
 		for (int i = 0; i < plan->nin; i++) {
 			struct merge_source *s = &mc->sources[i];
@@ -658,7 +532,7 @@ static int open_inputs(struct merge_ctx *mc)
 			return VT_EXIT_FAIL;
 		}
 	}
-	for (int v = 0; v < mc->nr_vms; v++) {
+	for (int v = 0; v < mc->plan.nr_vms; v++) {
 		int g = -1, h = -1;
 
 		if (!mc->models[v])
@@ -669,7 +543,7 @@ static int open_inputs(struct merge_ctx *mc)
 				g = i;
 			if (sources[i].machine == MERGE_MACHINE_HOST &&
 			    sources[i].clock.kind == ALIGN_CLOCK_HOST && h < 0 &&
-			    !strcmp(sources[i].path, plan->host_dir ? plan->host_dir : ""))
+			    !strcmp(sources[i].path, host_dir(mc) ? host_dir(mc) : ""))
 				h = i;
 		}
 		if (g < 0)
@@ -721,10 +595,10 @@ static int partial_inputs(const struct merge_ctx *mc)
 				"record", mc->sources[i].path);
 			ret = VT_EXIT_PARTIAL;
 		}
-	for (int v = 0; v < mc->nr_vms; v++)
+	for (int v = 0; v < mc->plan.nr_vms; v++)
 		if (mc->vm_bad_markers[v]) {
 			vt_warn("%s/%s: %zu marker records rejected (truncated or corrupt): "
-				"clock model built from the others", mc->vm_clock_dir[v],
+				"clock model built from the others", vm_clock_dir(mc, v),
 				VT_MARKER_FILE, mc->vm_bad_markers[v]);
 			ret = VT_EXIT_PARTIAL;
 		}
@@ -816,7 +690,7 @@ void merge_free(struct merge_ctx *mc)
 	if (!mc)
 		return;
 	merge_sort_free(&mc->sorter);
-	for (int v = 0; v < mc->nr_vms; v++)
+	for (int v = 0; v < mc->plan.nr_vms; v++)
 		if (mc->models[v])
 			align_model_free(mc->models[v]);
 	merge_flows_free(&mc->flows);

@@ -66,7 +66,7 @@ static int mk_next(struct merge_stream *ms, struct merge_event *ev)
 		if (tr == UINT32_MAX && p->host_tid > 0) {
 			snprintf(tname, sizeof(tname), "vCPU %d", (int)p->vcpu);
 			tr = merge_track_get(MERGE_MACHINE_HOST,
-					     s->src->qemu_pid > 0 ? s->src->qemu_pid : p->host_tid,
+					     s->src->host.qemu_pid > 0 ? s->src->host.qemu_pid : p->host_tid,
 					     p->host_tid, 0, merge_str_intern0(tname));
 		} else if (tr == UINT32_MAX) {	/* no thread known: a track of its own */
 			snprintf(tname, sizeof(tname), "vCPU %d", (int)p->vcpu);

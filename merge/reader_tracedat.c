@@ -91,12 +91,12 @@ static int is_qemu_comm(const char *comm)
  * one (whatever the thread's name), else by name. */
 static int is_qemu_tid(const struct merge_source *src, int tid, const char *comm)
 {
-	if (src->nr_qtasks <= 0)
+	if (src->host.nr_qtasks <= 0)
 		return is_qemu_comm(comm);
-	if (tid == src->qemu_pid)
+	if (tid == src->host.qemu_pid)
 		return 1;
-	for (int i = 0; i < src->nr_qtasks; i++)
-		if (src->qtask_tid[i] == tid)
+	for (int i = 0; i < src->host.nr_qtasks; i++)
+		if (src->host.qtask_tid[i] == tid)
 			return 1;
 	return 0;
 }
@@ -114,9 +114,9 @@ static uint32_t track_of(struct td_src *t, int tid)
 	int vcpu = vcpu_of_comm(comm), pid = tid, known = 0;
 	uint32_t pn;
 
-	for (int i = 0; i < src->nr_vthreads; i++)
-		if (src->vthread_tid[i] == tid) {
-			vcpu = src->vthread_vcpu[i];
+	for (int i = 0; i < src->host.nr_vthreads; i++)
+		if (src->host.vthread_tid[i] == tid) {
+			vcpu = src->host.vthread_vcpu[i];
 			known = 1;
 		}
 
@@ -132,12 +132,12 @@ static uint32_t track_of(struct td_src *t, int tid)
 	uint32_t tn = merge_str_intern0(tname);
 	uint32_t tr = tid ? merge_track_find_tid(src->machine, tid) : UINT32_MAX;
 
-	if (tr != UINT32_MAX && qemu && src->qemu_pid <= 0)
-		src->qemu_pid = merge_track(tr)->pid;	/* QEMU's pid, from uftrace */
+	if (tr != UINT32_MAX && qemu && src->host.qemu_pid <= 0)
+		src->host.qemu_pid = merge_track(tr)->pid;	/* QEMU's pid, from uftrace */
 	if (qemu) {
-		if (src->qemu_pid <= 0)
-			src->qemu_pid = tid;	/* unknown: group under the first */
-		pid = src->qemu_pid;
+		if (src->host.qemu_pid <= 0)
+			src->host.qemu_pid = tid;	/* unknown: group under the first */
+		pid = src->host.qemu_pid;
 		if (!t->qemu_pname) {
 			snprintf(pname, sizeof(pname), "host: QEMU (pid %d)", pid);
 			t->qemu_pname = merge_str_intern0(pname);

@@ -236,7 +236,7 @@ static uint32_t task_pname(const struct merge_source *src, int pid, int qemu_exe
 	char buf[128];
 
 	if (src->machine == MERGE_MACHINE_HOST && !src->single &&
-	    (pid == src->qemu_pid || (src->qemu_pid <= 0 && qemu_exe)))
+	    (pid == src->host.qemu_pid || (src->host.qemu_pid <= 0 && qemu_exe)))
 		snprintf(buf, sizeof(buf), "%s: QEMU (pid %d)", src->label, pid);
 	else
 		snprintf(buf, sizeof(buf), "%s: pid %d", src->label, pid);
@@ -250,9 +250,9 @@ static uint32_t task_tname(const struct merge_source *src, int tid, int lane)
 	const char *what = lane ? " (uftrace)" : "";
 	char buf[128];
 
-	for (int i = 0; i < src->nr_vthreads; i++)
-		if (src->vthread_tid[i] == tid) {
-			snprintf(buf, sizeof(buf), "vCPU %d%s", src->vthread_vcpu[i], what);
+	for (int i = 0; i < src->host.nr_vthreads; i++)
+		if (src->host.vthread_tid[i] == tid) {
+			snprintf(buf, sizeof(buf), "vCPU %d%s", src->host.vthread_vcpu[i], what);
 			return merge_str_intern0(buf);
 		}
 	snprintf(buf, sizeof(buf), "tid %d%s", tid, what);
