@@ -160,8 +160,7 @@ static int rec_python_start(const char *file, struct host_record_opts *o, const 
 		if (usdt_python_file_of_pid(o->pids[0], path, sizeof(path)))
 			return -1;
 	} else {
-		errno = EINVAL;
-		return vt_err_set("--python needs a COMMAND, -p PID or --python=FILE");
+		return vt_err_set_code(EINVAL, "--python needs a COMMAND, -p PID or --python=FILE");
 	}
 	if (o->nr_events + USDT_MAX_PROBES + (int)VT_ARRAY_SIZE(rec_python_sched) > REC_MAX_EVENTS)
 		return vt_err_set("too many events with --python");
@@ -197,7 +196,7 @@ static int rec_finish(const char *dir, const char *out, int force)
 	int ret = host_record_finish(dir, out, force, &res);
 
 	if (ret < 0) {
-		int e = errno;
+		int e = vt_err_code();
 
 		vt_err_print("record");
 		return e == EBUSY ? VT_EXIT_FAIL : rec_exit_code(e);
@@ -385,7 +384,7 @@ int cmd_record(int argc, char **argv)
 		c.pids[o->nr_pids++] = child;
 	}
 	if (c.use_python && rec_python_start(c.python_file, o, c.events, argv + optind, child) < 0) {
-		int e = errno;
+		int e = vt_err_code();
 
 		vt_err_print("record");
 		if (child > 0) {
@@ -396,7 +395,7 @@ int cmd_record(int argc, char **argv)
 	}
 	r = host_record_start(o);
 	if (!r) {
-		int e = errno;
+		int e = vt_err_code();
 
 		vt_err_print("record");
 		rec_python_end();

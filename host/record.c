@@ -106,13 +106,11 @@ int rec_make_dir(const char *dir, int force, int *created)
 	if (errno != EEXIST)
 		return vt_err_errno("%s: cannot create the output directory", dir);
 	if (lstat(dir, &st) || !S_ISDIR(st.st_mode)) {
-		errno = EEXIST;
-		return vt_err_set("%s: exists and is not a directory", dir);
+		return vt_err_set_code(EEXIST, "%s: exists and is not a directory", dir);
 	}
 	if (!force) {
-		errno = EEXIST;
-		return vt_err_set("%s: output directory exists (use --force to replace its trace)",
-				  dir);
+		return vt_err_set_code(EEXIST, "%s: output directory exists (use --force to "
+				       "replace its trace)", dir);
 	}
 	if (access(dir, W_OK))
 		return vt_err_errno("%s: output directory not writable", dir);
@@ -234,15 +232,14 @@ struct host_record *host_record_start(const struct host_record_opts *o)
 	int e, created;
 
 	if (!o->out_dir || !*o->out_dir) {
-		errno = EINVAL;
-		vt_err_set("no output directory");
+		vt_err_set_code(EINVAL, "no output directory");
 		return NULL;
 	}
 	tdir = rec_tracefs();
 	if (!tdir)
 		return NULL;
 	if (rec_make_dir(o->out_dir, o->force, &created))
-		return NULL;	/* errno: EEXIST (exists), else mkdir's */
+		return NULL;	/* kind: EEXIST (exists), else mkdir's */
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->dir = strdup(o->out_dir)) || !(r->meta = vt_meta_new())) {
 		vt_err_set("out of memory");
@@ -274,9 +271,8 @@ struct host_record *host_record_start(const struct host_record_opts *o)
 	e = !strstr(clock, "[" REC_TRACE_CLOCK "]");
 	free(clock);
 	if (e) {
-		errno = ENODEV;
-		vt_err_set("%s/instances/%s/trace_clock: the %s clock is not available here",
-			   tdir, name, REC_TRACE_CLOCK);
+		vt_err_set_code(ENODEV, "%s/instances/%s/trace_clock: the %s clock is not "
+				"available here", tdir, name, REC_TRACE_CLOCK);
 		goto fail;
 	}
 	if (o->buffer_kb && tracefs_instance_set_buffer_size(r->inst, o->buffer_kb, -1) < 0) {
@@ -325,7 +321,7 @@ struct host_record *host_record_start(const struct host_record_opts *o)
 	}
 	return r;
 fail:
-	e = errno;
+	e = vt_err_code();	/* the failure's kind, kept over the clean-up */
 	if (r) {
 		rec_join(r);
 		rec_unlink_raw(r);
@@ -333,7 +329,7 @@ fail:
 	}
 	if (created)
 		rmdir(o->out_dir);	/* only if still empty */
-	errno = e;
+	vt_err_code_set(e);
 	return NULL;
 }
 

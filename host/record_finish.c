@@ -145,33 +145,36 @@ int host_record_finish(const char *dir, const char *out, int force, struct host_
 	snprintf(path, sizeof(path), "%s/%s", dir, REC_STATE_FILE);
 	if (access(path, F_OK)) {
 		snprintf(path, sizeof(path), "%s/%s", dir, VT_TD_FILE);
-		errno = EINVAL;
-		return vt_err_set("%s: no %s: not an interrupted recording%s", dir, REC_STATE_FILE,
-				  access(path, F_OK) ? "" : " (its trace.dat is complete)");
+		return vt_err_set_code(EINVAL, "%s: no %s: not an interrupted recording%s", dir,
+				       REC_STATE_FILE,
+				       access(path, F_OK) ? "" : " (its trace.dat is complete)");
 	}
 	st = rec_state_of(dir, 0, NULL);
 	if (!st) {
-		errno = EINVAL;
+		char why[REC_PATH_MAX];
+
+		snprintf(why, sizeof(why), "%s", vt_err_msg());
 		snprintf(path, sizeof(path), "%s/%s", dir, VT_TD_FILE);
 		if (!access(path, F_OK))
-			return vt_err_set("%s: already has a trace.dat: nothing to finish", dir);
-		return vt_err_set("%s/%s: unreadable or incomplete (%s)", dir, REC_STATE_FILE,
-				  vt_err_msg());
+			return vt_err_set_code(EINVAL, "%s: already has a trace.dat: nothing to finish",
+					       dir);
+		return vt_err_set_code(EINVAL, "%s/%s: unreadable or incomplete (%s)", dir,
+				       REC_STATE_FILE, why);
 	}
 	name = vt_meta_get(st, "record.instance");
 	if (vt_meta_get_u64(st, "record.pid", &pid) ||
 	    vt_meta_get_u64(st, "record.nr_cpus", &ncpu) || !ncpu || ncpu > INT_MAX ||
 	    vt_meta_get_u64(st, "record.page_size", &psz) || psz < 2 * VT_TD_PAGE_HDR_SIZE ||
 	    psz > UINT32_MAX || (psz & (psz - 1))) {
-		errno = EINVAL;
-		vt_err_set("%s/%s: record.pid, record.nr_cpus or record.page_size missing or bad",
+		vt_err_set_code(EINVAL, "%s/%s: record.pid, record.nr_cpus or record.page_size "
+				"missing or bad",
 			   dir, REC_STATE_FILE);
 		goto out;
 	}
 	if (rec_recorder_alive((pid_t)pid)) {
-		errno = EBUSY;
-		vt_err_set("%s: its recorder (pid %llu) is still running: stop it (kill -INT %llu)",
-			   dir, (unsigned long long)pid, (unsigned long long)pid);
+		vt_err_set_code(EBUSY, "%s: its recorder (pid %llu) is still running: stop it "
+				"(kill -INT %llu)", dir, (unsigned long long)pid,
+				(unsigned long long)pid);
 		goto out;
 	}
 	if (!(tdir = rec_tracefs()))
@@ -254,13 +257,12 @@ int host_record_finish(const char *dir, const char *out, int force, struct host_
 	vt_meta_del(r->meta, "record.instance");
 	vt_meta_del(r->meta, "record.tracefs");
 	if (rec_write_tracedat(r, set_event, stats, cs)) {
-		if (errno == ENOSPC) {
+		if (vt_err_code() == ENOSPC) {
 			char msg[REC_PATH_MAX];
 
 			snprintf(msg, sizeof(msg), "%s", vt_err_msg());
-			vt_err_set("%s; the pages are kept in %s/trace.cpuN.raw: finish elsewhere "
-				   "with --finish %s -o OTHERDIR", msg, work, work);
-			errno = ENOSPC;
+			vt_err_set_code(ENOSPC, "%s; the pages are kept in %s/trace.cpuN.raw: "
+					"finish elsewhere with --finish %s -o OTHERDIR", msg, work, work);
 		}
 		goto out;
 	}

@@ -178,12 +178,12 @@ int rec_drain_instance(struct tracefs_instance *inst, const char *dir, unsigned 
 	if (statvfs(dir, &vfs))
 		return vt_err_errno("%s: cannot check the free space", dir);
 	if ((uint64_t)vfs.f_bavail * vfs.f_frsize < need) {
-		errno = ENOSPC;
-		return vt_err_set("%s: %s: %llu bytes free, the tracing instance %s holds up to "
-				  "%llu: nothing drained (the pages stay in the kernel); finish "
-				  "into another directory with --finish DIR -o OTHERDIR", dir,
-				  strerror(ENOSPC), (unsigned long long)vfs.f_bavail * vfs.f_frsize,
-				  tracefs_instance_get_name(inst), (unsigned long long)need);
+		return vt_err_set_code(ENOSPC, "%s: %s: %llu bytes free, the tracing instance %s "
+				       "holds up to %llu: nothing drained (the pages stay in the "
+				       "kernel); finish into another directory with --finish DIR "
+				       "-o OTHERDIR", dir, strerror(ENOSPC),
+				       (unsigned long long)vfs.f_bavail * vfs.f_frsize,
+				       tracefs_instance_get_name(inst), (unsigned long long)need);
 	}
 	for (unsigned i = 0; i < nr_cpus; i++) {
 		struct rec_cpu c = { .rec = &fake, .cpu = i, .pipe = { -1, -1 } };

@@ -93,15 +93,15 @@ static int rec_enable(struct host_record *r, const char *spec, int quiet_missing
 	const char *colon = strchr(spec, ':');
 	const char *ev = colon ? colon + 1 : NULL;
 	size_t sl = colon ? (size_t)(colon - spec) : strlen(spec);
-	int ps, e;
+	int ps;
 
-	errno = EINVAL;	/* a bad or unknown event is a usage error */
+	/* a bad or unknown event is a usage error (EINVAL) */
 	if (sl >= sizeof(sys))
-		return vt_err_set("event '%s': system name too long", spec);
+		return vt_err_set_code(EINVAL, "event '%s': system name too long", spec);
 	memcpy(sys, spec, sl);
 	sys[sl] = 0;
 	if (!rec_name_ok(sys) || (ev && !rec_name_ok(ev)))
-		return vt_err_set("event '%s': expected SYSTEM or SYSTEM:EVENT", spec);
+		return vt_err_set_code(EINVAL, "event '%s': expected SYSTEM or SYSTEM:EVENT", spec);
 	if (ev)
 		snprintf(file, sizeof(file), "events/%s/%s/enable", sys, ev);
 	else
@@ -109,15 +109,14 @@ static int rec_enable(struct host_record *r, const char *spec, int quiet_missing
 	if (!tracefs_file_exists(r->inst, file)) {
 		if (quiet_missing)
 			return 0;
-		errno = EINVAL;
-		return vt_err_set("event '%s' not found: no %s/%.*s", spec, tracefs_tracing_dir(),
-				  (int)(strlen(file) - strlen("/enable")), file);
+		return vt_err_set_code(EINVAL, "event '%s' not found: no %s/%.*s", spec,
+				       tracefs_tracing_dir(),
+				       (int)(strlen(file) - strlen("/enable")), file);
 	}
 	if (tracefs_instance_file_write(r->inst, file, "1") < 0) {
-		e = errno;
 		vt_err_errno("cannot enable event '%s' (%s)", spec, file);
-		errno = e == EINVAL ? EIO : e;
-		return -1;
+		/* the kernel's EINVAL here is no usage error */
+		return vt_err_code() == EINVAL ? vt_err_code_set(EIO) : -1;
 	}
 	ps = rec_is_pid_system(sys);
 	if (ps >= 0)
@@ -462,17 +461,13 @@ const char *rec_tracefs(void)
 	 * tracefs_tracing_dir_is_mounted() in libtracefs 1.6, leaks nothing) */
 	dir = tracefs_tracing_dir();
 	if (!dir) {
-		errno = ENODEV;
-		vt_err_set("tracefs is not mounted and could not be mounted; as root run: "
-			   "mount -t tracefs nodev /sys/kernel/tracing");
+		vt_err_set_code(ENODEV, "tracefs is not mounted and could not be mounted; as "
+				"root run: mount -t tracefs nodev /sys/kernel/tracing");
 		return NULL;
 	}
 	snprintf(path, sizeof(path), "%s/instances", dir);
 	if (access(path, W_OK)) {
-		int e = errno;
-
 		vt_err_errno("%s: cannot create a tracing instance (run as root)", path);
-		errno = e;
 		return NULL;
 	}
 	return dir;

@@ -86,8 +86,7 @@ static int find_in_path(const char *name, char *out, size_t len)
 		    !access(out, X_OK))
 			return 0;
 	}
-	errno = ENOENT;
-	return vt_err_set("%s: not found in $PATH", name);
+	return vt_err_set_code(ENOENT, "%s: not found in $PATH", name);
 }
 
 /*

@@ -9,6 +9,7 @@
 #include "err.h"
 
 static __thread char vt_errbuf[1024];
+static __thread int vt_errcode;	/* the last failure's kind (errno value) */
 
 int vt_err_set(const char *fmt, ...)
 {
@@ -17,6 +18,29 @@ int vt_err_set(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(vt_errbuf, sizeof(vt_errbuf), fmt, ap);
 	va_end(ap);
+	vt_errcode = 0;
+	return -1;
+}
+
+int vt_err_set_code(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(vt_errbuf, sizeof(vt_errbuf), fmt, ap);
+	va_end(ap);
+	vt_errcode = code;
+	return -1;
+}
+
+int vt_err_code(void)
+{
+	return vt_errcode;
+}
+
+int vt_err_code_set(int code)
+{
+	vt_errcode = code;
 	return -1;
 }
 
@@ -31,6 +55,7 @@ int vt_err_errno(const char *fmt, ...)
 	va_end(ap);
 	n = strlen(vt_errbuf);
 	snprintf(vt_errbuf + n, sizeof(vt_errbuf) - n, ": %s", strerror(saved));
+	vt_errcode = saved;
 	errno = saved;
 	return -1;
 }

@@ -2,11 +2,13 @@
  * err.h - error reporting for vmtrace's tools (not for the runtimes that
  * live inside traced programs: they must never print or exit).
  *
- * Library code returns -1 or NULL and records a message with vt_err_set()
- * (errno is not part of that contract: vt_err_errno() reads it and leaves
- * it as it was; a caller wanting errno saves it first); only a command's
- * main path prints the message (vt_err_print) and exits.  Messages name the
- * file and what is wrong with it.
+ * Library code returns -1 or NULL and records a message with vt_err_set(),
+ * and with it the failure's kind, an errno value (vt_err_errno() takes
+ * errno's, vt_err_set_code() names one, vt_err_set() none): a command maps
+ * vt_err_code() to its exit status (no permission, no such feature, ...).
+ * errno itself is not part of that contract.  Only a command's main path
+ * prints the message (vt_err_print) and exits.  Messages name the file and
+ * what is wrong with it.
  */
 #ifndef VT_ERR_H
 #define VT_ERR_H
@@ -26,8 +28,14 @@ enum vt_exit {
 
 /* Record a message for the last failure; returns -1 for `return vt_err_set(...)`. */
 int vt_err_set(const char *fmt, ...) VT_PRINTF(1, 2);
-/* Like vt_err_set() with ": strerror(errno)" appended. */
+/* Like vt_err_set() with ": strerror(errno)" appended; the kind is errno. */
 int vt_err_errno(const char *fmt, ...) VT_PRINTF(1, 2);
+/* Like vt_err_set(), the failure's kind @code (an errno value). */
+int vt_err_set_code(int code, const char *fmt, ...) VT_PRINTF(2, 3);
+/* The last failure's kind (an errno value; 0: none was said). */
+int vt_err_code(void);
+/* Change the last failure's kind to @code, its message kept; returns -1. */
+int vt_err_code_set(int code);
 /* The last recorded message ("" if none). */
 const char *vt_err_msg(void);
 /* Name the running subcommand (the dispatcher does, before running it):
