@@ -2,9 +2,10 @@
  * event.h - merge's one event model: what every reader produces and every
  * sink consumes.  An event sits on a track (a thread of a process of a
  * machine: the host or guest N), has an interned name, a time in
- * nanoseconds on the host timeline (converted once, by merge/clock.c) and a
- * few arguments.  Slices are begin/end pairs on one track and nest; flows
- * link two events on (usually) different tracks.
+ * nanoseconds on the host timeline (converted once, by the sorter through
+ * align's clock map, align/clock.c) and a few arguments.  Slices are
+ * begin/end pairs on one track and nest; flows link two events on
+ * (usually) different tracks.
  */
 #ifndef MERGE_EVENT_H
 #define MERGE_EVENT_H
