@@ -435,8 +435,6 @@ struct merge_ctx *merge_new(const struct merge_opts *o)
 		return NULL;
 	}
 	mc->opts = *o;
-	for (int i = 0; i < MERGE_MAX_SOURCES; i++)
-		mc->sources[i].sorter = &mc->sorter;
 	merge_flows_init(&mc->flows);
 	return mc;
 }
@@ -465,6 +463,8 @@ int merge_plan(struct merge_ctx *mc, char *const *args, int n)
 	if (merge_plan_decide(mc->in, mc->plan.nin, mc->opts.tsc_hz, mc->opts.offset_tsc,
 			      &mc->plan, mc->sources) < 0)
 		return VT_EXIT_FAIL;
+	for (int i = 0; i < mc->plan.nin; i++)
+		mc->sources[i].sorter = &mc->sorter;
 	return VT_EXIT_OK;
 }
 

@@ -116,41 +116,69 @@ static void start(struct merge_sorter *so)
 		sift_down(heap, i);
 }
 
-/* Put the top slot's next pending event in place (its key in heap[0]),
- * or drop the slot when its stream has ended. */
-static inline void advance_top(struct merge_sorter *so)
+/* The top slot's pending event (NULL when every stream has ended). */
+static inline struct merge_event *top(const struct merge_sorter *so)
+{
+	struct merge_sort_slot *sl;
+
+	if (!so->heap_len)
+		return NULL;
+	sl = &so->slots[so->heap[0].slot];
+	return &sl->ev[sl->pos];
+}
+
+/* The slow ways of merge_sort_next(), each then giving the top: the first
+ * call (every stream's first batch); the top slot's batch used up (its
+ * next batch, or the slot dropped when its stream has ended); the top
+ * slot's new pending event later than a child's (moved down). */
+static __attribute__((noinline)) struct merge_event *first(struct merge_sorter *so)
+{
+	if (so->nr_slots)
+		start(so);
+	return top(so);
+}
+
+static __attribute__((noinline)) struct merge_event *refill_top(struct merge_sorter *so)
 {
 	struct merge_sort_hent *heap = so->heap;
 	struct merge_sort_slot *sl = &so->slots[heap[0].slot];
 
-	if (likely(++sl->pos < sl->len) || fill(sl)) {
-		uint64_t ts_ns = sl->ev[sl->pos].ts_ns;
-
-		heap[0].ts_ns = ts_ns;
-		/* still the earliest: nothing moves */
-		if (heap[1].ts_ns < ts_ns || heap[2].ts_ns < ts_ns)
-			sift_down(heap, 0);
+	if (fill(sl)) {
+		heap[0].ts_ns = sl->ev[0].ts_ns;
 	} else {
 		heap[0] = heap[--so->heap_len];
 		heap[so->heap_len].ts_ns = HEAP_EMPTY;
-		sift_down(heap, 0);
 	}
+	sift_down(heap, 0);
+	return top(so);
 }
 
+static __attribute__((noinline)) struct merge_event *sift_top(struct merge_sorter *so)
+{
+	sift_down(so->heap, 0);
+	return top(so);
+}
+
+/* The fast way is a leaf: the top slot's next pending event stays the
+ * earliest (the common case of long runs from one stream). */
 struct merge_event *merge_sort_next(struct merge_sorter *so)
 {
-	if (unlikely(!so->started)) {
-		if (!so->nr_slots)
-			return NULL;
-		start(so);
-	} else if (likely(so->heap_len)) {
-		/* advance the stream whose event was handed out last time */
-		advance_top(so);
-	}
-	if (!so->heap_len)
-		return NULL;
-	struct merge_sort_slot *sl = &so->slots[so->heap[0].slot];
+	struct merge_sort_hent *heap = so->heap;
+	struct merge_sort_slot *sl;
+	uint64_t ts_ns;
 
+	if (unlikely(!so->started))
+		return first(so);
+	if (unlikely(!so->heap_len))
+		return NULL;
+	/* advance the stream whose event was handed out last time */
+	sl = &so->slots[heap[0].slot];
+	if (unlikely(++sl->pos >= sl->len))
+		return refill_top(so);
+	ts_ns = sl->ev[sl->pos].ts_ns;
+	heap[0].ts_ns = ts_ns;
+	if (heap[1].ts_ns < ts_ns || heap[2].ts_ns < ts_ns)
+		return sift_top(so);
 	return &sl->ev[sl->pos];
 }
 
