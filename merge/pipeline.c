@@ -88,9 +88,6 @@ static const char *meta_dir_of(const char *path, char *buf, size_t len)
 	return *buf ? buf : "/";
 }
 
-/* tsc.hz of @path's vmtrace.meta (0 if absent), its clock, its domain
- * (DOM_*) and VM name (meta vm=, else left as is), and for a host input the
- * QEMU pid and vCPU threads the recorder found (kvm.* keys). */
 /* No meta: the TSC frequency a trace-cmd trace.dat states (its TSC2NSEC
  * option), of the file @path or of the trace.dat in directory @path; 0 if
  * none.  The header alone: the file is read as an input later. */
