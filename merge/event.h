@@ -116,6 +116,9 @@ struct merge_track {
 				 * the thread's kernel exit slices: they do not
 				 * nest with each other) */
 	uint32_t main;		/* index of the lane-0 track of this thread */
+	uint8_t qemu;		/* a thread of the traced QEMU's process on the host
+				 * (the host side of the I/O chain), as the readers
+				 * found it (merge_track_mark_qemu) */
 };
 
 /* Sinks that key threads by number alone give lane L of tid T the number

@@ -55,6 +55,9 @@ uint32_t merge_track_count(void);
 void merge_track_set_name(uint32_t idx, uint32_t tname);
 /* Rename process (@machine, @pid) on all its tracks. */
 void merge_track_set_pname(uint32_t machine, int32_t pid, uint32_t pname);
+/* Mark process (@machine, @pid) as the traced QEMU (struct merge_track
+ * .qemu): its tracks, and the ones its threads get later. */
+void merge_track_mark_qemu(uint32_t machine, int32_t pid);
 void merge_tracks_free(void);
 
 /* ---- clocks -------------------------------------------------------- */

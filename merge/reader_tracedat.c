@@ -161,6 +161,8 @@ static uint32_t track_of(struct td_src *t, int tid)
 		tr = merge_track_get(src->machine, pid, tid, pn, tn);
 	}
 	if (tr != UINT32_MAX) {
+		if (qemu)
+			merge_track_mark_qemu(src->machine, pid);
 		if (vcpu >= 0 && src->machine == MERGE_MACHINE_HOST)
 			merge_track(tr)->vcpu = vcpu + 1;
 		t->tid_key[h] = (uint64_t)(uint32_t)tid + 1;

@@ -227,16 +227,23 @@ static int exe_is_qemu(const char *exe)
 	return base && !strncmp(base, "qemu-system-", strlen("qemu-system-"));
 }
 
-/* Process name of task pid @pid: the host's QEMU process (the pid the
- * recorder found, or, where it found none - TCG has no KVM facts - the
- * data of a traced QEMU executable) is named as the trace.dat reader names
- * it, so both land on one process whichever input is read first. */
+/* 1 if task pid @pid is the host's QEMU process: the pid the recorder
+ * found, or, where it found none - TCG has no KVM facts - the data of a
+ * traced QEMU executable. */
+static int is_qemu_task(const struct merge_source *src, int pid, int qemu_exe)
+{
+	return src->machine == MERGE_MACHINE_HOST && !src->single &&
+	       (pid == src->host.qemu_pid || (src->host.qemu_pid <= 0 && qemu_exe));
+}
+
+/* Process name of task pid @pid: the host's QEMU process is named as the
+ * trace.dat reader names it, so both land on one process whichever input
+ * is read first. */
 static uint32_t task_pname(const struct merge_source *src, int pid, int qemu_exe)
 {
 	char buf[128];
 
-	if (src->machine == MERGE_MACHINE_HOST && !src->single &&
-	    (pid == src->host.qemu_pid || (src->host.qemu_pid <= 0 && qemu_exe)))
+	if (is_qemu_task(src, pid, qemu_exe))
 		snprintf(buf, sizeof(buf), "%s: QEMU (pid %d)", src->label, pid);
 	else
 		snprintf(buf, sizeof(buf), "%s: pid %d", src->label, pid);
@@ -309,6 +316,8 @@ int merge_reader_uftrace(struct merge_source *src, uint16_t idx)
 			ret = -1;
 			break;
 		}
+		if (is_qemu_task(src, pid, qemu_exe))
+			merge_track_mark_qemu(src->machine, pid);
 		s->base.ops = &uft_ops;
 		s->base.clock = &src->clock;
 		s->base.src = idx;

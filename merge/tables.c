@@ -209,16 +209,20 @@ uint32_t merge_track_get_lane(uint32_t machine, int32_t pid, int32_t tid, uint32
 	/* few threads: a linear scan from the last hit is enough */
 	static uint32_t last;
 	uint32_t main_idx = UINT32_MAX;
+	uint8_t qemu = 0;	/* a new thread of QEMU's process is QEMU's */
 
 	const struct merge_track *t = merge_tracks_arr;
 
 	if (last < nr_tracks && t[last].machine == machine && t[last].tid == tid &&
 	    t[last].pid == pid && t[last].lane == lane)
 		return last;
-	for (uint32_t i = 0; i < nr_tracks; i++)
-		if (t[i].machine == machine && t[i].tid == tid && t[i].pid == pid &&
-		    t[i].lane == lane)
+	for (uint32_t i = 0; i < nr_tracks; i++) {
+		if (t[i].machine != machine || t[i].pid != pid)
+			continue;
+		if (t[i].tid == tid && t[i].lane == lane)
 			return last = i;
+		qemu |= t[i].qemu;
+	}
 	if (lane) {
 		main_idx = merge_track_get_lane(machine, pid, tid, 0, pname, tname);
 		if (main_idx == UINT32_MAX)
@@ -237,7 +241,7 @@ uint32_t merge_track_get_lane(uint32_t machine, int32_t pid, int32_t tid, uint32
 	}
 	merge_tracks_arr[nr_tracks] = (struct merge_track){
 		.machine = machine, .pid = pid, .tid = tid, .name = tname, .pname = pname,
-		.lane = lane, .main = lane ? main_idx : nr_tracks,
+		.lane = lane, .main = lane ? main_idx : nr_tracks, .qemu = qemu,
 	};
 	return last = nr_tracks++;
 }
@@ -273,6 +277,13 @@ void merge_track_set_pname(uint32_t machine, int32_t pid, uint32_t pname)
 	for (uint32_t i = 0; pname && i < nr_tracks; i++)
 		if (merge_tracks_arr[i].machine == machine && merge_tracks_arr[i].pid == pid)
 			merge_tracks_arr[i].pname = pname;
+}
+
+void merge_track_mark_qemu(uint32_t machine, int32_t pid)
+{
+	for (uint32_t i = 0; i < nr_tracks; i++)
+		if (merge_tracks_arr[i].machine == machine && merge_tracks_arr[i].pid == pid)
+			merge_tracks_arr[i].qemu = 1;
 }
 
 void merge_tracks_free(void)

@@ -214,8 +214,7 @@ static struct tstate *tstate(struct report *r, uint32_t track)
 		/* QEMU's threads are the host side of the chain; every other
 		 * thread (guests, or a single guest input read as machine 0)
 		 * is a side that issues requests */
-		t->kind = mt->machine == MERGE_MACHINE_HOST &&
-			  !strncmp(merge_str(mt->pname), "host: QEMU", 10) ? 1 : 3;
+		t->kind = mt->machine == MERGE_MACHINE_HOST && mt->qemu ? TS_QEMU : TS_OTHER;
 	}
 	return t;
 }
@@ -352,8 +351,8 @@ static int on_sys_enter(struct report *r, const struct merge_event *ev, struct t
 {
 	const struct merge_track *mt = merge_track(ev->track);
 
-	if (t->kind != 3) {
-		if (t->kind == 1) {
+	if (t->kind != TS_OTHER) {
+		if (t->kind == TS_QEMU) {
 			uint64_t v;
 
 			t->host_enter = ev->ts_ns;
@@ -414,8 +413,8 @@ static int on_sys_enter(struct report *r, const struct merge_event *ev, struct t
 
 static int on_sys_exit(struct report *r, const struct merge_event *ev, struct tstate *t)
 {
-	if (t->kind != 3) {
-		if (t->kind == 1 && t->host_enter && t->host_io) {
+	if (t->kind != TS_OTHER) {
+		if (t->kind == TS_QEMU && t->host_enter && t->host_io) {
 			struct hostio *h = VEC_PUSH(r, r->hostio);
 			uint64_t ret;
 
@@ -662,7 +661,7 @@ static int on_uring(struct report *r, const struct merge_event *ev, struct tstat
 		}
 		return 0;
 	}
-	if (t->kind != 1)
+	if (t->kind != TS_QEMU)
 		return 0;
 	arg_u64(ev, r->k_opcode, &op);
 	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++) {
@@ -715,15 +714,15 @@ int report_feed(struct report *r, const struct merge_event *ev)
 	case N_SYS_EXIT:
 		return on_sys_exit(r, ev, t);
 	case N_RQ_INSERT:
-		return t->kind == 3 ? on_rq_start(r, ev, t, RL_INSERT) : 0;
+		return t->kind == TS_OTHER ? on_rq_start(r, ev, t, RL_INSERT) : 0;
 	case N_RQ_ISSUE:
-		return t->kind == 3 ? on_rq_start(r, ev, t, RL_ISSUE) : 0;
+		return t->kind == TS_OTHER ? on_rq_start(r, ev, t, RL_ISSUE) : 0;
 	case N_RQ_COMPLETE:
-		return t->kind == 3 ? on_rq_complete(r, ev) : 0;
+		return t->kind == TS_OTHER ? on_rq_complete(r, ev) : 0;
 	case N_KICK:
-		return t->kind == 3 ? 0 : on_kick(r, ev);
+		return t->kind == TS_OTHER ? 0 : on_kick(r, ev);
 	case N_EXIT_EVENT:
-		return t->kind == 3 ? 0 : exit_count(r, vcpu_of(ev), ev->name, 0, 0);
+		return t->kind == TS_OTHER ? 0 : exit_count(r, vcpu_of(ev), ev->name, 0, 0);
 	/* injections and io_uring completions: from any host context (an
 	 * irqfd's kworker, an interrupt): what they carry identifies them */
 	case N_INJECT:
@@ -734,7 +733,7 @@ int report_feed(struct report *r, const struct merge_event *ev)
 	case N_IRQ: {
 		uint32_t nm = arg_str(ev, r->k_name);
 
-		if (t->kind != 3 || (nm != MERGE_NO_STR && !strstr(merge_str(nm), "virtio")))
+		if (t->kind != TS_OTHER || (nm != MERGE_NO_STR && !strstr(merge_str(nm), "virtio")))
 			return 0;
 		struct girq *g = VEC_PUSH(r, r->irqs);
 

@@ -35,6 +35,9 @@ struct frame {
 	uint8_t is_exit;
 };
 
+/* What a thread is to the chain analyser (struct tstate.kind). */
+enum { TS_UNKNOWN, TS_QEMU, TS_OTHER };
+
 struct tstate {
 	int32_t open_sys;	/* guest: syscall record, NONE */
 	uint64_t host_enter;	/* host: open syscall entry, 0 none */
@@ -43,7 +46,7 @@ struct tstate {
 	uint8_t host_has_off;
 	int64_t host_fd;
 	uint64_t host_off, host_len;
-	uint8_t kind;		/* 0 unknown, 1 host QEMU thread, 3 other */
+	uint8_t kind;		/* TS_* (0: not known yet) */
 	uint64_t sys_total_ns;	/* time in syscalls (attributed to this track) */
 	struct frame *fr;
 	uint32_t nfr, capfr;

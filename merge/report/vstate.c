@@ -453,8 +453,7 @@ static uint8_t role_of(struct crit *c, uint32_t track)
 
 	if (mt->machine == MERGE_MACHINE_HOST && mt->vcpu && !mt->lane)
 		c->role[track] = CR_VCPU;
-	else if (mt->machine == MERGE_MACHINE_HOST &&
-		 !strncmp(merge_str(mt->pname), "host: QEMU", 10))
+	else if (mt->machine == MERGE_MACHINE_HOST && mt->qemu)
 		c->role[track] = CR_QEMU;
 	else
 		c->role[track] = CR_THREAD;

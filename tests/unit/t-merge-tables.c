@@ -111,10 +111,18 @@ static void test_tracks(void)
 	CHECK_STR(merge_str(merge_track(h2)->pname), "qemu-system");
 	CHECK(merge_track(g)->pname == 0);
 	CHECK(merge_track(3)->pname == p);
+	/* QEMU's process: its tracks, and its threads' tracks made later;
+	 * not the same pid on a guest machine, nor another process */
+	CHECK(!merge_track(h)->qemu);
+	merge_track_mark_qemu(MERGE_MACHINE_HOST, 100);
+	CHECK(merge_track(h)->qemu && merge_track(h2)->qemu);
+	CHECK(!merge_track(g)->qemu && !merge_track(3)->qemu);
+	CHECK(merge_track(merge_track_get(MERGE_MACHINE_HOST, 100, 109, 0, 0))->qemu);
+	CHECK(!merge_track(merge_track_get(1, 100, 109, 0, 0))->qemu);
 	/* many threads: the table grows, indexes stay */
 	for (int i = 0; i < 1000; i++)
-		CHECK(merge_track_get(MERGE_MACHINE_HOST, 300, 1000 + i, 0, 0) == (uint32_t)(5 + i));
-	CHECK(merge_track_get(MERGE_MACHINE_HOST, 300, 1000, 0, 0) == 5);
+		CHECK(merge_track_get(MERGE_MACHINE_HOST, 300, 1000 + i, 0, 0) == (uint32_t)(7 + i));
+	CHECK(merge_track_get(MERGE_MACHINE_HOST, 300, 1000, 0, 0) == 7);
 	CHECK(merge_track(lane)->main == 3);
 	merge_tracks_free();
 	CHECK(merge_track_count() == 0);
