@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "err.h"
+#include "grow.h"
+
+#define CLOCK_VCURSORS0	8	/* vCPU cursors of a model's first allocation */
 
 int align_clock_init(struct align_clock *c, enum align_clock_kind kind, uint64_t host_hz)
 {
@@ -154,16 +157,10 @@ int align_vcursors_guest_host(struct align_vcursors *vc, int32_t vcpu, uint64_t 
 	for (i = 0; i < vc->n && vc->v[i].vcpu != vcpu; i++)
 		;
 	if (i == vc->n) {
-		if (vc->n == vc->cap) {
-			size_t cap = vc->cap ? 2 * vc->cap : 8;
-			struct align_vcursor *v = realloc(vc->v, cap * sizeof(*v));
-
-			if (!v) {
-				vt_err_set("out of memory");
-				return -2;
-			}
-			vc->v = v;
-			vc->cap = cap;
+		if (vc->n == vc->cap && vt_grow(&vc->v, &vc->cap, vc->n + 1, sizeof(*vc->v),
+						 CLOCK_VCURSORS0)) {
+			vt_err_set("out of memory");
+			return -2;
 		}
 		vc->v[i].vcpu = vcpu;
 		align_cursor_init(&vc->v[i].cur, &vc->clock, vcpu);

@@ -18,6 +18,7 @@
 #include "align/align.h"
 #include "align/gather.h"
 #include "err.h"
+#include "grow.h"
 #include "meta.h"
 #include "tracedat.h"
 
@@ -33,19 +34,13 @@ const struct align_source_io *const align_source_ios[] = {
 const size_t align_nr_source_ios = VT_ARRAY_SIZE(align_source_ios);
 
 #define SRC_NOTES_MAX		8192
+#define SRC_LIST_CAP0		64	/* entries of a gathered list's first allocation */
 #define SRC_MAX_EVENT_ID	65536
 
 int align_gather_push(void **p, size_t *n, size_t *cap, size_t size, const void *item)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? 2 * *cap : 64;
-		void *np = realloc(*p, nc * size);
-
-		if (!np)
-			return vt_err_set("out of memory");
-		*p = np;
-		*cap = nc;
-	}
+	if (*n == *cap && vt_grow(p, cap, *n + 1, size, SRC_LIST_CAP0))
+		return vt_err_set("out of memory");
 	memcpy((char *)*p + *n * size, item, size);
 	(*n)++;
 	return 0;

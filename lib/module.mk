@@ -1,7 +1,7 @@
 # lib/: the shared module: trace formats (read + write) and TSC helpers; no
 # command lives here (their mains are in the module that owns their work).
 # Built into libvtcore.a; guest/, host/, align/ and merge/ all link it.
-CORE_SRCS += lib/err.c lib/meta.c lib/meta_kvm.c lib/elfread.c lib/tsc.c
+CORE_SRCS += lib/err.c lib/grow.c lib/meta.c lib/meta_kvm.c lib/elfread.c lib/tsc.c
 # the one UTF-8 sanitizer of every writer of names (lib/utf8.h)
 CORE_SRCS += lib/utf8.c
 # uftrace data directories (lib/uftrace.h): one file a job, helpers shared

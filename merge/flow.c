@@ -72,19 +72,8 @@ static int class_of(struct merge_flows *f, uint32_t id, int guest)
 {
 	uint32_t i = 2 * id + (guest ? 1 : 0);
 
-	if (unlikely(i >= f->classes_cap)) {
-		uint32_t nc = f->classes_cap ? f->classes_cap : 8192;
-
-		while (nc <= i)
-			nc *= 2;
-		uint8_t *n = realloc(f->classes, nc);
-
-		if (!n)
-			return CL_NONE;
-		memset(n + f->classes_cap, 0, nc - f->classes_cap);
-		f->classes = n;
-		f->classes_cap = nc;
-	}
+	if (unlikely(i >= f->classes_cap) && merge_table_grow(&f->classes, &f->classes_cap, i + 1, 1))
+		return CL_NONE;
 	if (unlikely(f->classes[i] == CL_UNKNOWN))
 		f->classes[i] = (uint8_t)classify(id, guest);
 	return f->classes[i];
@@ -139,19 +128,8 @@ static void link(struct merge_flows *f, struct merge_event *ev, struct merge_flo
 /* Remember that @id is no flow end on either side (fast inline skip). */
 static void mark_skip(struct merge_flows *f, uint32_t id)
 {
-	if (id >= f->skip_cap) {
-		uint32_t nc = f->skip_cap ? f->skip_cap : 4096;
-
-		while (nc <= id)
-			nc *= 2;
-		uint8_t *n = realloc(f->skip, nc);
-
-		if (!n)
-			return;
-		memset(n + f->skip_cap, 0, nc - f->skip_cap);
-		f->skip = n;
-		f->skip_cap = nc;
-	}
+	if (id >= f->skip_cap && merge_table_grow(&f->skip, &f->skip_cap, id + 1, 1))
+		return;
 	f->skip[id] = 1;
 }
 

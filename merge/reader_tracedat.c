@@ -199,16 +199,9 @@ static struct evinfo *info_of(struct td_src *t, const struct vt_td_event *e)
 {
 	if (unlikely(e->id < 0 || e->id >= ID_CACHE_MAX))
 		return NULL;
-	if (unlikely((uint32_t)e->id >= t->nr_info)) {
-		uint32_t n = (uint32_t)e->id + 64;
-		struct evinfo *ni = realloc(t->info, n * sizeof(*ni));
-
-		if (!ni)
-			return NULL;
-		memset(ni + t->nr_info, 0, (n - t->nr_info) * sizeof(*ni));
-		t->info = ni;
-		t->nr_info = n;
-	}
+	if (unlikely((uint32_t)e->id >= t->nr_info) &&
+	    merge_table_grow(&t->info, &t->nr_info, (uint32_t)e->id + 1, sizeof(*t->info)) < 0)
+		return NULL;
 	struct evinfo *in = &t->info[e->id];
 
 	if (likely(in->kind))

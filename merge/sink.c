@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "err.h"
 #include "fileio.h"
+#include "grow.h"
 #include "merge.h"
 
 #define OUT_BUF_SIZE	(1u << 20)	/* sink output buffer */
@@ -94,25 +95,14 @@ int merge_file_sink_close(void *sink)
 
 int merge_table_grow(void *table, uint32_t *cap, uint32_t need, size_t elem_size)
 {
-	char *old, *nt;
+	size_t c = *cap;
 
 	if (need <= *cap)
 		return 0;
-	if (need > UINT32_MAX / 2)
+	/* below 2^31 entries, the doubled capacity fits the uint32_t */
+	if (need > UINT32_MAX / 2 || vt_grow(table, &c, need, elem_size, MERGE_TABLE_MIN))
 		return -1;
-	uint32_t nc = *cap ? *cap : MERGE_TABLE_MIN;
-
-	while (nc < need)
-		nc *= 2;
-	/* the array pointer is read and written as bytes: it may point to
-	 * any element type */
-	memcpy(&old, table, sizeof(old));
-	nt = realloc(old, (size_t)nc * elem_size);
-	if (!nt)
-		return -1;
-	memset(nt + (size_t)*cap * elem_size, 0, (size_t)(nc - *cap) * elem_size);
-	memcpy(table, &nt, sizeof(nt));
-	*cap = nc;
+	*cap = (uint32_t)c;
 	return 0;
 }
 

@@ -76,16 +76,9 @@ int merge_usdt_kind(const char *system, const char *name)
 
 static struct merge_usdt_track *trk_of(struct merge_usdt *u, uint32_t track)
 {
-	if (unlikely(track >= u->nr)) {
-		uint32_t n = track + 64;
-		struct merge_usdt_track *t = realloc(u->trk, n * sizeof(*t));
-
-		if (!t)
-			return NULL;
-		memset(t + u->nr, 0, (n - u->nr) * sizeof(*t));
-		u->trk = t;
-		u->nr = n;
-	}
+	if (unlikely(track >= u->nr) &&
+	    merge_table_grow(&u->trk, &u->nr, track + 1, sizeof(*u->trk)) < 0)
+		return NULL;
 	return &u->trk[track];
 }
 

@@ -5,19 +5,16 @@
  */
 #include <stdlib.h>
 #include "err.h"
+#include "grow.h"
 #include "chain_int.h"
 
 #define HMAP_CAP0	1024
+#define VEC_CAP0	256	/* elements of a vector's first allocation */
 
 int vec_grow_slow(void **a, size_t *cap, size_t elem)
 {
-	size_t nc = *cap ? *cap * 2 : 256;
-	void *p = realloc(*a, nc * elem);
-
-	if (!p)
+	if (vt_grow(a, cap, *cap + 1, elem, VEC_CAP0))
 		return vt_err_set("report: out of memory");
-	*a = p;
-	*cap = nc;
 	return 0;
 }
 

@@ -111,8 +111,8 @@ struct report {
 /* The operation letter of a block layer rwbs string (chain.c). */
 char report_rwbs_op(const char *rwbs);
 
-/* Double the vector *@a of *@cap elements of @elem bytes.  0, or -1 with
- * the message set. */
+/* Double the vector *@a of *@cap elements of @elem bytes (lib/grow.h; the
+ * new elements zero).  0, or -1 with the message set. */
 int vec_grow_slow(void **a, size_t *cap, size_t elem);
 /* Make room for element @n of that vector (inline: the common case is a
  * push with room left). */
