@@ -643,7 +643,11 @@ static void on_pipe(struct crit *c, const struct merge_event *ev, uint8_t k, uin
 			PIPE(c, ts, { c->done = 0; c->injected = 1; });
 		break;
 	case K_IRQ_ENTRY:
-		if (role == CR_THREAD && c->inflight) {
+		/* with injections recorded, the disk's handler is the one after
+		 * its completion's injection (another virtio device's irq, the
+		 * console's or a serial port's, is not the disk's stage) */
+		if (role == CR_THREAD && c->inflight &&
+		    (c->injected || c->done || !c->have_inject)) {
 			uint32_t nm = arg_str(ev, c->k_name);
 
 			if (nm == MERGE_NO_STR || strstr(merge_str(nm), "virtio"))

@@ -5,7 +5,8 @@
 # of gen-trace -D 2 -n 4, as mkcrit.py) whose two write requests are kicked
 # at once and served by QEMU one after the other, as QEMU's throttling does:
 # the first one's pwrite64, injection, guest irq and completion, then the
-# second one still waiting in QEMU until its own pwrite64.  expected.json
+# second one still waiting in QEMU until its own pwrite64 (while another
+# virtio device's interrupt comes and goes).  expected.json
 # has the fsync's parts (ns) as designed here: the segment list is the
 # truth (the wait of the second request is "QEMU before host syscall").
 # One TSC for host and guest (2 GHz: 2 ticks per ns).
@@ -65,8 +66,13 @@ for k, (at, sector) in enumerate(((100_000, 8), (300_000, 16))):
     if k == 0:
         g(F + at + 16_500, 0, "irq/irq_handler_exit", "irq=11 ret=1")
         part(at + 15_000, at + 16_500, "guest_irq_to_complete")
-        # the second request is still in QEMU, kicked, no syscall yet
+        # the second request is still in QEMU, kicked, no syscall yet;
+        # meanwhile another virtio device (a serial port) interrupts the
+        # guest: not the disk's stage
         part(at + 16_500, 300_000, "qemu_before_host_io")
+        h(0, F + 200_000, IO_TID + 1, "kvm/kvm_msi_set_irq", "address=0xfee00000 data=0x4021")
+        g(F + 202_000, 0, "irq/irq_handler_entry", "irq=10")
+        g(F + 203_000, 0, "irq/irq_handler_exit", "irq=10 ret=1")
     else:
         part(at + 15_000, at + 16_000, "guest_irq_to_complete")
         part(at + 16_000, at + 16_200, "blocked_other")         # nothing in flight
@@ -86,7 +92,8 @@ for a, b, p in seg:
 
 from evlist import write
 
-write(os.path.join(out, "host.txt"), [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "worker")], host)
+write(os.path.join(out, "host.txt"),
+      [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "worker"), (IO_TID + 1, "qemu-system-x86")], host)
 write(os.path.join(out, "guest.txt"), [(GTID, "python3")], guest)
 json.dump({"fsync": {"begin": F, "dur": 330_000, "parts": parts}},
           open(os.path.join(out, "expected.json"), "w"), indent=1)

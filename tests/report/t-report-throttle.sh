@@ -4,7 +4,8 @@
 # once, QEMU serving the first, then - after the first one's injection,
 # guest irq and completion - the second: the second one's wait is "QEMU
 # before host syscall" (it was kicked and QEMU has not started its
-# syscall), not "device (stage not recorded)".  Every part of the fsync
+# syscall), not "device (stage not recorded)", nor the "guest irq to
+# completion" of another virtio device's interrupt.  Every part of the fsync
 # exact to the ns; the first line names QEMU first (t-report-faults-lab
 # shows the same in the KVM lab against the raw events).
 set -eu
