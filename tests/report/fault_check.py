@@ -9,7 +9,9 @@
 # vCPU's TSC offset from the host's raw kvm_write_tsc_offset event (guest
 # TSC = host TSC + offset); ns = TSC ticks * 1e9 / TSC_HZ on both.
 #
-# usage: fault_check.py MODE REPORT.txt HOST.rep GUEST.rep TSC_HZ [TOL]
+# usage: fault_check.py MODE REPORT.txt HOST.rep GUEST.rep TSC_HZ QEMU_TIDS [TOL]
+#   QEMU_TIDS: QEMU's threads (comma-separated; "-": every thread but the
+#   vCPUs'): only their disk syscalls are QEMU's
 #        fault_check.py --events MODE host|guest   the events MODE reads,
 #                       for `trace-cmd report -F` (the rest is not needed)
 # MODE:
@@ -43,9 +45,10 @@ if sys.argv[1] == "--events":
                                ["sched_switch", "sched_wakeup"])}
     print(",".join(need[sys.argv[2]][sys.argv[3] == "guest"]))
     sys.exit(0)
-mode, rep, hostrep, guestrep, hz = sys.argv[1:6]
+mode, rep, hostrep, guestrep, hz, qtids = sys.argv[1:7]
 hz = int(hz)
-tol = float(sys.argv[6]) if len(sys.argv) > 6 else 0.15
+qtids = None if qtids == "-" else {int(t) for t in qtids.split(",")}
+tol = float(sys.argv[7]) if len(sys.argv) > 7 else 0.15
 # the part's id and its label in the first line (the disk's is named by
 # QEMU's syscall: "host fdatasync", "host pwrite64", ...)
 PART = {"qemu-wait": ("qemu_before_host_io", r"QEMU before host syscall$"),
@@ -130,7 +133,8 @@ for comm, tid, ts, ev, rest in events(hostrep):
     if ev == "kvm_write_tsc_offset" and offset is None:
         offset = int(re.search(r"next=(\d+)", rest).group(1))
         offset = offset - 2**64 if offset >= 2**63 else offset
-    elif ev.startswith("sys_enter_") and ev[10:] in DISK and not comm.startswith("CPU "):
+    elif ev.startswith("sys_enter_") and ev[10:] in DISK and not comm.startswith("CPU ") and \
+            (qtids is None or tid in qtids):
         k = ev[10:]
         pos = hex_arg(rest, "pos") if k not in ("fallocate", "preadv", "pwritev") else None
         if k in ("preadv", "pwritev", "preadv2", "pwritev2"):

@@ -103,9 +103,14 @@ run() {
 	trace-cmd report -F "$("$PY" "$VT_SRC/tests/report/fault_check.py" --events "$mode" guest)" \
 		"$out/guest/kernel/trace.dat" >"$name.guest.rep" 2>/dev/null
 	hz=$(sed -n 's/^tsc.hz=//p' "$out/host/vmtrace.meta")
+	# QEMU's threads: the tasks the recorder followed in QEMU's process
+	qt=$(awk -F= '$1 == "record.pids" { n = split($2, p, ",") } $1 == "record.tgids" { split($2, g, ",") }
+		$1 == "kvm.vm0.pid" { q = $2 }
+		END { s = ""; for (i = 1; i <= n; i++) if (g[i] == q) s = s (s ? "," : "") p[i]; print s ? s : "-" }' \
+		"$out/host/vmtrace.meta")
 	rc=0
 	"$PY" "$VT_SRC/tests/report/fault_check.py" "$mode" "$name.rep.txt" "$name.host.rep" \
-		"$name.guest.rep" "$hz" >"$name.check" 2>&1 || rc=$?
+		"$name.guest.rep" "$hz" "$qt" >"$name.check" 2>&1 || rc=$?
 	sed "s/^/$name: /" "$name.check"
 	echo "$name: guest run, report and check in $((SECONDS - t0)) s"
 	rm -f "$name.host.rep" "$name.guest.rep"
