@@ -15,7 +15,15 @@
 # VT_RUN_TIMEOUT (s, whole guest run), VT_QEMU (the QEMU binary);
 # VT_WORKLOAD=pairing (the guest runs pairing.py), VT_DRIVE_OPTS (more
 # -drive options, e.g. aio=native,throttling.iops-total=200), VT_SMP (vCPUs),
-# VT_NO_MERGE=1 (host and guest recorded, no align/merge/summary).
+# VT_NO_MERGE=1 (host and guest recorded, no align/merge/summary);
+# VT_DISK (the guest's disk: an existing file or block device, e.g. a
+# device-mapper delay target, formatted here instead of a new
+# OUT/disk.img); VT_MKE2FS_OPTS (more mke2fs options, e.g. -E
+# lazy_itable_init=0,lazy_journal_init=0: no inode table zeroing by the
+# guest's kernel while the workload runs); VT_GUEST_HOG=BUSY_MS:IDLE_MS
+# (a SCHED_FIFO busy loop in the guest beside the workload, busy BUSY_MS
+# of every BUSY_MS + IDLE_MS: init); VT_IOTHREAD=1 (the disk served by an
+# iothread).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../common/vm.sh"
@@ -72,11 +80,16 @@ guest_part() {
 
 	# boot ACCEL BOUND: one guest run; 0 done, 2 no handshake within BOUND s
 	boot() {
-		local accel=$1 bound=$2 method cpu qemu run_end
+		local accel=$1 bound=$2 method cpu qemu run_end drive
 		rm -rf "$OUT/host" "$OUT/guest.stream" "$OUT/stream-growth.txt" "$OUT/console.log" "$OUT/debugcon.bin"
-		rm -f "$OUT/disk.img"
-		truncate -s ${DISK_MB}M "$OUT/disk.img" && mke2fs -q -t ext4 -F "$OUT/disk.img" ||
-			fail "mke2fs $OUT/disk.img failed"
+		if [ -n "${VT_DISK:-}" ]; then
+			mke2fs -q -t ext4 ${VT_MKE2FS_OPTS:-} -F "$VT_DISK" || fail "mke2fs $VT_DISK failed"
+		else
+			rm -f "$OUT/disk.img"
+			truncate -s ${DISK_MB}M "$OUT/disk.img" &&
+				mke2fs -q -t ext4 ${VT_MKE2FS_OPTS:-} -F "$OUT/disk.img" ||
+				fail "mke2fs $OUT/disk.img failed"
+		fi
 		if [ "$accel" = kvm ]; then
 			# in-band: the host's kvm_hypercall events carry the readings
 			method=${VT_MARKER_METHOD:-hypercall}
@@ -85,13 +98,19 @@ guest_part() {
 			method=chardev
 			cpu=qemu64
 		fi
+		# the disk; VT_IOTHREAD=1: served by an iothread ("IO io0")
+		drive=(-drive "file=${VT_DISK:-$OUT/disk.img},format=raw,if=virtio,cache=none${VT_DRIVE_OPTS:+,$VT_DRIVE_OPTS}")
+		[ "${VT_IOTHREAD:-0}" = 1 ] &&
+			drive=(-object iothread,id=io0
+				-drive "file=${VT_DISK:-$OUT/disk.img},format=raw,if=none,id=vd0,cache=none${VT_DRIVE_OPTS:+,$VT_DRIVE_OPTS}"
+				-device virtio-blk-pci,drive=vd0,iothread=io0)
 		qemu=("$VT_QEMU" -name vmtrace-python-virtio,debug-threads=on -accel "$accel" -cpu "$cpu"
 			-smp "${VT_SMP:-1}" -m 1024 -nodefaults -nographic -no-reboot -monitor none
 			-pidfile "$OUT/qemu.pid"
 			-serial "file:$OUT/console.log"
 			-kernel "$VT_CACHE/vmlinuz" -initrd "$VT_CACHE/initrd.img"
-			-append "console=ttyS0 quiet panic=-1 VT_WORKLOAD_ROUNDS=$VT_ROUNDS VT_WORKLOAD_MB=$VT_MB VT_MARKER_METHOD=$method${VT_WORKLOAD:+ VT_WORKLOAD=$VT_WORKLOAD}"
-			-drive "file=$OUT/disk.img,format=raw,if=virtio,cache=none${VT_DRIVE_OPTS:+,$VT_DRIVE_OPTS}"
+			-append "console=ttyS0 quiet panic=-1 VT_WORKLOAD_ROUNDS=$VT_ROUNDS VT_WORKLOAD_MB=$VT_MB VT_MARKER_METHOD=$method${VT_WORKLOAD:+ VT_WORKLOAD=$VT_WORKLOAD}${VT_GUEST_HOG:+ VT_GUEST_HOG=$VT_GUEST_HOG}"
+			"${drive[@]}"
 			-device virtio-serial-pci
 			-chardev "file,id=vtout,path=$OUT/guest.stream"
 			-device virtserialport,chardev=vtout,name=org.vmtrace.out

@@ -100,7 +100,8 @@ struct crit {
 	VEC(struct gthr) th;
 	/* the VM's I/O pipeline (one VM: see docs/report.md) */
 	uint32_t queued, unkicked, inflight, hostio_open, flushes;
-	uint8_t kicked, done, injected, irq_done, have_kick, have_inject;
+	uint32_t kicked;	/* requests kicked, not completed: QEMU has them */
+	uint8_t done, injected, irq_done, have_kick, have_inject;
 	struct hmap rq;		/* (dev, sector) -> inserted << 16 | issued, in flight */
 	uint32_t hostio_name;
 	/* host threads' open disk syscall: by track, entry name (0 none) */

@@ -7,3 +7,6 @@ VMTRACE_LIBS += -lsqlite3
 DEPS += libsqlite3-dev
 # sqlite3 (CLI) and chromium (headless) are the tests' real consumers
 TEST_DEPS += sqlite3 chromium
+# dmsetup: the dm-delay target of tests/report/t-report-faults-lab (a slow
+# host disk; losetup and blockdev are util-linux's)
+TEST_DEPS += dmsetup

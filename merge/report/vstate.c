@@ -106,7 +106,10 @@ static int grow(void *arr, uint32_t *cap, uint32_t need, size_t elem)
 /* ---- the VM's I/O pipeline and the parts of each view ------------------ */
 
 /* The stage a thread blocked on the VM's I/O waits in now: the latest
- * stage any request in flight has reached (one request in flight: its). */
+ * stage any request in flight has reached (one request in flight: its).
+ * A request kicked stays with QEMU until its completion: once the host
+ * side of another one (its syscall, injection, guest irq) is over, the
+ * wait is QEMU's again (throttling serves kicked requests one by one). */
 static uint8_t dev_stage(const struct crit *c)
 {
 	if (!c->inflight && !c->queued)
@@ -117,10 +120,10 @@ static uint8_t dev_stage(const struct crit *c)
 		return c->have_inject ? RP_TO_INJECT : RP_DEVICE;
 	if (c->injected)
 		return RP_TO_IRQ;
-	if (c->kicked)
-		return RP_QEMU;
 	if (c->irq_done)
 		return RP_IRQ_DONE;
+	if (c->kicked)
+		return RP_QEMU;
 	if (c->unkicked && c->have_kick)
 		return RP_DRIVER;
 	if (c->inflight)
@@ -572,6 +575,8 @@ static void on_rq(struct crit *c, const struct merge_event *ev, uint8_t k)
 		} else if (c->flushes) {
 			c->flushes--;
 			c->inflight--;
+			if (c->kicked)
+				c->kicked--;
 		}
 	} else if (k != K_RQ_COMPLETE || nr) {
 		uint32_t *v = hmap_slot(&c->rq, mix(sector) ^ (dev << 1 | 1), k != K_RQ_COMPLETE);
@@ -598,6 +603,8 @@ static void on_rq(struct crit *c, const struct merge_event *ev, uint8_t k)
 			} else if (k == K_RQ_COMPLETE && (*v & 0xffff)) {
 				(*v)--;
 				c->inflight--;
+				if (c->kicked)
+					c->kicked--;
 			}
 		}
 	}
@@ -627,7 +634,7 @@ static void on_pipe(struct crit *c, const struct merge_event *ev, uint8_t k, uin
 			break;
 		c->have_kick = 1;
 		if (c->unkicked)
-			PIPE(c, ts, { c->kicked = 1; c->unkicked = 0; });
+			PIPE(c, ts, { c->kicked += c->unkicked; c->unkicked = 0; });
 		break;
 	case K_INJECT:
 		c->have_inject = 1;
@@ -635,7 +642,11 @@ static void on_pipe(struct crit *c, const struct merge_event *ev, uint8_t k, uin
 			PIPE(c, ts, { c->done = 0; c->injected = 1; });
 		break;
 	case K_IRQ_ENTRY:
-		if (role == CR_THREAD && c->inflight) {
+		/* with injections recorded, the disk's handler is the one after
+		 * its completion's injection (another virtio device's irq, the
+		 * console's or a serial port's, is not the disk's stage) */
+		if (role == CR_THREAD && c->inflight &&
+		    (c->injected || c->done || !c->have_inject)) {
 			uint32_t nm = arg_str(ev, c->k_name);
 
 			if (nm == MERGE_NO_STR || strstr(merge_str(nm), "virtio"))
@@ -668,7 +679,7 @@ static int on_instant(struct report *r, struct crit *c, const struct merge_event
 	case K_SYS_ENTER:
 		if (role == CR_QEMU && r->sysio[ev->name]) {
 			c->host_open[ev->track] = r->sysname[ev->name];
-			PIPE(c, ev->ts_ns, { c->hostio_open++; c->kicked = 0;
+			PIPE(c, ev->ts_ns, { c->hostio_open++;
 					     c->hostio_name = r->sysname[ev->name]; });
 		} else if (role == CR_THREAD && (g = thread_of_track(c, ev->track, ev->ts_ns))) {
 			crit_sys_enter(c, g, ev->ts_ns, r->sysname[ev->name]);

@@ -16,8 +16,12 @@
 # served by a QEMU worker spawned mid-run before the recorder's next poll
 # followed it are not in the recording (docs/report.md): the scorer counts
 # them apart (unrecorded), at most 2% of them.
+# VT_PAIRING_AIO (default threads), VT_PAIRING_SMP (default 2) and
+# VT_PAIRING_IOTHREAD=1 run another QEMU back-end, vCPU count or an
+# iothread (docs/report.md has their figures).
 set -eu
 . "$VT_SRC/tests/lib/kvm.sh"
+AIO=${VT_PAIRING_AIO:-threads} SMP=${VT_PAIRING_SMP:-2}
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 [ "${VT_SAN:-0}" = 1 ] && skip "SAN build: the lab's guest image carries vmtrace, which an ASan build cannot run there; the pairing itself runs under ASan in report/t-report-pairing"
@@ -38,7 +42,7 @@ for d in "$VT_TMP" ${VT_LOGS:+"${VT_LOGS%/*}"}; do
 done
 [ -n "$out" ] || skip "no directory with O_DIRECT for the guest's disk image (cache=none)"
 rm -f "$out/.direct"
-VT_WORKLOAD=pairing VT_SMP=2 VT_DRIVE_OPTS="aio=threads,throttling.iops-total=400" VT_NO_MERGE=1 \
+VT_IOTHREAD=${VT_PAIRING_IOTHREAD:-0} VT_WORKLOAD=pairing VT_SMP=$SMP VT_DRIVE_OPTS="aio=$AIO,throttling.iops-total=400" VT_NO_MERGE=1 \
 	make -s --no-print-directory -C "$VT_SRC/examples/python-virtio" O="$VT_BUILD" \
 	OUTDIR="$out" ACCEL=kvm run | tee run.log
 [ -s "$out/guest/pairing.json" ] || fail "the guest workload left no log"
@@ -51,7 +55,7 @@ for d in "$out"/guest/*/; do [ -f "$d/vmtrace.meta" ] && inputs+=("${d%/}"); don
 "$VT_BIN" report "${inputs[@]}" -q >rep.txt
 sed -n '/^How the links/,/^$/p' rep.txt
 score=$(/usr/bin/python3 "$VT_SRC/tests/report/pairing_score.py" out.db "$out/guest/pairing.json")
-echo "pairing (aio=threads, 2 vCPUs, 4 threads, throttled): $score"
+echo "pairing (aio=$AIO${VT_PAIRING_IOTHREAD:+ iothread}, $SMP vCPUs, 4 threads, throttled): $score"
 acc=${score##*accuracy=}
 awk -v a="$acc" 'BEGIN { exit !(a >= 99.5) }' || fail "pairing accuracy $acc% < 99.5%"
 case $score in *" guessed=0 "*) ;; *) fail "workload requests paired by a guess";; esac
