@@ -202,7 +202,7 @@ static struct tstate *tstate(struct report *r, uint32_t track)
 			return NULL;
 		memset(n + r->nts, 0, (nc - r->nts) * sizeof(*n));
 		for (uint32_t i = r->nts; i < nc; i++)
-			n[i].open_sys = NONE;
+			n[i].open_sys = CHAIN_NONE;
 		r->ts = n;
 		r->nts = nc;
 	}
@@ -224,19 +224,19 @@ static int32_t vcpu_of(const struct merge_event *ev)
 	const struct merge_track *mt = merge_track(ev->track);
 
 	if (mt->machine == MERGE_MACHINE_HOST)
-		return mt->vcpu ? (int32_t)mt->vcpu - 1 : NONE;
+		return mt->vcpu ? (int32_t)mt->vcpu - 1 : CHAIN_NONE;
 	return ev->cpu;
 }
 
 static int exit_count(struct report *r, int32_t vcpu, uint32_t name, uint64_t ns, int slice)
 {
 	uint64_t key = ((uint64_t)(uint32_t)(vcpu + 1) << 32 | name) ^ (slice ? 0 : 1ULL << 63);
-	uint32_t *v = hmap_slot(&r->exitmap, key, 1);
+	uint32_t *v = chain_hmap_slot(&r->exitmap, key, 1);
 
 	if (!v)
 		return vt_err_set("report: out of memory");
 	if (*v == UINT32_MAX) {
-		struct report_exit *e = VEC_PUSH(r, r->exits);
+		struct report_exit *e = CHAIN_VEC_PUSH(r, r->exits);
 
 		if (!e)
 			return -1;
@@ -290,14 +290,14 @@ static int on_begin(struct report *r, const struct merge_event *ev, struct tstat
 
 	f->ts = ev->ts_ns;
 	f->name = ev->name;
-	f->sys_head = NONE;
+	f->sys_head = CHAIN_NONE;
 	f->sys_at_begin = t->sys_total_ns;
 	f->is_exit = mt->machine == MERGE_MACHINE_HOST &&
 		     ev->name < r->ncap && r->cls[ev->name] == N_EXIT_SLICE;
 	if (f->is_exit)
 		r->have_exit_slices = 1;
 	if (mt->machine != MERGE_MACHINE_HOST && t->nfr == 1) {
-		uint32_t *v = hmap_slot(&r->pytid, (uint32_t)mt->tid, 1);
+		uint32_t *v = chain_hmap_slot(&r->pytid, (uint32_t)mt->tid, 1);
 
 		if (!v)
 			return vt_err_set("report: out of memory");
@@ -315,7 +315,7 @@ static int on_end(struct report *r, const struct merge_event *ev, struct tstate 
 
 	if (f->is_exit)
 		return exit_count(r, vcpu_of(ev), f->name, dur, 1);
-	for (int32_t s = f->sys_head; s != NONE; s = r->sys.a[s].next_in_frame)
+	for (int32_t s = f->sys_head; s != CHAIN_NONE; s = r->sys.a[s].next_in_frame)
 		r->sys.a[s].py_end = ev->ts_ns;
 	return fn_add(r, f->name, dur, t->sys_total_ns - f->sys_at_begin);
 }
@@ -325,7 +325,7 @@ static uint32_t py_track_of(struct report *r, uint32_t self, struct tstate *t, i
 {
 	if (t->nfr)
 		return self;
-	uint32_t *v = hmap_slot(&r->pytid, (uint32_t)tid, 0);
+	uint32_t *v = chain_hmap_slot(&r->pytid, (uint32_t)tid, 0);
 
 	return v ? *v : UINT32_MAX;
 }
@@ -358,7 +358,7 @@ static int on_sys_enter(struct report *r, const struct merge_event *ev, struct t
 			t->host_enter = ev->ts_ns;
 			t->host_name = r->sysname[ev->name];
 			t->host_io = r->sysio[ev->name];
-			t->host_fd = arg_u64(ev, r->k_fd, &v) == 0 ? (int64_t)(uint32_t)v : NONE;
+			t->host_fd = arg_u64(ev, r->k_fd, &v) == 0 ? (int64_t)(uint32_t)v : CHAIN_NONE;
 			t->host_len = 0;
 			arg_u64(ev, r->k_count, &t->host_len);
 			arg_u64(ev, r->k_len, &t->host_len);
@@ -370,7 +370,7 @@ static int on_sys_enter(struct report *r, const struct merge_event *ev, struct t
 		}
 		return 0;
 	}
-	struct report_sys *s = VEC_PUSH(r, r->sys);
+	struct report_sys *s = CHAIN_VEC_PUSH(r, r->sys);
 
 	if (!s)
 		return -1;
@@ -381,7 +381,7 @@ static int on_sys_enter(struct report *r, const struct merge_event *ev, struct t
 	s->name = r->sysname[ev->name];
 	s->machine = mt->machine;
 	s->tid = mt->tid;
-	s->next_in_frame = NONE;
+	s->next_in_frame = CHAIN_NONE;
 	if (ev->name < r->ncap && !strcmp(merge_str(s->name), "syscall")) {
 		uint64_t nr;
 		char b[32];
@@ -415,7 +415,7 @@ static int on_sys_exit(struct report *r, const struct merge_event *ev, struct ts
 {
 	if (t->kind != TS_OTHER) {
 		if (t->kind == TS_QEMU && t->host_enter && t->host_io) {
-			struct hostio *h = VEC_PUSH(r, r->hostio);
+			struct hostio *h = CHAIN_VEC_PUSH(r, r->hostio);
 			uint64_t ret;
 
 			if (!h)
@@ -439,13 +439,13 @@ static int on_sys_exit(struct report *r, const struct merge_event *ev, struct ts
 		t->host_enter = 0;
 		return 0;
 	}
-	if (t->open_sys == NONE)
+	if (t->open_sys == CHAIN_NONE)
 		return 0;
 	struct report_sys *s = &r->sys.a[t->open_sys];
 	uint64_t dur = ev->ts_ns - s->enter;
 
 	s->exit = ev->ts_ns;
-	t->open_sys = NONE;
+	t->open_sys = CHAIN_NONE;
 	if (s->py_track != UINT32_MAX)
 		r->ts[s->py_track].sys_total_ns += dur;
 	else
@@ -471,7 +471,7 @@ static uint64_t ev_sector(struct report *r, const struct merge_event *ev)
 
 static uint64_t rq_key(uint32_t machine, uint64_t dev, uint64_t sector)
 {
-	return mix(sector) ^ (dev << 8 | machine);
+	return chain_mix(sector) ^ (dev << 8 | machine);
 }
 
 static int same_rq(const struct report_req *q, uint32_t machine, uint64_t dev, uint64_t sector)
@@ -489,12 +489,12 @@ static int on_rq_start(struct report *r, const struct merge_event *ev, struct ts
 
 	arg_u64(ev, r->k_dev, &dev);
 	arg_u64(ev, r->k_nr_sector, &nr);
-	uint32_t *head = hmap_slot(&r->pending, rq_key(mt->machine, dev, sector), 1);
-	int32_t last = NONE;
+	uint32_t *head = chain_hmap_slot(&r->pending, rq_key(mt->machine, dev, sector), 1);
+	int32_t last = CHAIN_NONE;
 
 	if (!head)
 		return vt_err_set("report: out of memory");
-	for (int32_t i = *head == UINT32_MAX ? NONE : (int32_t)*head; i != NONE;
+	for (int32_t i = *head == UINT32_MAX ? CHAIN_NONE : (int32_t)*head; i != CHAIN_NONE;
 	     i = r->reqs.a[i].next_same) {
 		struct report_req *q = &r->reqs.a[i];
 
@@ -505,12 +505,12 @@ static int on_rq_start(struct report *r, const struct merge_event *ev, struct ts
 			q->mask |= 1u << RL_ISSUE;
 			q->how[RL_ISSUE] = RH_KEY;
 			q->cpu = ev->cpu;
-			if (q->sys == NONE && t->open_sys != NONE)
+			if (q->sys == CHAIN_NONE && t->open_sys != CHAIN_NONE)
 				q->sys = t->open_sys;
 			return 0;
 		}
 	}
-	struct report_req *q = VEC_PUSH(r, r->reqs);
+	struct report_req *q = CHAIN_VEC_PUSH(r, r->reqs);
 
 	if (!q)
 		return -1;
@@ -522,20 +522,20 @@ static int on_rq_start(struct report *r, const struct merge_event *ev, struct ts
 	q->how[link] = RH_KEY;
 	q->machine = mt->machine;
 	q->cpu = ev->cpu;
-	q->cpu_done = NONE;
+	q->cpu_done = CHAIN_NONE;
 	q->tid = mt->tid;
 	q->dev = (uint32_t)dev;
 	q->sector = sector;
 	q->nr_sector = (uint32_t)nr;
 	q->rwbs = arg_str(ev, r->k_rwbs);
 	q->sys = t->open_sys;
-	q->next_same = NONE;
-	q->host_tid = NONE;
-	q->kick_vcpu = NONE;
-	q->kick_tid = NONE;
-	q->inj_tid = NONE;
+	q->next_same = CHAIN_NONE;
+	q->host_tid = CHAIN_NONE;
+	q->kick_vcpu = CHAIN_NONE;
+	q->kick_tid = CHAIN_NONE;
+	q->inj_tid = CHAIN_NONE;
 	/* append to the key's list (the map did not move since the lookup) */
-	if (last == NONE)
+	if (last == CHAIN_NONE)
 		*head = (uint32_t)idx;
 	else
 		r->reqs.a[last].next_same = idx;
@@ -548,12 +548,12 @@ static int on_rq_complete(struct report *r, const struct merge_event *ev)
 	uint64_t dev = 0, sector = ev_sector(r, ev);
 
 	arg_u64(ev, r->k_dev, &dev);
-	uint32_t *head = hmap_slot(&r->pending, rq_key(mt->machine, dev, sector), 0);
-	int32_t prev = NONE;
+	uint32_t *head = chain_hmap_slot(&r->pending, rq_key(mt->machine, dev, sector), 0);
+	int32_t prev = CHAIN_NONE;
 
 	if (!head || *head == UINT32_MAX)
 		return 0;
-	for (int32_t i = (int32_t)*head; i != NONE; prev = i, i = r->reqs.a[i].next_same) {
+	for (int32_t i = (int32_t)*head; i != CHAIN_NONE; prev = i, i = r->reqs.a[i].next_same) {
 		struct report_req *q = &r->reqs.a[i];
 
 		if (!same_rq(q, mt->machine, dev, sector) || !(q->mask & (1u << RL_ISSUE)))
@@ -562,11 +562,11 @@ static int on_rq_complete(struct report *r, const struct merge_event *ev)
 		q->mask |= 1u << RL_COMPLETE;
 		q->how[RL_COMPLETE] = RH_KEY;
 		q->cpu_done = ev->cpu;
-		if (prev == NONE)
-			*head = q->next_same == NONE ? UINT32_MAX : (uint32_t)q->next_same;
+		if (prev == CHAIN_NONE)
+			*head = q->next_same == CHAIN_NONE ? UINT32_MAX : (uint32_t)q->next_same;
 		else
 			r->reqs.a[prev].next_same = q->next_same;
-		q->next_same = NONE;
+		q->next_same = CHAIN_NONE;
 		return 0;
 	}
 	return 0;
@@ -598,7 +598,7 @@ static int on_kick(struct report *r, const struct merge_event *ev)
 		if (addr >= MMIO_PLATFORM_LO && addr <= MMIO_PLATFORM_HI)
 			return 0;	/* LAPIC / IOAPIC / HPET */
 	}
-	struct kick *k = VEC_PUSH(r, r->kicks);
+	struct kick *k = CHAIN_VEC_PUSH(r, r->kicks);
 
 	if (!k)
 		return -1;
@@ -614,7 +614,7 @@ static int on_kick(struct report *r, const struct merge_event *ev)
 static int on_inject(struct report *r, const struct merge_event *ev)
 {
 	const char *nm = merge_str(ev->name);
-	struct inj *j = VEC_PUSH(r, r->injects);
+	struct inj *j = CHAIN_VEC_PUSH(r, r->injects);
 
 	if (!j)
 		return -1;
@@ -653,7 +653,7 @@ static int on_uring(struct report *r, const struct merge_event *ev, struct tstat
 	arg_u64(ev, r->k_user_data, &ud);
 	r->have_uring = 1;
 	if (done) {
-		uint32_t *v = hmap_slot(&r->uring, ud, 0);
+		uint32_t *v = chain_hmap_slot(&r->uring, ud, 0);
 
 		if (v && *v != UINT32_MAX) {
 			r->hostio.a[*v].p.exit = ev->ts_ns;
@@ -667,8 +667,8 @@ static int on_uring(struct report *r, const struct merge_event *ev, struct tstat
 	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++) {
 		if (ops[i].op != op)
 			continue;
-		uint32_t *v = hmap_slot(&r->uring, ud, 1);
-		struct hostio *h = v ? VEC_PUSH(r, r->hostio) : NULL;
+		uint32_t *v = chain_hmap_slot(&r->uring, ud, 1);
+		struct hostio *h = v ? CHAIN_VEC_PUSH(r, r->hostio) : NULL;
 
 		if (!h)
 			return vt_err_set("report: out of memory");
@@ -676,7 +676,7 @@ static int on_uring(struct report *r, const struct merge_event *ev, struct tstat
 		h->p.enter = ev->ts_ns;
 		h->p.tid = merge_track(ev->track)->tid;
 		h->p.name = merge_str_intern0(ops[i].name);
-		h->p.fd = NONE;
+		h->p.fd = CHAIN_NONE;
 		h->p.dir = ops[i].dir;
 		*v = (uint32_t)(r->hostio.n - 1);
 		return 0;
@@ -735,7 +735,7 @@ int report_feed(struct report *r, const struct merge_event *ev)
 
 		if (t->kind != TS_OTHER || (nm != MERGE_NO_STR && !strstr(merge_str(nm), "virtio")))
 			return 0;
-		struct girq *g = VEC_PUSH(r, r->irqs);
+		struct girq *g = CHAIN_VEC_PUSH(r, r->irqs);
 
 		if (!g)
 			return -1;
@@ -772,10 +772,10 @@ void report_free(struct report *r)
 	free(r->slow);
 	for (int s = 0; s < REPORT_NR_STAGES; s++)
 		free(r->samples[s]);
-	hmap_free(&r->pending);
-	hmap_free(&r->pytid);
-	hmap_free(&r->exitmap);
-	hmap_free(&r->uring);
+	chain_hmap_free(&r->pending);
+	chain_hmap_free(&r->pytid);
+	chain_hmap_free(&r->exitmap);
+	chain_hmap_free(&r->uring);
 	free(r->hlinks.a);
 	free(r->devs.a);
 	crit_free(r->crit);

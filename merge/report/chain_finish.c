@@ -41,10 +41,10 @@ static void set_link(struct report_req *q, int link, uint64_t ts, int how)
  * requests show (the device's notify address, MSI, offset rule). */
 struct learn { uint64_t key, val; };
 struct modes {
-	VEC(struct learn) in;	/* the observations */
-	struct hmap idx;	/* key -> index in val */
-	VEC(uint64_t) val;
-	VEC(uint64_t) cnt;	/* how many observations gave it */
+	CHAIN_VEC(struct learn) in;	/* the observations */
+	struct chain_hmap idx;	/* key -> index in val */
+	CHAIN_VEC(uint64_t) val;
+	CHAIN_VEC(uint64_t) cnt;	/* how many observations gave it */
 };
 
 static int cmp_learn(const void *a, const void *b)
@@ -58,7 +58,7 @@ static int cmp_learn(const void *a, const void *b)
 
 static void learn_add(struct report *r, struct modes *m, uint64_t key, uint64_t val)
 {
-	struct learn *l = VEC_PUSH(r, m->in);
+	struct learn *l = CHAIN_VEC_PUSH(r, m->in);
 
 	if (l) {
 		l->key = key;
@@ -88,8 +88,8 @@ static int learn_done(struct report *r, struct modes *m)
 			}
 			j = k;
 		}
-		uint32_t *v = hmap_slot(&m->idx, m->in.a[i].key, 1);
-		uint64_t *pv = VEC_PUSH(r, m->val), *pc = VEC_PUSH(r, m->cnt);
+		uint32_t *v = chain_hmap_slot(&m->idx, m->in.a[i].key, 1);
+		uint64_t *pv = CHAIN_VEC_PUSH(r, m->val), *pc = CHAIN_VEC_PUSH(r, m->cnt);
 
 		if (!v || !pv || !pc)
 			return vt_err_set("report: out of memory");
@@ -104,7 +104,7 @@ static int learn_done(struct report *r, struct modes *m)
 /* The learned value of @key: 1 and *@val (*@cnt observations), 0 none. */
 static int learn_get(struct modes *m, uint64_t key, uint64_t *val, uint64_t *cnt)
 {
-	uint32_t *v = hmap_slot(&m->idx, key, 0);
+	uint32_t *v = chain_hmap_slot(&m->idx, key, 0);
 
 	if (!v || *v == UINT32_MAX)
 		return 0;
@@ -119,7 +119,7 @@ static void learn_free(struct modes *m)
 	free(m->in.a);
 	free(m->val.a);
 	free(m->cnt.a);
-	hmap_free(&m->idx);
+	chain_hmap_free(&m->idx);
 }
 
 static uint64_t dev_key(const struct report_req *q)
@@ -143,7 +143,7 @@ static char req_dir(const struct report_req *q)
 
 static uint64_t req_until(const struct report_req *q)
 {
-	return has(q, RL_COMPLETE) ? q->t[RL_COMPLETE] : UINT64_MAX;
+	return chain_has(q, RL_COMPLETE) ? q->t[RL_COMPLETE] : UINT64_MAX;
 }
 
 /* The kicks a request can have: on its issuing vCPU (host threads of unknown
@@ -153,7 +153,7 @@ static uint64_t req_until(const struct report_req *q)
 	for (size_t i_ = LOWER_BOUND((r)->kicks.a, (r)->kicks.n, .ts, (q)->t[RL_ISSUE]), \
 	     n_ = 0; i_ < (r)->kicks.n && n_ < SCAN_MAX &&			\
 	     (r)->kicks.a[i_].ts <= req_until(q); i_++, n_++)			\
-		if ((k = &(r)->kicks.a[i_])->vcpu == NONE || (q)->cpu < 0 ||	\
+		if ((k = &(r)->kicks.a[i_])->vcpu == CHAIN_NONE || (q)->cpu < 0 ||	\
 		    k->vcpu == (q)->cpu)
 
 /* kick: the first on the issuing vCPU at/after the issue written to the
@@ -166,7 +166,7 @@ static void link_kick(struct report *r, struct modes *notify)
 	for (size_t i = 0; i < r->reqs.n; i++) {
 		struct report_req *q = &r->reqs.a[i];
 
-		if (!has(q, RL_ISSUE))
+		if (!chain_has(q, RL_ISSUE))
 			continue;
 		FOR_KICKS(r, q, k) {
 			learn_add(r, notify, dev_cpu_key(q, q->cpu), k->addr);
@@ -180,7 +180,7 @@ static void link_kick(struct report *r, struct modes *notify)
 		uint64_t addr = 0;
 		int known;
 
-		if (!has(q, RL_ISSUE))
+		if (!chain_has(q, RL_ISSUE))
 			continue;
 		known = learn_get(notify, dev_cpu_key(q, q->cpu), &addr, NULL);
 		FOR_KICKS(r, q, k) {
@@ -199,9 +199,9 @@ static void link_kick(struct report *r, struct modes *notify)
  * completing vCPU, after the kick (or the issue) */
 static void link_irq(struct report *r, struct report_req *q)
 {
-	if (!has(q, RL_COMPLETE) || !has(q, RL_ISSUE))
+	if (!chain_has(q, RL_COMPLETE) || !chain_has(q, RL_ISSUE))
 		return;
-	uint64_t lo = has(q, RL_KICK) ? q->t[RL_KICK] : q->t[RL_ISSUE];
+	uint64_t lo = chain_has(q, RL_KICK) ? q->t[RL_KICK] : q->t[RL_ISSUE];
 	size_t j = LOWER_BOUND(r->irqs.a, r->irqs.n, .ts, q->t[RL_COMPLETE] + 1);
 
 	for (size_t n = 0; j > 0 && n < SCAN_MAX; j--, n++) {
@@ -235,7 +235,7 @@ static int learn_offsets(struct report *r, struct modes *off)
 		struct report_req *q = &r->reqs.a[i];
 		char d = req_dir(q);
 
-		if (!has(q, RL_ISSUE) || !has(q, RL_COMPLETE) || !q->nr_sector ||
+		if (!chain_has(q, RL_ISSUE) || !chain_has(q, RL_COMPLETE) || !q->nr_sector ||
 		    (d != 'R' && d != 'W'))
 			continue;
 		uint64_t base = q->sector * SECTOR_BYTES, len = (uint64_t)q->nr_sector * SECTOR_BYTES;
@@ -271,16 +271,16 @@ static int learn_offsets(struct report *r, struct modes *off)
 			char od = req_dir(o);
 
 			nrw += o->machine == q->machine && o->dev == q->dev &&
-			       (od == 'R' || od == 'W') && has(o, RL_COMPLETE);
+			       (od == 'R' || od == 'W') && chain_has(o, RL_COMPLETE);
 		}
-		struct devmap *m = VEC_PUSH(r, r->devs);
+		struct devmap *m = CHAIN_VEC_PUSH(r, r->devs);
 
 		if (!m)
 			return vt_err_set("report: out of memory");
 		m->machine = q->machine;
 		m->dev = q->dev;
 		m->ok = learn_get(off, dev_key(q), &v, &cnt) && cnt * 4 >= nrw;
-		m->fd = m->ok ? (int64_t)(v >> 48) : NONE;
+		m->fd = m->ok ? (int64_t)(v >> 48) : CHAIN_NONE;
 		m->delta = m->ok ? (int64_t)(v & ((1ULL << 48) - 1)) : 0;
 	}
 	return 0;
@@ -308,7 +308,7 @@ static int host_give(struct report *r, struct report_req *q, uint32_t *idx, size
 	q->host_n = (uint32_t)n;
 	for (size_t i = 0; i < n; i++) {
 		const struct report_hostio *h = &r->hostio.a[idx[i]].p;
-		uint32_t *l = VEC_PUSH(r, r->hlinks);
+		uint32_t *l = CHAIN_VEC_PUSH(r, r->hlinks);
 
 		if (!l)
 			return vt_err_set("report: out of memory");
@@ -359,7 +359,7 @@ static int host_exact(struct report *r, struct report_req *q)
 	size_t n = 0;
 	struct hostio *h;
 
-	if (!has(q, RL_ISSUE) || (d == 'F' && hi == UINT64_MAX))
+	if (!chain_has(q, RL_ISSUE) || (d == 'F' && hi == UINT64_MAX))
 		return 0;
 	if (d == 'F') {
 		FOR_HOSTIO(r, q, h, q->t[RL_ISSUE], hi)
@@ -439,12 +439,12 @@ static int host_guess(struct report *r, struct report_req *q)
 {
 	const struct devmap *m = dev_map(r, q);
 	char d = req_dir(q);
-	uint64_t lo = has(q, RL_KICK) ? q->t[RL_KICK] : q->t[RL_ISSUE];
-	uint64_t hi = has(q, RL_IRQ) ? q->t[RL_IRQ] : req_until(q);
+	uint64_t lo = chain_has(q, RL_KICK) ? q->t[RL_KICK] : q->t[RL_ISSUE];
+	uint64_t hi = chain_has(q, RL_IRQ) ? q->t[RL_IRQ] : req_until(q);
 	struct hostio *h;
 	uint32_t idx;
 
-	if (!has(q, RL_ISSUE) || has(q, RL_HOST_BEGIN) || hi == UINT64_MAX || d == 'F')
+	if (!chain_has(q, RL_ISSUE) || chain_has(q, RL_HOST_BEGIN) || hi == UINT64_MAX || d == 'F')
 		return 0;
 	FOR_HOSTIO(r, q, h, lo, hi) {
 		if (h->claimed || h->rmw_read || (d && h->p.dir != d && h->p.dir != '?') ||
@@ -470,13 +470,13 @@ static int host_guess(struct report *r, struct report_req *q)
 
 static uint64_t inj_from(const struct report_req *q)
 {
-	return has(q, RL_HOST_END) ? q->t[RL_HOST_END] :
-	       has(q, RL_KICK) ? q->t[RL_KICK] : q->t[RL_ISSUE];
+	return chain_has(q, RL_HOST_END) ? q->t[RL_HOST_END] :
+	       chain_has(q, RL_KICK) ? q->t[RL_KICK] : q->t[RL_ISSUE];
 }
 
 static uint64_t inj_until(const struct report_req *q)
 {
-	return has(q, RL_IRQ) ? q->t[RL_IRQ] : req_until(q);
+	return chain_has(q, RL_IRQ) ? q->t[RL_IRQ] : req_until(q);
 }
 
 static uint64_t inj_val(const struct inj *j)
@@ -494,7 +494,7 @@ static int link_inject(struct report *r, struct modes *msi)
 	for (size_t i = 0; i < r->reqs.n; i++) {
 		struct report_req *q = &r->reqs.a[i];
 
-		if (!has(q, RL_ISSUE) || inj_until(q) == UINT64_MAX)
+		if (!chain_has(q, RL_ISSUE) || inj_until(q) == UINT64_MAX)
 			continue;
 		FOR_INJ(r, q, j) {
 			learn_add(r, msi, dev_cpu_key(q, q->cpu_done), inj_val(j));
@@ -508,7 +508,7 @@ static int link_inject(struct report *r, struct modes *msi)
 		uint64_t v = 0;
 		int known;
 
-		if (!has(q, RL_ISSUE) || inj_until(q) == UINT64_MAX)
+		if (!chain_has(q, RL_ISSUE) || inj_until(q) == UINT64_MAX)
 			continue;
 		known = learn_get(msi, dev_cpu_key(q, q->cpu_done), &v, NULL);
 		FOR_INJ(r, q, j) {
@@ -616,7 +616,7 @@ int report_finish(struct report *r)
 	for (size_t i = 0; i < r->reqs.n; i++) {
 		struct report_req *q = &r->reqs.a[i];
 
-		if (q->sys != NONE) {
+		if (q->sys != CHAIN_NONE) {
 			const struct report_sys *s = &r->sys.a[q->sys];
 
 			set_link(q, RL_SYS_ENTER, s->enter, RH_THREAD);
@@ -670,7 +670,7 @@ int report_finish(struct report *r)
 	for (uint32_t i = 0; i < r->fncap; i++) {
 		if (!r->fns[i].calls)
 			continue;
-		struct report_fn *f = VEC_PUSH(r, r->fnlist);
+		struct report_fn *f = CHAIN_VEC_PUSH(r, r->fnlist);
 
 		if (!f)
 			return vt_err_set("report: out of memory");

@@ -11,14 +11,14 @@
 #define HMAP_CAP0	1024
 #define VEC_CAP0	256	/* elements of a vector's first allocation */
 
-int vec_grow_slow(void **a, size_t *cap, size_t elem)
+int chain_vec_grow_slow(void **a, size_t *cap, size_t elem)
 {
 	if (vt_grow(a, cap, *cap + 1, elem, VEC_CAP0))
 		return vt_err_set("report: out of memory");
 	return 0;
 }
 
-uint32_t *hmap_slot(struct hmap *h, uint64_t key, int create)
+uint32_t *chain_hmap_slot(struct chain_hmap *h, uint64_t key, int create)
 {
 	if (create && (h->n + 1) * 2 > h->cap) {
 		size_t nc = h->cap ? h->cap * 2 : HMAP_CAP0;
@@ -33,7 +33,7 @@ uint32_t *hmap_slot(struct hmap *h, uint64_t key, int create)
 		for (size_t i = 0; i < h->cap; i++) {
 			if (!h->k[i])
 				continue;
-			size_t j = mix(h->k[i]) & (nc - 1);
+			size_t j = chain_mix(h->k[i]) & (nc - 1);
 
 			while (nk[j])
 				j = (j + 1) & (nc - 1);
@@ -49,7 +49,7 @@ uint32_t *hmap_slot(struct hmap *h, uint64_t key, int create)
 	if (!h->cap)
 		return NULL;
 	uint64_t k = key + 1;
-	size_t j = mix(k) & (h->cap - 1);
+	size_t j = chain_mix(k) & (h->cap - 1);
 
 	while (h->k[j]) {
 		if (h->k[j] == k)
@@ -64,7 +64,7 @@ uint32_t *hmap_slot(struct hmap *h, uint64_t key, int create)
 	return &h->v[j];
 }
 
-void hmap_free(struct hmap *h)
+void chain_hmap_free(struct chain_hmap *h)
 {
 	free(h->k);
 	free(h->v);

@@ -18,10 +18,10 @@
 #include <stdint.h>
 #include "report.h"
 
-#define NONE		(-1)
+#define CHAIN_NONE		(-1)
 
 /* u64 -> u32 open-addressing map (key 0 is reserved: keys are stored +1) */
-struct hmap {
+struct chain_hmap {
 	uint64_t *k;
 	uint32_t *v;
 	size_t cap, n;
@@ -39,7 +39,7 @@ struct frame {
 enum { TS_UNKNOWN, TS_QEMU, TS_OTHER };
 
 struct tstate {
-	int32_t open_sys;	/* guest: syscall record, NONE */
+	int32_t open_sys;	/* guest: syscall record, CHAIN_NONE */
 	uint64_t host_enter;	/* host: open syscall entry, 0 none */
 	uint32_t host_name;
 	uint8_t host_io;	/* 0, or the syscall's direction ('R', 'W', ...) */
@@ -66,7 +66,7 @@ struct devmap { uint32_t machine, dev; int64_t fd, delta; int ok; };
 struct girq { uint64_t ts; uint32_t machine; int32_t cpu; };
 struct fnacc { uint64_t calls, incl, wait; };
 
-#define VEC(T) struct { T *a; size_t n, cap; }
+#define CHAIN_VEC(T) struct { T *a; size_t n, cap; }
 
 struct report {
 	uint8_t *cls;		/* by name id */
@@ -75,24 +75,24 @@ struct report {
 	uint32_t ncap;
 	struct tstate *ts;
 	uint32_t nts;
-	VEC(struct report_req) reqs;
-	VEC(struct report_sys) sys;
-	VEC(struct kick) kicks;
-	VEC(struct inj) injects;
-	VEC(struct hostio) hostio;
-	VEC(uint32_t) hlinks;	/* per request host_first.. : hostio indexes */
-	VEC(struct devmap) devs;
-	struct hmap uring;	/* io_uring user_data -> hostio index in flight */
+	CHAIN_VEC(struct report_req) reqs;
+	CHAIN_VEC(struct report_sys) sys;
+	CHAIN_VEC(struct kick) kicks;
+	CHAIN_VEC(struct inj) injects;
+	CHAIN_VEC(struct hostio) hostio;
+	CHAIN_VEC(uint32_t) hlinks;	/* per request host_first.. : hostio indexes */
+	CHAIN_VEC(struct devmap) devs;
+	struct chain_hmap uring;	/* io_uring user_data -> hostio index in flight */
 	int have_uring;		/* io_uring tracepoints seen: io_uring_enter is not the I/O */
 	int inj_kind;		/* the injection kind used (lowest seen) */
-	VEC(struct girq) irqs;
-	VEC(struct report_exit) exits;
-	VEC(struct report_fn) fnlist;
+	CHAIN_VEC(struct girq) irqs;
+	CHAIN_VEC(struct report_exit) exits;
+	CHAIN_VEC(struct report_fn) fnlist;
 	struct fnacc *fns;	/* by name id */
 	uint32_t fncap;
-	struct hmap pending;	/* (machine, dev, sector) -> first pending request */
-	struct hmap pytid;	/* guest tid -> track with function slices */
-	struct hmap exitmap;	/* (vcpu, name) -> exits index */
+	struct chain_hmap pending;	/* (machine, dev, sector) -> first pending request */
+	struct chain_hmap pytid;	/* guest tid -> track with function slices */
+	struct chain_hmap exitmap;	/* (vcpu, name) -> exits index */
 	uint32_t k_dev, k_sector, k_nr_sector, k_rwbs, k_name, k_id, k_port;
 	uint32_t k_fd, k_pos, k_count, k_pos_l, k_ret, k_rw, k_type, k_gpa, k_address,
 		 k_data, k_vector, k_gsi, k_user_data, k_opcode, k_res, k_offset, k_len;
@@ -113,27 +113,27 @@ char report_rwbs_op(const char *rwbs);
 
 /* Double the vector *@a of *@cap elements of @elem bytes (lib/grow.h; the
  * new elements zero).  0, or -1 with the message set. */
-int vec_grow_slow(void **a, size_t *cap, size_t elem);
+int chain_vec_grow_slow(void **a, size_t *cap, size_t elem);
 /* Make room for element @n of that vector (inline: the common case is a
  * push with room left). */
-static inline int vec_grow(void **a, size_t *cap, size_t n, size_t elem)
+static inline int chain_vec_grow(void **a, size_t *cap, size_t n, size_t elem)
 {
 	if (n < *cap)
 		return 0;
-	return vec_grow_slow(a, cap, elem);
+	return chain_vec_grow_slow(a, cap, elem);
 }
 /* A new last element of vector @v of report @r, or NULL (r->oom set). */
-#define VEC_PUSH(r, v) (vec_grow((void **)&(v).a, &(v).cap, (v).n, sizeof(*(v).a)) ? \
+#define CHAIN_VEC_PUSH(r, v) (chain_vec_grow((void **)&(v).a, &(v).cap, (v).n, sizeof(*(v).a)) ? \
 			((r)->oom = 1, (typeof((v).a))NULL) : &(v).a[(v).n++])
 
 /* The value slot of @key in @h (created, holding UINT32_MAX, with
  * @create); NULL when absent (or out of memory). */
-uint32_t *hmap_slot(struct hmap *h, uint64_t key, int create);
+uint32_t *chain_hmap_slot(struct chain_hmap *h, uint64_t key, int create);
 /* Free @h's storage. */
-void hmap_free(struct hmap *h);
+void chain_hmap_free(struct chain_hmap *h);
 
 /* A 64-bit hash finaliser (murmur3's): the map's and request keys'. */
-static inline uint64_t mix(uint64_t x)
+static inline uint64_t chain_mix(uint64_t x)
 {
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdULL;
@@ -161,7 +161,7 @@ static inline uint32_t arg_str(const struct merge_event *ev, uint32_t key)
 }
 
 /* 1 if request @q has link @link. */
-static inline int has(const struct report_req *q, int link)
+static inline int chain_has(const struct report_req *q, int link)
 {
 	return !!(q->mask & (1u << link));
 }

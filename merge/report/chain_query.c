@@ -12,10 +12,10 @@ uint64_t report_req_latency(const struct report_req *q)
 	uint64_t a = 0, b = 0;
 
 	for (size_t i = 0; i < sizeof(first) / sizeof(*first) && !a; i++)
-		if (has(q, first[i]))
+		if (chain_has(q, first[i]))
 			a = q->t[first[i]];
 	for (size_t i = 0; i < sizeof(last) / sizeof(*last) && !b; i++)
-		if (has(q, last[i]))
+		if (chain_has(q, last[i]))
 			b = q->t[last[i]];
 	return a && b > a ? b - a : 0;
 }
@@ -101,7 +101,7 @@ uint64_t report_how_count(const struct report *r, int link, int how)
 	uint64_t n = 0;
 
 	for (size_t i = 0; i < r->reqs.n; i++)
-		n += has(&r->reqs.a[i], link) && r->reqs.a[i].how[link] == how;
+		n += chain_has(&r->reqs.a[i], link) && r->reqs.a[i].how[link] == how;
 	return n;
 }
 

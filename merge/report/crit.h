@@ -96,13 +96,13 @@ struct crit {
 	uint32_t nv;		/* v[0..nv) in use */
 	uint32_t nreal;		/* host vCPU threads known */
 	int32_t vtid[CRIT_MAX_VCPUS];	/* vCPU n's host tid */
-	struct hmap tmap;	/* (machine, tid) -> thread index */
-	VEC(struct gthr) th;
+	struct chain_hmap tmap;	/* (machine, tid) -> thread index */
+	CHAIN_VEC(struct gthr) th;
 	/* the VM's I/O pipeline (one VM: see docs/report.md) */
 	uint32_t queued, unkicked, inflight, hostio_open, flushes;
 	uint32_t kicked;	/* requests kicked, not completed: QEMU has them */
 	uint8_t done, injected, irq_done, have_kick, have_inject;
-	struct hmap rq;		/* (dev, sector) -> inserted << 16 | issued, in flight */
+	struct chain_hmap rq;		/* (dev, sector) -> inserted << 16 | issued, in flight */
 	uint32_t hostio_name;
 	/* host threads' open disk syscall: by track, entry name (0 none) */
 	uint32_t *host_open;
@@ -113,8 +113,8 @@ struct crit {
 	/* the slowest calls: min-heaps by duration, then sorted */
 	struct report_call calls[2][CRIT_KEEP];
 	size_t ncalls[2];
-	VEC(struct report_vcpu) vout;
-	VEC(struct report_thread) tout;
+	CHAIN_VEC(struct report_vcpu) vout;
+	CHAIN_VEC(struct report_thread) tout;
 	int all;
 	int oom;
 };

@@ -212,7 +212,7 @@ int crit_finish(struct report *r)
 		crit_settle_thread(c, g, c->last_ts);
 		if (g->is_vcpu || g->st[RT_RUNNING] + g->st[RT_IRQ] + g->st[RT_RUNNABLE] + g->st[RT_BLOCKED] == 0)
 			continue;
-		struct report_thread *o = VEC_PUSH(c, c->tout);
+		struct report_thread *o = CHAIN_VEC_PUSH(c, c->tout);
 
 		if (!o)
 			return vt_err_set("report: out of memory");
@@ -227,7 +227,7 @@ int crit_finish(struct report *r)
 
 		if (v->tid < 0)
 			continue;
-		struct report_vcpu *o = VEC_PUSH(c, c->vout);
+		struct report_vcpu *o = CHAIN_VEC_PUSH(c, c->vout);
 
 		if (!o)
 			return vt_err_set("report: out of memory");

@@ -67,8 +67,8 @@ void crit_free(struct crit *c)
 	free(c->vname);
 	free(c->vout.a);
 	free(c->tout.a);
-	hmap_free(&c->tmap);
-	hmap_free(&c->rq);
+	chain_hmap_free(&c->tmap);
+	chain_hmap_free(&c->rq);
 	free(c);
 }
 
@@ -232,7 +232,7 @@ static struct vcpu *vcpu_register(struct crit *c, int32_t tid, int num, uint64_t
 			return NULL;
 	}
 	struct vcpu *v = vcpu_get(c, (uint32_t)num + 1, ts);
-	uint32_t *slot = hmap_slot(&c->tmap, (uint32_t)tid, 0);
+	uint32_t *slot = chain_hmap_slot(&c->tmap, (uint32_t)tid, 0);
 
 	if (v->tid < 0)
 		c->nreal++;
@@ -382,7 +382,7 @@ static uint32_t vcpu_idx(const struct crit *c, uint32_t machine, int64_t cpu)
 static struct gthr *thread_get(struct crit *c, uint32_t machine, int32_t tid, uint64_t ts)
 {
 	uint64_t key = (uint64_t)machine << 32 | (uint32_t)tid;
-	uint32_t *slot = hmap_slot(&c->tmap, key, 1);
+	uint32_t *slot = chain_hmap_slot(&c->tmap, key, 1);
 
 	if (!slot) {
 		c->oom = 1;
@@ -390,7 +390,7 @@ static struct gthr *thread_get(struct crit *c, uint32_t machine, int32_t tid, ui
 	}
 	if (*slot != UINT32_MAX)
 		return &c->th.a[*slot];
-	struct gthr *g = VEC_PUSH(c, c->th);
+	struct gthr *g = CHAIN_VEC_PUSH(c, c->th);
 
 	if (!g)
 		return NULL;
@@ -579,7 +579,7 @@ static void on_rq(struct crit *c, const struct merge_event *ev, uint8_t k)
 				c->kicked--;
 		}
 	} else if (k != K_RQ_COMPLETE || nr) {
-		uint32_t *v = hmap_slot(&c->rq, mix(sector) ^ (dev << 1 | 1), k != K_RQ_COMPLETE);
+		uint32_t *v = chain_hmap_slot(&c->rq, chain_mix(sector) ^ (dev << 1 | 1), k != K_RQ_COMPLETE);
 
 		if (!v) {
 			c->oom = k != K_RQ_COMPLETE;
