@@ -106,11 +106,26 @@ meta h kvm.vm0.vcpu0.tsc_offset.nr=1 kvm.vm1.vcpu0.tsc_offset.nr=0
 check_json a.json t.json \
 	'"host: 2 VMs in the recording at once: using vm0'"'"'s debugfs readings" in j["notes"]'
 
+# ... 65 VMs: more than are compared (64): at once
+meta h kvm.vms=65
+"$VT_BIN" align h g --json >a.json 2>/dev/null
+check_json a.json t.json \
+	'"host: 65 VMs in the recording at once: using vm0'"'"'s debugfs readings" in j["notes"]'
+kvm_line a.json 1 0 $OFF
+
+# a malformed ratio reading is no ratio (slope 1)
+fresh
+meta h kvm.vm0.vcpu0.tsc_scaling_ratio.nr=1 "kvm.vm0.vcpu0.tsc_scaling_ratio.0=1.5 1 start"
+"$VT_BIN" align h g --json >a.json 2>/dev/null
+kvm_line a.json 1 0 $OFF
+
 # malformed readings and counts: refused, the key named
 fresh
-meta h "kvm.vm0.vcpu0.tsc_offset.0=5000 x start"
-expect_fail 1 'h/vmtrace.meta: kvm.vm0.vcpu0.tsc_offset.0: expected "OFFSET TSC WHEN", got "5000 x start"' -- \
-	"$VT_BIN" align h g
+for bad in "5000 x start" "x 1 start" "5000 1x start" "5000" "99999999999999999999 1 start"; do
+	meta h "kvm.vm0.vcpu0.tsc_offset.0=$bad"
+	expect_fail 1 "h/vmtrace.meta: kvm.vm0.vcpu0.tsc_offset.0: expected \"OFFSET TSC WHEN\", got \"$bad\"" -- \
+		"$VT_BIN" align h g
+done
 meta h "kvm.vm0.vcpu0.tsc_offset.0=5000 1 start" kvm.vm0.vcpu0.tsc_offset.nr=2
 expect_fail 1 'kvm.vm0.vcpu0.tsc_offset.1: expected "OFFSET TSC WHEN", got "(missing)"' -- \
 	"$VT_BIN" align h g

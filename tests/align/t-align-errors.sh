@@ -85,3 +85,16 @@ grep -qF 'guest TSC: 1000000000 Hz (option --guest-tsc-hz)' text.txt || fail "te
 # the text report's pairs: one line per marker, residual and bracket
 "$VT_BIN" align ho go --pairs >text.txt
 [ "$(grep -c '^  seq .* residual .* ns (bracket +-.* ns)$' text.txt)" = 20 ] || fail "--pairs: $(cat text.txt)"
+
+# a host trace.dat cut short (the recorder killed): what is whole is used,
+# said so, exit 3
+"$MKFIX" ht gt -n 40 -o 777 >tt.json
+truncate -s -3000 ht/trace.dat
+set +e; "$VT_BIN" align ht gt --json >a.json 2>err.txt; rc=$?; set -e
+[ "$rc" = 3 ] || fail "cut trace.dat: exit $rc, want 3 ($(cat err.txt))"
+grep -qF 'ht/trace.dat: CPU data cut short: each CPU is read up to its last whole record' err.txt ||
+	fail "cut trace.dat: $(cat err.txt)"
+check_json a.json tt.json 'j["markers"]["host"] == 35 and j["markers"]["pairs"] == 35' \
+	'j["markers"]["rejected_records"] == 0' \
+	'"5 of 40 guest markers have no host twin (not recorded on the host, or lost): ignored" in j["warnings"]' \
+	'abs(ns(j["segments"][0]["offset_tsc"] - t["offset"])) <= j["bound_ns"]'
