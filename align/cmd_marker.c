@@ -130,9 +130,13 @@ int cmd_marker(int argc, char **argv)
 		return vt_cli_usage(usage, 0);
 	if (!port)
 		port = chardev ? VT_MARKER_DEBUGCON_PORT : VT_MARKER_PORT;
+	/* a PIO marker is an outl: four ports (ioperm would refuse the last
+	 * three with EINVAL, which reads as "no port access") */
+	if (!hypercall && !chardev && port > MARKER_MAX_PORT + 1 - sizeof(uint32_t))
+		vt_die(VT_EXIT_USAGE, "marker: bad port 0x%" PRIx64 ": a PIO marker writes 4 ports "
+		       "(0..0x%zx)", port, MARKER_MAX_PORT + 1 - sizeof(uint32_t));
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		vt_die(VT_EXIT_FAIL, "marker: %s: cannot create: %s", dir, strerror(errno));
-	/* a PIO marker is an outl: four ports */
 	if (hypercall) {
 		if (!vt_marker_hc_init(&hc))
 			vt_die(VT_EXIT_UNSUPPORTED,

@@ -683,11 +683,14 @@ static void clock_segs_build(struct align_model *m)
 /* The guest TSC segment @s gives at host time @h: exact for an unscaled
  * TSC, the line rounded to the nearest tick for a scaled one; clamped to
  * [0, UINT64_MAX].  The one "guest TSC at host time" of a segment (the
- * model's guest ranges and align_host_to_guest). */
+ * model's guest ranges and align_host_to_guest).  A reference guest value
+ * past 2^63 is one before the guest's TSC 0, wrapped (a reference point
+ * before the VM started: a user's negative offset at host TSC 0): signed
+ * here, or every later host time would clamp to UINT64_MAX. */
 static uint64_t seg_guest_at(const struct align_segment *s, uint64_t h)
 {
 	double rel = s->slope * (double)(int64_t)(h - s->ref_tsc_host);
-	double g = (double)s->ref_tsc_guest + rel;
+	double g = (double)(int64_t)s->ref_tsc_guest + rel;
 
 	if (g <= 0)
 		return 0;
@@ -820,8 +823,10 @@ struct align_model *align_model_build(const struct align_input *in)
 		}
 	}
 	clock_segs_build(m);
+	/* the source of most segments that have one: segments without a
+	 * source (warned of) do not outvote a vCPU that has one */
 	for (int s = ALIGN_SRC_MARKERS; s < ALIGN_SRC_COUNT; s++)
-		if (counts[s] > counts[m->method])
+		if (counts[s] && (m->method == ALIGN_SRC_NONE || counts[s] > counts[m->method]))
 			m->method = (enum align_source)s;
 	if (m->method == ALIGN_SRC_NONE) {
 		vt_err_set("no usable clock source: no matched markers, no debugfs tsc-offset, "

@@ -34,6 +34,16 @@ struct mk_stream {
 	uint32_t seq_key, bracket_key, outlier_key, vcpu_key;
 };
 
+/* "PREFIX N", or "PREFIX unknown" for ALIGN_VCPU_ANY (a chardev marker
+ * written by a thread that is no vCPU's) */
+static void vcpu_name(char *buf, size_t sz, const char *prefix, int32_t vcpu)
+{
+	if (vcpu == ALIGN_VCPU_ANY)
+		snprintf(buf, sz, "%s unknown", prefix);
+	else
+		snprintf(buf, sz, "%s %d", prefix, (int)vcpu);
+}
+
 static int mk_next(struct merge_stream *ms, struct merge_event *ev)
 {
 	struct mk_stream *s = (struct mk_stream *)ms;
@@ -63,13 +73,12 @@ static int mk_next(struct merge_stream *ms, struct merge_event *ev)
 		/* the thread's track, made here as the host trace's reader makes
 		 * it (QEMU's pid, the thread's tid: that reader adopts it, the
 		 * sorter pulls this stream ahead of it) or as it already did */
+		vcpu_name(tname, sizeof(tname), "vCPU", p->vcpu);
 		if (tr == UINT32_MAX && p->host_tid > 0) {
-			snprintf(tname, sizeof(tname), "vCPU %d", (int)p->vcpu);
 			tr = merge_track_get(MERGE_MACHINE_HOST,
 					     s->src->host.qemu_pid > 0 ? s->src->host.qemu_pid : p->host_tid,
 					     p->host_tid, 0, merge_str_intern0(tname));
 		} else if (tr == UINT32_MAX) {	/* no thread known: a track of its own */
-			snprintf(tname, sizeof(tname), "vCPU %d", (int)p->vcpu);
 			tr = merge_track_get(MERGE_MACHINE_HOST, MARKERS_PID,
 					     MARKERS_PID + 2 + (p->vcpu < 0 ? -1 : p->vcpu),
 					     s->pname_host, merge_str_intern0(tname));

@@ -13,6 +13,8 @@
  *   -d DBGOFF    debugfs tsc-offset reading (default OFF); -D: none
  *   -j JITTER    exit latency spread in ticks (default 4000)
  *   -c           chardev markers: one-byte writev() on fd 9 (TCG case)
+ *   -w           with -c: QEMU's I/O thread writes them (no vCPU thread
+ *                writes: fd 9 and the noise on fd 10 look alike)
  *   -m           MMIO markers: kvm_mmio writes to MMIO_GPA
  *   -x AT:DELTA  offset change before marker AT (tracepoint + debugfs)
  *   -H K         the host misses marker K;  -G K: the guest misses marker K
@@ -30,6 +32,16 @@
  *                (KVM recomputes it; the guest sees neither), the debugfs
  *                start reading between the two and an end reading after
  *                the last marker (the last poll before QEMU exits)
+ *   -k           in-band hypercall markers, 64-bit ABI (lib/marker.h): each
+ *                marker a kvm_hypercall of the vCPU thread carrying its
+ *                "before" reading and the previous one's "after", then a
+ *                closing call; markers.dat gets no records
+ *   -K           the same in the 32-bit ABI (seq in nr, readings split)
+ *   -2           with -k: two emitters (chains HC_CHAIN_A, HC_CHAIN_B)
+ *                interleaved, the second's seqs from HC_SEQ_B
+ *   -g           with -k: markers.dat holds the hypercall markers too
+ *   -a           address hypercall markers: markers.dat names HC_ADDR_NR,
+ *                the host sees kvm_hypercall nr HC_ADDR_NR, a0 = the value
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +67,12 @@
 #define ID_PIO		110
 #define ID_WRITEV	832
 #define ID_MMIO		99
+#define ID_HC		120
+#define HC_CHAIN_A	4321
+#define HC_CHAIN_B	4322
+#define HC_SEQ_B	1000
+#define HC_CPU		1
+#define HC_ADDR_NR	0x1f
 #define MMIO_GPA	0xfebff000ull
 #define MMIO_WRITE	2
 #define BASE_LAT	300
@@ -89,6 +107,14 @@ static const char fmt_mmio[] = "name: kvm_mmio\nID: 99\nformat:\n" COMMON_FIELDS
 	"\tfield:u64 val;\toffset:24;\tsize:8;\tsigned:0;\n\n"
 	"print fmt: \"mmio %u len %u gpa 0x%llx val 0x%llx\", REC->type, REC->len, REC->gpa, "
 	"REC->val\n";
+static const char fmt_hc[] = "name: kvm_hypercall\nID: 120\nformat:\n" COMMON_FIELDS
+	"\tfield:unsigned long nr;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned long a0;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned long a1;\toffset:24;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned long a2;\toffset:32;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned long a3;\toffset:40;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"nr 0x%lx a0 0x%lx a1 0x%lx a2 0x%lx a3 0x%lx\", REC->nr, REC->a0, REC->a1, "
+	"REC->a2, REC->a3\n";
 static const char fmt_writev[] = "name: sys_enter_writev\nID: 832\nformat:\n" COMMON_FIELDS
 	"\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
 	"\tfield:unsigned long fd;\toffset:16;\tsize:8;\tsigned:0;\n"
@@ -197,6 +223,33 @@ static void ev_writev(int cpu, uint64_t ts, int32_t tid, uint64_t fd)
 	emit(cpu, ts, b, sizeof(b));
 }
 
+static void ev_hc(int cpu, uint64_t ts, uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2,
+		  uint64_t a3)
+{
+	uint8_t b[48] = { 0 };
+	uint64_t a[5] = { nr, a0, a1, a2, a3 };
+
+	common(b, ID_HC, VCPU_TID);
+	memcpy(b + 8, a, sizeof(a));
+	emit(cpu, ts, b, sizeof(b));
+}
+
+/* One in-band hypercall: marker @seq's "before" and the chain's previous
+ * "after" (@seq VT_MARKER_HC_CLOSE_SEQ: the closing call), in the 64-bit
+ * ABI or, @abi32, the 32-bit one. */
+static void ev_hc_inband(int cpu, uint64_t ts, int abi32, uint32_t chain, uint64_t seq,
+			 uint64_t before, uint64_t prev_after)
+{
+	if (!abi32) {
+		ev_hc(cpu, ts, VT_MARKER_HC_NR, before, prev_after, seq,
+		      (uint64_t)chain << 32 | HC_CPU);
+		return;
+	}
+	ev_hc(cpu, ts, seq == VT_MARKER_HC_CLOSE_SEQ ? VT_MARKER_HC_CLOSE32 :
+		       VT_MARKER_HC_NR32 | (seq & VT_MARKER_HC_SEQ32_MASK),
+	      (uint32_t)before, before >> 32, (uint32_t)prev_after, prev_after >> 32);
+}
+
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(uint64_t n)
@@ -212,6 +265,8 @@ int main(int argc, char **argv)
 	uint64_t n = 40, jitter = 4000, hz = 2096001000ull, step;
 	int64_t off = 0, tp_off = -(int64_t)CREATE_TSC, dbg_off = 0, delta = 0;
 	int has_tp = 1, has_dbg = 1, dbg_set = 0, chardev = 0, mmio = 0, has_meta = 1, reset = 0, foreign = 0, c;
+	int io_writes = 0, inband = 0, abi32 = 0, two = 0, hc_guest = 0, hc_addr = 0;
+	uint64_t prev_after[2] = { 0, 0 }, hc_last[2] = { 0, 0 };
 	const char *clock = "local global counter [x86-tsc]";
 	long change_at = -1, host_miss = -1, guest_miss = -1;
 	char path[4096], tmpl[64];
@@ -221,7 +276,7 @@ int main(int argc, char **argv)
 	struct vt_meta *m;
 	int fds[NR_CPUS];
 
-	while ((c = getopt(argc, argv, "n:o:t:Td:Dj:cmx:H:G:z:MC:RF")) != -1) {
+	while ((c = getopt(argc, argv, "n:o:t:Td:Dj:cmx:H:G:z:MC:RFkK2gaw")) != -1) {
 		switch (c) {
 		case 'n': n = strtoull(optarg, NULL, 0); break;
 		case 'o': off = strtoll(optarg, NULL, 0); break;
@@ -243,10 +298,16 @@ int main(int argc, char **argv)
 		case 'C': clock = optarg; break;
 		case 'R': reset = 1; break;
 		case 'F': foreign = 1; break;
+		case 'k': inband = 1; break;
+		case 'K': inband = 1; abi32 = 1; break;
+		case '2': two = 1; break;
+		case 'g': hc_guest = 1; break;
+		case 'a': hc_addr = 1; break;
+		case 'w': io_writes = 1; break;
 		default:
 			fprintf(stderr, "usage: mkfixture HOSTDIR GUESTDIR [-n N] [-o OFF] [-t TPOFF|-T] "
-				"[-d DBGOFF|-D] [-j JITTER] [-c|-m] [-x AT:DELTA] [-H K] [-G K] [-z HZ] "
-				"[-M] [-C CLOCKS] [-R] [-F]\n");
+				"[-d DBGOFF|-D] [-j JITTER] [-c [-w]|-m] [-x AT:DELTA] [-H K] [-G K] [-z HZ] "
+				"[-M] [-C CLOCKS] [-R] [-F] [-k|-K [-2] [-g]|-a]\n");
 			return 2;
 		}
 	}
@@ -304,23 +365,44 @@ int main(int argc, char **argv)
 		r.kind = chardev ? VT_MARKER_CHARDEV : mmio ? VT_MARKER_MMIO : VT_MARKER_PIO;
 		r.size = chardev ? 1 : 4;
 		r.addr = chardev ? VT_MARKER_DEBUGCON_PORT : mmio ? MMIO_GPA : VT_MARKER_PORT;
-		r.value = chardev ? VT_MARKER_BYTE(i) : VT_MARKER_VALUE(i);
+		r.seq = two && i % 2 ? HC_SEQ_B + i / 2 : two ? i / 2 : i;
+		r.value = chardev ? VT_MARKER_BYTE(i) : VT_MARKER_VALUE(r.seq);
 		r.cpu = VT_MARKER_CPU_NONE;
-		r.seq = i;
+		if (inband || hc_addr) {
+			r.kind = VT_MARKER_HYPERCALL;
+			r.addr = hc_addr ? HC_ADDR_NR : VT_MARKER_HC_NR;
+			r.cpu = inband ? HC_CPU : VT_MARKER_CPU_NONE;
+		}
 		r.tsc_guest_before = h - lb + (uint64_t)off;
 		r.tsc_guest_after = h + la + (uint64_t)off;
 		if ((long)i != host_miss) {
-			if (chardev)
-				ev_writev(cpu, h, VCPU_TID, MARKER_FD);
+			if (inband) {
+				int k = two ? (int)(i % 2) : 0;
+
+				ev_hc_inband(cpu, h, abi32, k ? HC_CHAIN_B : HC_CHAIN_A, r.seq,
+					     r.tsc_guest_before, prev_after[k]);
+			} else if (hc_addr)
+				ev_hc(cpu, h, HC_ADDR_NR, r.value, 0, 0, 0);
+			else if (chardev)
+				ev_writev(cpu, h, io_writes ? IO_TID : VCPU_TID, MARKER_FD);
 			else if (mmio)
 				ev_mmio(cpu, h, MMIO_GPA, r.value);
 			else
 				ev_pio(cpu, h, VT_MARKER_PORT, r.value);
 		}
-		if ((long)i != guest_miss && vt_marker_writer_add(mw, &r))
+		if (inband) {	/* the chain's next call carries this "after" */
+			prev_after[two ? i % 2 : 0] = r.tsc_guest_after;
+			hc_last[two ? i % 2 : 0] = h;
+		}
+		if ((long)i != guest_miss && (!inband || hc_guest) && vt_marker_writer_add(mw, &r))
 			die("marker add");
 		last_ts = h;
 	}
+	for (int k = 0; inband && k < 1 + two; k++)	/* each chain's closing call */
+		if (hc_last[k])
+			ev_hc_inband(0, hc_last[k] + step / 2, abi32, k ? HC_CHAIN_B : HC_CHAIN_A,
+				     VT_MARKER_HC_CLOSE_SEQ, hc_last[k] + step / 2 + (uint64_t)off,
+				     prev_after[k]);
 	if (vt_marker_writer_close(mw))
 		die("markers.dat close");
 	for (int i = 0; i < NR_CPUS; i++) {
@@ -336,8 +418,9 @@ int main(int argc, char **argv)
 	if (!w)
 		die("trace.dat create");
 	{
-		const char *kvm[] = { fmt_tsc, fmt_pio, fmt_mmio };
-		size_t kvml[] = { sizeof(fmt_tsc) - 1, sizeof(fmt_pio) - 1, sizeof(fmt_mmio) - 1 };
+		const char *kvm[] = { fmt_tsc, fmt_pio, fmt_mmio, fmt_hc };
+		size_t kvml[] = { sizeof(fmt_tsc) - 1, sizeof(fmt_pio) - 1, sizeof(fmt_mmio) - 1,
+				  sizeof(fmt_hc) - 1 };
 		const char *sys[] = { fmt_writev };
 		size_t sysl[] = { sizeof(fmt_writev) - 1 };
 		char cl[128];
@@ -347,7 +430,7 @@ int main(int argc, char **argv)
 		if (vt_td_write_headers(w, vt_td_header_page, strlen(vt_td_header_page), vt_td_header_event,
 					strlen(vt_td_header_event)) ||
 		    vt_td_write_ftrace_formats(w, 0, NULL, NULL) || vt_td_systems_begin(w, 2) ||
-		    vt_td_write_system(w, "kvm", 3, kvm, kvml) ||
+		    vt_td_write_system(w, "kvm", 4, kvm, kvml) ||
 		    vt_td_write_system(w, "syscalls", 1, sys, sysl) ||
 		    vt_td_write_kallsyms(w, "", 0) || vt_td_write_printk(w, "", 0) ||
 		    vt_td_write_cmdlines(w, cl, strlen(cl)) ||

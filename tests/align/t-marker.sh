@@ -1,20 +1,106 @@
 #!/bin/bash
-# `vmtrace marker`: options, and (inside a QEMU guest only, where the VMM
-# ignores the marker port) real emission: records appended, seq continued.
+# `vmtrace marker`: options and bad input (exit codes, messages); where
+# this machine runs under KVM, hypercall markers (any user, no port
+# access): records appended, seq continued past corrupt records; and
+# (inside a QEMU guest only, where the VMM ignores the marker port) PIO
+# emission.
 set -eu
 . "$VT_SRC/tests/align/lib.sh"
-set +e
-"$VT_BIN" marker -n 0 -o d 2>err.txt; rc=$?
-set -e
-[ $rc = 2 ] && grep -q 'bad count' err.txt || fail "bad count not refused (exit $rc)"
-set +e; "$VT_BIN" marker 2>/dev/null; rc=$?; set -e
-[ $rc = 2 ] || fail "missing -o not refused (exit $rc)"
+expect() {	# expect CODE PATTERN -- command...
+	local want=$1 pat=$2; shift 3
+	set +e; "$@" >out.txt 2>err.txt; local rc=$?; set -e
+	[ "$rc" = "$want" ] || fail "exit $rc, want $want: $* ($(cat err.txt))"
+	grep -qF -- "$pat" err.txt || fail "no '$pat' in stderr of $*: $(cat err.txt)"
+}
+# records FILE N FIRST KIND ADDR: FILE holds N valid records, seq FIRST on
+records() {
+	"$PY" - "$@" <<'PYEOF'
+import os, struct, sys
+path, n, first, kind, addr = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5], 0)
+d = open(path, "rb").read()
+recs = [d[o:o + 48] for o in range(0, len(d) - 47, 48) if d[o:o + 6] == b"VTMK\x01\x00"]
+assert len(recs) == n, "%s: %d records, want %d" % (path, len(recs), n)
+for i, r in enumerate(recs):
+    magic, ver, k, size, a, val, cpu, seq, b, af = struct.unpack("<IHBBQIIQQQ", r)
+    assert ver == 1 and k == kind and size == 4 and a == addr, (i, ver, k, size, hex(a))
+    assert seq == first + i and val == (0x56 << 24 | seq), (i, seq, hex(val))
+    assert 0 < b <= af, (i, b, af)
+    assert cpu == 0xffffffff or cpu < os.cpu_count(), (i, cpu)
+print("%s: %d records, seq %d..%d, kind %d at 0x%x" % (path, n, first, first + n - 1, kind, addr))
+PYEOF
+}
+expect 2 "marker: bad count '0' (1..1000000)" -- "$VT_BIN" marker -n 0 -o d
+expect 2 'usage: vmtrace marker' -- "$VT_BIN" marker
 "$VT_BIN" marker --help | grep -q 'markers.dat' || fail "no help"
+expect 2 "marker: bad interval 'x' (ms)" -- "$VT_BIN" marker --interval x -o d
+expect 2 "marker: bad interval '3600001' (ms)" -- "$VT_BIN" marker --interval 3600001 -o d
+expect 2 "marker: bad port '0x10000'" -- "$VT_BIN" marker --port 0x10000 -o d
+# an outl at 0xfffd would reach past port 0xffff: refused before ioperm
+# (which said EINVAL, reported as "no port access")
+expect 2 'marker: bad port 0xfffd: a PIO marker writes 4 ports (0..0xfffc)' -- \
+	"$VT_BIN" marker --port 0xfffd -o d
+expect 2 'usage: vmtrace marker' -- "$VT_BIN" marker --chardev --hypercall -o d
+expect 2 'usage: vmtrace marker' -- "$VT_BIN" marker -o d extra
+[ ! -e d ] || fail "a refused command created its directory"
+touch file
+expect 1 'marker: file/d: cannot create: Not a directory' -- "$VT_BIN" marker --hypercall -o file/d
+# no port access without root (ioperm refused: EPERM, or ENOSYS where the
+# kernel or a container has none): said so, and what needs neither
+chmod o+x "$VT_TMP"
+mkdir -m 777 nobody
+expect_nobody() {
+	set +e; setpriv --reuid 65534 --regid 65534 --clear-groups "$VT_BIN" marker -o nobody/m "$@" \
+		>out.txt 2>err.txt; local rc=$?; set -e
+	[ "$rc" = 4 ] || [ "$rc" = 5 ] || fail "marker as nobody: exit $rc, want 4 or 5 ($(cat err.txt))"
+	grep -qF "port markers need root / CAP_SYS_RAWIO, x86; --hypercall needs neither" err.txt ||
+		fail "marker as nobody: $(cat err.txt)"
+}
+if command -v setpriv >/dev/null; then
+	expect_nobody
+	grep -qF 'marker: ioperm(0x5f0): ' err.txt || fail "PIO as nobody: $(cat err.txt)"
+	expect_nobody --chardev
+	grep -qF 'marker: ioperm(0xe9): ' err.txt || fail "chardev as nobody: $(cat err.txt)"
+fi
+
+# hypercall markers: sent exactly where CPUID says KVM
+if lscpu 2>/dev/null | grep -q '^Hypervisor vendor: *KVM$'; then
+	"$VT_BIN" marker --hypercall -n 3 --interval 0 -o hc
+	records hc/markers.dat 3 0 3 0x56540001
+	"$VT_BIN" marker --hypercall -n 2 --interval 1 -o hc
+	records hc/markers.dat 5 0 3 0x56540001
+	# a corrupt record: kept, warned of, the next seq after the last valid one
+	printf 'VTMKjunkjunkjunkjunkjunkjunkjunkjunkjunkjunkjunk' >>hc/markers.dat
+	"$VT_BIN" marker --hypercall -n 1 -o hc 2>err.txt
+	grep -qF 'hc/markers.dat: 1 bad records kept as they are; appending after them' err.txt ||
+		fail "corrupt markers.dat: $(cat err.txt)"
+	records hc/markers.dat 6 0 3 0x56540001
+	# SIGINT between markers: stops at once, what was sent kept (the
+	# chain closed), exit 0
+	# (sent once the first record is written: the handler is in place)
+	"$VT_BIN" marker --hypercall -n 1000 --interval 100 -o hi 2>err.txt &
+	pid=$!
+	for _ in $(seq 200); do
+		[ "$(stat -c %s hi/markers.dat 2>/dev/null || echo 0)" -ge 48 ] && break
+		sleep 0.05
+	done
+	kill -INT $pid
+	rc=0; wait $pid || rc=$?
+	[ "$rc" = 0 ] || fail "marker stopped by SIGINT: exit $rc ($(cat err.txt))"
+	n=$(( $(stat -c %s hi/markers.dat) / 48 ))
+	[ "$n" -ge 1 ] && [ "$n" -le 5 ] || fail "SIGINT at the first of 1000 markers 100 ms apart: $n records"
+	records hi/markers.dat "$n" 0 3 0x56540001
+	mkdir -p hd/markers.dat
+	expect 1 'hd/markers.dat' -- "$VT_BIN" marker --hypercall -o hd
+	echo "hypercall markers sent (KVM)"
+else
+	expect 5 'marker: --hypercall: not running under KVM (CPUID has no KVM signature): a hypercall would fault' -- \
+		"$VT_BIN" marker --hypercall -o hc
+fi
 virt=$(systemd-detect-virt 2>/dev/null || true)
 vendor=$(cat /sys/class/dmi/id/sys_vendor 2>/dev/null || true)
 case "$virt:$vendor" in
 qemu:*|kvm:*|*:QEMU) ;;
-*) skip "not inside a QEMU/KVM guest ($virt): vmtrace marker writes I/O port 0x5f0, only done in a VM whose VMM ignores it (options checked)";;
+*) skip "not inside a QEMU/KVM guest ($virt): vmtrace marker writes I/O port 0x5f0, only done in a VM whose VMM ignores it (options, bad input and hypercall markers checked)";;
 esac
 [ "$(id -u)" = 0 ] || skip "not root: ioperm needs CAP_SYS_RAWIO"
 # a kernel built without ioperm (CONFIG_X86_IOPL_IOPERM=n) says ENOSYS; a

@@ -95,6 +95,16 @@ rc=0
 grep -q "bad/samples.tsv:8" err.txt || { cat err.txt; echo "FAIL: message"; exit 1; }
 json_samples bad.json "guest: samples"
 
+# a vCPU number past KVM's 4096: the input ends there, said so, exit 3
+cp -r s vbad
+printf '1000040000\t2000\t13\t4096\t0x1\tlong_mode\n' >>vbad/samples.tsv
+rc=0
+"$VT_BIN" merge vbad -o vbad.json 2>err.txt || rc=$?
+[ $rc -eq 3 ] || { cat err.txt; echo "FAIL: vCPU 4096: exit $rc, want 3"; exit 1; }
+grep -q "vbad/samples.tsv: vCPU 4096 out of range (at most 4096 vCPUs)" err.txt ||
+	{ cat err.txt; echo "FAIL: vCPU 4096: message"; exit 1; }
+json_samples vbad.json "trace: samples"
+
 # clock=mono-ns (a sampler without the TSC): stamps are ns, warned when
 # merged with TSC inputs
 mkdir m

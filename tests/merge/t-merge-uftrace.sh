@@ -3,7 +3,9 @@
 # and guest threads side by side, with the slice names and ns durations,
 # and `uftrace dump --chrome` reads it whole; every exit record sits at
 # its entry's depth.  Also the format chosen by
-# OUT: a path without extension is a uftrace directory.
+# OUT: a path without extension is a uftrace directory; an output that
+# cannot be made (a directory with trace files, a path under a file, a
+# path too long) fails with exit 1 and leaves the inputs' files alone.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
 command -v uftrace >/dev/null || { echo "uftrace not installed"; exit 77; }
@@ -41,4 +43,21 @@ print("%d exits, each at its entry's depth" % n)
 PYEOF
 uftrace dump --chrome -d merged >dump.json
 "$PY" -c 'import json,sys; d=json.load(open("dump.json")); assert len(d["traceEvents"]) >= 32'
+# outputs that cannot be made: exit 1, said why, nothing written
+out_fail() {	# PATTERN OUT
+	local rc=0
+	"$VT_BIN" merge h g -o "$2" -q 2>err.txt || rc=$?
+	[ $rc = 1 ] || { cat err.txt; echo "FAIL: -o ${2:0:40}...: exit $rc, want 1"; exit 1; }
+	grep -qF -- "$1" err.txt || { cut -c1-200 err.txt; echo "FAIL: -o ${2:0:40}...: no '${1:0:80}'"; exit 1; }
+}
+cp merged/info info.before
+out_fail 'merged: directory exists and is not empty' merged
+cmp -s info.before merged/info || { echo "FAIL: a refused merge rewrote merged/info"; exit 1; }
+touch afile
+out_fail 'afile/out: cannot create directory: Not a directory' afile/out
+# (the message names the path; its reason, "path too long", is cut off
+# with the message's end: the path alone fills vt_err's buffer)
+long=$(printf 'd%.0s' $(seq 4200))
+out_fail "vmtrace: merge: ${long:0:100}" "$long"
+[ ! -e "${long:0:255}" ] || { echo "FAIL: a path too long made a directory"; exit 1; }
 echo ok

@@ -1,0 +1,136 @@
+#!/bin/bash
+# The debugfs source from the host's vmtrace.meta alone (no markers): the
+# tsc-scaling-ratio and its fraction bits (meta, CPU vendor, the ratio's
+# size) give the exact KVM line; an implausible ratio is ignored loudly; an
+# offset that changed with no kvm_write_tsc_offset is warned of; several
+# VMs at once or one after the other; malformed readings refused by name.
+set -eu
+. "$VT_SRC/tests/align/lib.sh"
+
+# meta DIR KEY=VALUE...: set (or, with an empty VALUE, remove) meta keys
+meta() {
+	local dir=$1; shift
+	"$PY" - "$dir/vmtrace.meta" "$@" <<'PYEOF'
+import sys
+path = sys.argv[1]
+lines = open(path).read().splitlines()
+for kv in sys.argv[2:]:
+    k, v = kv.split("=", 1)
+    lines = [l for l in lines if not l.startswith(k + "=")]
+    if v:
+        lines.append(k + "=" + v)
+open(path, "w").write("\n".join(lines) + "\n")
+PYEOF
+}
+expect_fail() {	# expect_fail CODE PATTERN -- command...
+	local want=$1 pat=$2; shift 3
+	set +e; "$@" >out.txt 2>err.txt; local rc=$?; set -e
+	[ "$rc" = "$want" ] || fail "exit $rc, want $want: $* ($(cat err.txt))"
+	grep -qF -- "$pat" err.txt || fail "no '$pat' in stderr of $*: $(cat err.txt)"
+}
+# kvm_line J RATIO FRAC OFF: the chosen segment is debugfs's, KVM's line
+# guest = ((host * RATIO) >> FRAC) + OFF, exact at its reference point
+kvm_line() {
+	"$PY" - "$@" <<'PYEOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+ratio, frac, off = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+s = j["segments"][0]
+want = ((s["ref_tsc_host"] * ratio) >> frac) + off
+ok = s["source"] == "debugfs" and s["ref_tsc_guest"] == want and s["slope"] == ratio / 2.0 ** frac
+print("%s debugfs line: source %s, ref %d -> %d (want %d), slope %r (want %r)" %
+      ("ok  " if ok else "FAIL", s["source"], s["ref_tsc_host"], s["ref_tsc_guest"], want,
+       s["slope"], ratio / 2.0 ** frac))
+sys.exit(0 if ok else 1)
+PYEOF
+}
+
+"$MKFIX" h0 g -n 10 -o 5000 -T >t.json
+rm g/markers.dat
+OFF=5000
+R48=$(( (1 << 48) + (1 << 47) ))	# 1.5 in 48 fraction bits (Intel)
+R32=$(( (1 << 32) + (1 << 31) ))	# 1.5 in 32 (AMD)
+fresh() { rm -rf h; cp -r h0 h; }
+
+# the fraction bits: stated by the meta, else the vendor's, else the
+# ratio's size says which
+fresh
+meta h kvm.vm0.vcpu0.tsc_scaling_ratio.nr=1 "kvm.vm0.vcpu0.tsc_scaling_ratio.0=$R48 5000000000001 start" \
+	kvm.tsc_scaling_frac_bits=48
+"$VT_BIN" align h g --json >a.json
+kvm_line a.json "$R48" 48 $OFF
+meta h kvm.tsc_scaling_frac_bits= cpu.vendor=AuthenticAMD "kvm.vm0.vcpu0.tsc_scaling_ratio.0=$R32 1 start"
+"$VT_BIN" align h g --json >a.json
+kvm_line a.json "$R32" 32 $OFF
+meta h cpu.vendor=GenuineIntel "kvm.vm0.vcpu0.tsc_scaling_ratio.0=$R48 1 start"
+"$VT_BIN" align h g --json >a.json
+kvm_line a.json "$R48" 48 $OFF
+meta h cpu.vendor=
+"$VT_BIN" align h g --json >a.json
+kvm_line a.json "$R48" 48 $OFF
+meta h "kvm.vm0.vcpu0.tsc_scaling_ratio.0=$R32 1 start"
+"$VT_BIN" align h g --json >a.json
+kvm_line a.json "$R32" 32 $OFF
+# a ratio of 2^32 in 48 bits (1/65536): implausible, slope 1
+meta h kvm.tsc_scaling_frac_bits=48 "kvm.vm0.vcpu0.tsc_scaling_ratio.0=$((1 << 32)) 1 start"
+"$VT_BIN" align h g --json >a.json 2>/dev/null
+kvm_line a.json 1 0 $OFF
+check_json a.json t.json \
+	'any("vCPU 0: debugfs tsc-scaling-ratio 4294967296 with 48 fraction bits is 1.52588e-05: implausible, ignored" in w for w in j["warnings"])'
+
+# the offset read again, changed, with no kvm_write_tsc_offset: the later one
+fresh
+meta h kvm.vm0.vcpu0.tsc_offset.nr=2 "kvm.vm0.vcpu0.tsc_offset.1=6000 5000200000000 poll"
+"$VT_BIN" align h g --json >a.json 2>/dev/null
+kvm_line a.json 1 0 6000
+check_json a.json t.json \
+	'any("vCPU 0: debugfs tsc-offset changed from 5000 to 6000 with no kvm_write_tsc_offset event: using the later one" in w for w in j["warnings"])'
+
+# two VMs one after the other (saved, restored): one guest, every VM's readings
+fresh
+meta h kvm.vms=2 kvm.vm1.vcpus=1 kvm.vm1.vcpu0.tsc_offset.nr=1 \
+	"kvm.vm1.vcpu0.tsc_offset.0=5000 5000300000000 start"
+"$VT_BIN" align h g --json >a.json 2>/dev/null
+check_json a.json t.json \
+	'any("2 VMs in the recording, one after the other" in n for n in j["notes"])' \
+	'"host: 2 debugfs tsc-offset readings (every VM)" in j["notes"]'
+# ... at once (vm1 read before vm0's last reading): vm0's only
+meta h kvm.vm0.vcpu0.tsc_offset.nr=2 "kvm.vm0.vcpu0.tsc_offset.1=5000 5000400000000 end"
+"$VT_BIN" align h g --json >a.json 2>/dev/null
+check_json a.json t.json \
+	'"host: 2 VMs in the recording at once: using vm0'"'"'s debugfs readings" in j["notes"]' \
+	'"host: 2 debugfs tsc-offset readings (vm0)" in j["notes"]'
+# ... a VM with no reading: nothing says when it ran, not in sequence
+meta h kvm.vm0.vcpu0.tsc_offset.nr=1 kvm.vm1.vcpu0.tsc_offset.nr=0
+"$VT_BIN" align h g --json >a.json 2>/dev/null
+check_json a.json t.json \
+	'"host: 2 VMs in the recording at once: using vm0'"'"'s debugfs readings" in j["notes"]'
+
+# ... 65 VMs: more than are compared (64): at once
+meta h kvm.vms=65
+"$VT_BIN" align h g --json >a.json 2>/dev/null
+check_json a.json t.json \
+	'"host: 65 VMs in the recording at once: using vm0'"'"'s debugfs readings" in j["notes"]'
+kvm_line a.json 1 0 $OFF
+
+# a malformed ratio reading is no ratio (slope 1)
+fresh
+meta h kvm.vm0.vcpu0.tsc_scaling_ratio.nr=1 "kvm.vm0.vcpu0.tsc_scaling_ratio.0=1.5 1 start"
+"$VT_BIN" align h g --json >a.json 2>/dev/null
+kvm_line a.json 1 0 $OFF
+
+# malformed readings and counts: refused, the key named
+fresh
+for bad in "5000 x start" "x 1 start" "5000 1x start" "5000" "99999999999999999999 1 start"; do
+	meta h "kvm.vm0.vcpu0.tsc_offset.0=$bad"
+	expect_fail 1 "h/vmtrace.meta: kvm.vm0.vcpu0.tsc_offset.0: expected \"OFFSET TSC WHEN\", got \"$bad\"" -- \
+		"$VT_BIN" align h g
+done
+meta h "kvm.vm0.vcpu0.tsc_offset.0=5000 1 start" kvm.vm0.vcpu0.tsc_offset.nr=2
+expect_fail 1 'kvm.vm0.vcpu0.tsc_offset.1: expected "OFFSET TSC WHEN", got "(missing)"' -- \
+	"$VT_BIN" align h g
+meta h kvm.vm0.vcpu0.tsc_offset.nr=100001
+expect_fail 1 'h/vmtrace.meta: kvm.vm0.vcpu0.tsc_offset.nr = 100001: too many' -- "$VT_BIN" align h g
+meta h kvm.vm0.vcpu0.tsc_offset.nr=1 kvm.vm0.vcpus=1025
+expect_fail 1 'h/vmtrace.meta: kvm.vm0.vcpus = 1025: too many' -- "$VT_BIN" align h g
+echo "debugfs: ratio and fraction bits, implausible ratio, unannounced change, VMs, bad readings"

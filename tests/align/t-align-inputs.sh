@@ -1,0 +1,66 @@
+#!/bin/bash
+# What vmtrace align takes as its inputs: a host trace.dat named as a file
+# (the vmtrace.meta beside it, also with no directory part), no GUESTDIR,
+# a guest trace.dat as GUESTDIR, a meta listing more vCPU threads than it
+# holds, another marker port, paths that JSON must escape.  Each against
+# mkfixture's truth (guest TSC = host TSC + 777).
+set -eu
+. "$VT_SRC/tests/align/lib.sh"
+"$MKFIX" h g -n 20 -o 777 >t.json
+"$VT_BIN" align h g --json >ref.json 2>/dev/null
+check_json ref.json t.json 'j["method"] == "markers"' \
+	'abs(ns(j["segments"][0]["offset_tsc"] - t["offset"])) <= j["bound_ns"]'
+
+# the host's trace.dat by name: the meta beside it (tsc.hz from mkfixture)
+"$VT_BIN" align h/trace.dat g --json >a.json 2>/dev/null
+check_json a.json t.json 'j["host_dir"] == "h/trace.dat"' 'j["host_hz_from"] == "mkfixture"' \
+	'j["segments"] == json.load(open("ref.json"))["segments"]'
+(cd h && "$VT_BIN" align trace.dat ../g --json >../a.json 2>/dev/null)
+check_json a.json t.json 'j["host_hz_from"] == "mkfixture"' \
+	'j["segments"] == json.load(open("ref.json"))["segments"]'
+
+# no GUESTDIR: the host's sources alone (debugfs outranks the tracepoint)
+"$VT_BIN" align h >text.txt 2>/dev/null
+grep -qxF 'vmtrace align: host h, guest (none)' text.txt || fail "no GUESTDIR: $(head -2 text.txt)"
+"$VT_BIN" align h --json >a.json 2>/dev/null
+check_json a.json t.json 'j["guest_dir"] is None' 'j["method"] == "debugfs"' \
+	'j["segments"][0]["offset_tsc"] == t["offset"]' 'j["bound_ns"] is None'
+
+# a guest trace.dat as GUESTDIR (here the host's own file: no time-sync
+# data, no markers): read, said so, the host's sources used
+"$VT_BIN" align h h/trace.dat --json >a.json 2>/dev/null
+check_json a.json t.json '"guest: h/trace.dat: 2 CPUs, clock x86-tsc, no time-sync data" in j["notes"]' \
+	'j["method"] == "debugfs"' 'j["segments"][0]["offset_tsc"] == t["offset"]'
+
+# kvm.vcpu_threads says 100000, two entries are broken: the one whole
+# entry is used, the rest skipped
+cp -r h hv
+cat >>hv/vmtrace.meta <<'EOF'
+kvm.thread1.tid=x
+kvm.thread2.tid=4300
+kvm.thread2.vcpu=y
+EOF
+sed -i 's/^kvm.vcpu_threads=.*/kvm.vcpu_threads=100000/' hv/vmtrace.meta
+"$VT_BIN" align hv g --json >a.json 2>/dev/null
+check_json a.json t.json 'j["segments"] == json.load(open("ref.json"))["segments"]' \
+	'j["markers"]["pairs"] == 20'
+
+# --port 0x80 (no writes there): the guest's own port still counts
+"$VT_BIN" align h g --port 0x80 --json >a.json 2>/dev/null
+check_json a.json t.json \
+	'any("20 kvm_pio writes to marker port 0x80 (and the guest'"'"'s ports)" in n for n in j["notes"])' \
+	'j["segments"] == json.load(open("ref.json"))["segments"]'
+
+# directory names with a quote, a backslash and a control character: JSON
+# escapes them
+q=$(printf 'h"q\\b\001')
+cp -r h "$q"
+"$VT_BIN" align "$q" g --json >a.json 2>/dev/null
+"$PY" - a.json "$q" <<'PYEOF' || fail "JSON escapes"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["host_dir"] == sys.argv[2], (j["host_dir"], sys.argv[2])
+assert any(n.startswith("host: " + sys.argv[2] + "/trace.dat: ") for n in j["notes"]), j["notes"]
+print("ok   a path with \" \\ and \\x01 read back from JSON")
+PYEOF
+echo "ok: inputs"

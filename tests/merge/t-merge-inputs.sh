@@ -1,0 +1,53 @@
+#!/bin/bash
+# How merge takes its inputs, on mkfixture's host recording and guest
+# markers (in-band hypercalls): a directory with no trace data of its own
+# stands for its subdirectories that have some (with its @NAME), a meta's
+# fractional tsc.hz is rounded (the same times as the integer), a guest
+# meta that is not one is ignored loudly (no clock model, said why; exit 3).
+set -eu
+. "$VT_SRC/tests/merge/common.sh"
+MKFIX="$VT_BUILD/tests/align/mkfixture"
+[ -x "$MKFIX" ] || { echo "mkfixture not built: $MKFIX"; exit 1; }
+cd "$VT_TMP"
+fail() { echo "FAIL: $*"; exit 1; }
+has() {	# has FILE LINE...: each LINE is a line of FILE
+	local f=$1; shift
+	for l in "$@"; do
+		grep -qxF -- "$l" "$f" || { cat "$f"; fail "no line '$l' in $f"; }
+	done
+}
+"$MKFIX" h g -n 20 -o 7000000 -k -T -D >/dev/null
+"$VT_BIN" merge h g -o ref.json 2>ref.txt
+span='  span     1.983241903 s (2385.514134176 .. 2387.497376079 s on the host timeline)'
+has ref.txt "$span" '  flows    20'
+
+# vm/ holds no trace data, its subdirectory markers/ does (empty/ not)
+mkdir -p vm/empty
+cp -r g vm/markers
+"$VT_BIN" merge h vm -o v.json 2>v.txt
+has v.txt "$span" '  align    guest: markers (20 marker pairs), bound 198 ns (clock from vm/markers)' \
+	'  flows    20'
+grep -qE '^  guest +vm/markers +20 events' v.txt || fail "vm not expanded: $(cat v.txt)"
+if grep -q 'vm/empty' v.txt; then fail "vm/empty taken as an input"; fi
+# ... named: its subdirectories are VM "web"
+"$VT_BIN" merge h vm@web -o w.json 2>w.txt
+has w.txt '  align    web: markers (20 marker pairs), bound 198 ns (clock from vm/markers)'
+grep -qE '^  guest web vm/markers +20 events' w.txt || fail "vm@web: $(cat w.txt)"
+cmp -s v.json w.json && fail "vm@web: the VM's name is not in the output"
+
+# tsc.hz=2096001000.4: rounded, the same timeline
+cp -r h hf
+sed -i 's/^tsc.hz=.*/tsc.hz=2096001000.4/' hf/vmtrace.meta
+"$VT_BIN" merge hf g -o f.json 2>f.txt
+has f.txt "$span" '  flows    20'
+
+# a guest meta that is not one: ignored, said so, no clock model
+cp -r g gb
+printf 'garbage\n' >gb/vmtrace.meta
+rc=0
+"$VT_BIN" merge h gb -o b.json 2>b.txt || rc=$?
+[ $rc = 3 ] || { cat b.txt; fail "a bad guest meta: exit $rc, want 3 (partial)"; }
+has b.txt "vmtrace: warning: gb/vmtrace.meta: not a vmtrace metadata file (first line is not '# vmtrace-meta 1') (metadata ignored: defaults used)" \
+	'  align    guest: no clock model: guest TSC - 0 = host TSC (error bound unknown)' \
+	'  flows    0'
+echo "ok: inputs"

@@ -1,0 +1,33 @@
+#!/bin/bash
+# merge's outputs that cannot be written or named: a file in a missing
+# directory, a device that is full (/dev/full: ENOSPC on the first write,
+# Chrome JSON and Perfetto), a format merge does not know (by --format or
+# by the output's extension); and --format json naming Chrome's format
+# for an output without an extension.
+set -eu
+. "$VT_SRC/tests/merge/common.sh"
+MKFIX="$VT_BUILD/tests/align/mkfixture"
+[ -x "$MKFIX" ] || { echo "mkfixture not built: $MKFIX"; exit 1; }
+cd "$VT_TMP"
+fail() { echo "FAIL: $*"; exit 1; }
+expect() {	# expect CODE MESSAGE -- merge options...
+	local want=$1 msg=$2 rc=0; shift 3
+	"$VT_BIN" merge h g -q "$@" 2>err.txt || rc=$?
+	[ "$rc" = "$want" ] || fail "merge $*: exit $rc, want $want ($(cat err.txt))"
+	grep -qxF -- "$msg" err.txt || fail "merge $*: no line '$msg' in: $(cat err.txt)"
+}
+"$MKFIX" h g -n 20 -o 7000000 -k -T -D >/dev/null
+expect 1 'vmtrace: merge: nodir/x.json: cannot create: No such file or directory' -- -o nodir/x.json
+[ ! -e nodir ] || fail "nodir created"
+if [ -w /dev/full ]; then
+	expect 1 'vmtrace: merge: /dev/full: write failed: No space left on device' -- -o /dev/full -F chrome
+	expect 1 'vmtrace: merge: /dev/full: write failed: No space left on device' -- -o /dev/full -F perfetto
+fi
+expect 2 'vmtrace: merge: x.weird: unknown output format (use --format perfetto|chrome|uftrace or .pftrace/.json/a directory)' -- -o x.weird
+expect 2 'vmtrace: merge: nosuch: unknown output format (use --format perfetto|chrome|uftrace or .pftrace/.json/a directory)' -- -F nosuch -o x.json
+[ ! -e x.weird ] && [ ! -e x.json ] || fail "a refused merge wrote its output"
+# --format json: Chrome's JSON, whatever the name
+"$VT_BIN" merge h g -q -F json -o out
+"$PY" -c 'import json, sys; d = json.load(open("out")); assert sum(e.get("name") == "sync marker" for e in d["traceEvents"]) == 40' ||
+	fail "-F json -o out: not Chrome JSON with the 40 sync marker instants"
+echo "ok: outputs"

@@ -1,0 +1,306 @@
+/*
+ * t-align-model.c - unit tests of the clock model's edges (align/model.c)
+ * on hand-made samples whose answer is known exactly: durations as people
+ * read them, source names, accessors past the end, the user's offset and
+ * what a segment with no source does, markers with no vCPU beside vCPUs
+ * that have offsets, a VM stopped for good (saved and restored), the
+ * guest TSC clamped at 0, and host -> guest queries.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "check.h"
+#include "align/align.h"
+
+#define HZ	2000000000ull
+
+static int has_warning(const struct align_model *m, const char *needle)
+{
+	for (size_t i = 0; i < align_model_nr_warnings(m); i++)
+		if (strstr(align_model_warning(m, i), needle))
+			return 1;
+	return 0;
+}
+
+static void test_fmt(void)
+{
+	static const struct {
+		double ns;
+		int prec;
+		const char *want;
+	} c[] = {
+		{ 812, 2, "812 ns" },
+		{ -0.3, 2, "0 ns" },		/* no "-0 ns" */
+		{ -812, 2, "-812 ns" },
+		{ 3140, 2, "3.14 us" },
+		{ -1500, 3, "-1.500 us" },
+		{ 2.5e6, 2, "2.50 ms" },
+		{ 2.5e9, 2, "2.500 s" },	/* seconds: always 3 */
+		{ 7200e9, 1, "2.0 h" },
+	};
+	char buf[32];
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		align_fmt_ns(buf, sizeof(buf), c[i].ns, c[i].prec);
+		CHECK_STR(buf, c[i].want);
+	}
+}
+
+static void test_names(void)
+{
+	static const char *const names[] = { "markers", "debugfs", "tracepoint", "user", "tsync" };
+	static const enum align_source ids[] = { ALIGN_SRC_MARKERS, ALIGN_SRC_DEBUGFS,
+						 ALIGN_SRC_TRACEPOINT, ALIGN_SRC_USER,
+						 ALIGN_SRC_TSYNC };
+
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		CHECK_STR(align_source_name(ids[i]), names[i]);
+		CHECK(align_source_by_name(names[i]) == ids[i]);
+	}
+	CHECK_STR(align_source_name(ALIGN_SRC_NONE), "none");
+	CHECK_STR(align_source_name(ALIGN_SRC_COUNT), "none");
+	CHECK(align_source_by_name("Markers") == ALIGN_SRC_NONE);
+	CHECK(align_source_by_name("") == ALIGN_SRC_NONE);
+}
+
+/* --offset alone: one segment for all vCPUs, unproven, every accessor
+ * past its end NULL; host <-> guest exact both ways */
+static void test_user_only(void)
+{
+	struct align_input in = { .host_hz = HZ, .has_user_offset = 1,
+				  .user_offset_tsc = -1000000 };
+	struct align_model *m = align_model_build(&in);
+	uint64_t g = 0, h = 0, ns = 0;
+
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_method(m) == ALIGN_SRC_USER);
+	CHECK(align_model_bound_ns(m) < 0);
+	CHECK_STR(align_model_summary(m), "user, bound unproven (no markers)");
+	CHECK(align_model_host_hz(m) == HZ);
+	CHECK(align_model_nr_segments(m) == 1);
+	CHECK(align_model_segment(m, 0)->vcpu == ALIGN_VCPU_ANY);
+	CHECK(align_model_segment(m, 1) == NULL);
+	CHECK(align_model_nr_views(m) == 1);
+	CHECK(align_model_view(m, 0)->source == ALIGN_SRC_USER);
+	CHECK(align_model_view(m, 0)->agrees == -1);
+	CHECK(align_model_view(m, 1) == NULL);
+	CHECK(align_model_nr_pairs(m) == 0 && align_model_pair(m, 0) == NULL);
+	CHECK(align_model_nr_warnings(m) == 0 && align_model_warning(m, 0) == NULL);
+	CHECK(align_host_to_guest(m, ALIGN_VCPU_ANY, 5000000000ull, &g) == 0);
+	CHECK(g == 4999000000ull);
+	CHECK(align_host_to_guest(m, 7, 5000000000ull, &g) == 0 && g == 4999000000ull);
+	/* before the guest's TSC 0: clamped, not wrapped */
+	CHECK(align_host_to_guest(m, 0, 999999, &g) == 0);
+	CHECK(g == 0);
+	CHECK(align_guest_to_host(m, 0, 4999000000ull, &h) == 0 && h == 5000000000ull);
+	CHECK(align_guest_to_ns(m, 0, 4999000000ull, &ns) == 0 && ns == 2500000000ull);
+	CHECK(align_host_to_ns(m, 3 * HZ) == 3000000000ull);
+	align_model_free(m);
+	align_model_free(NULL);
+}
+
+/* the tracepoint alone: vCPU 0 changes its offset at H1 (two segments),
+ * vCPU 1 writes the offset in force again (one segment) */
+static void test_segments_per_vcpu(void)
+{
+	const uint64_t h1 = 10 * HZ;
+	struct align_offset_event off[] = {
+		{ 1 * HZ, 0, 0, -100 },
+		{ h1, 0, -100, -200 },
+		{ 1 * HZ, 1, 0, -300 },
+		{ 3 * HZ, 1, -300, -300 },	/* the offset already in force: no segment */
+	};
+	struct align_input in = { .host_hz = HZ, .offsets = off, .n_offsets = 4 };
+	struct align_model *m = align_model_build(&in);
+	uint64_t g;
+
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_nr_segments(m) == 3);
+	CHECK(align_model_segment(m, 0)->vcpu == 0 && align_model_segment(m, 0)->tsc_host_start == 0 &&
+	      align_model_segment(m, 0)->tsc_host_end == h1);
+	CHECK(align_model_segment(m, 1)->vcpu == 0 && align_model_segment(m, 1)->tsc_host_start == h1 &&
+	      align_model_segment(m, 1)->tsc_host_end == ALIGN_TSC_END);
+	CHECK(align_model_segment(m, 2)->vcpu == 1 && align_model_segment(m, 2)->tsc_host_start == 0);
+	CHECK(align_model_method(m) == ALIGN_SRC_TRACEPOINT);
+	CHECK_STR(align_model_summary(m), "tracepoint, bound unproven (no markers)");
+	CHECK(align_host_to_guest(m, 0, h1 - 1, &g) == 0 && g == h1 - 101);
+	CHECK(align_host_to_guest(m, 0, h1, &g) == 0 && g == h1 - 200);
+	CHECK(align_host_to_guest(m, 1, h1, &g) == 0 && g == h1 - 300);
+	align_model_free(m);
+}
+
+/* markers with no known vCPU while two vCPUs have offsets: applied to
+ * both, said so */
+static void test_markers_any_vcpu(void)
+{
+	struct align_offset_event off[] = { { 1 * HZ, 0, 0, 500 }, { 1 * HZ, 1, 0, 500 } };
+	struct vt_marker g[4];
+	struct align_host_marker o[4];
+	struct align_input in = { .host_hz = HZ, .offsets = off, .n_offsets = 2 };
+	struct align_model *m;
+
+	for (int i = 0; i < 4; i++) {
+		uint64_t h = 2 * HZ + (uint64_t)i * HZ / 10;
+
+		memset(&g[i], 0, sizeof(g[i]));
+		g[i].kind = VT_MARKER_PIO;
+		g[i].size = 4;
+		g[i].addr = VT_MARKER_PORT;
+		g[i].value = VT_MARKER_VALUE(i);
+		g[i].cpu = VT_MARKER_CPU_NONE;
+		g[i].seq = (uint64_t)i;
+		g[i].tsc_guest_before = h + 500 - 1000;
+		g[i].tsc_guest_after = h + 500 + 1000;
+		o[i] = (struct align_host_marker){ h, ALIGN_VCPU_ANY, g[i].value, 1, 0 };
+	}
+	in.guest_markers = g;
+	in.n_guest_markers = 4;
+	in.host_markers = o;
+	in.n_host_markers = 4;
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(has_warning(m, "markers carry no vCPU: each is applied to all 2 vCPUs"));
+	CHECK(align_model_nr_segments(m) == 2);
+	for (size_t i = 0; i < align_model_nr_segments(m); i++) {
+		const struct align_segment *s = align_model_segment(m, i);
+
+		CHECK(s->source == ALIGN_SRC_MARKERS && s->n_markers == 4);
+		CHECK(s->ref_tsc_guest - s->ref_tsc_host == 500);
+		/* brackets +-1000 ticks: the bound is their half width, 500 ns,
+		 * and a quarter of the two ticks of
+		 * rounding slack (0.25 ns) */
+		CHECK(s->bound_ns > 500.2 && s->bound_ns < 500.3);
+	}
+	CHECK(strstr(align_model_summary(m), "markers (4 marker pairs), bound 500 ns") != NULL);
+	align_model_free(m);
+}
+
+/* debugfs outranks the tracepoint where it has a reading (an undated one:
+ * the last segment), the tracepoint has every segment; --source picks
+ * the tracepoint wherever it has a line */
+static void test_rank_and_prefer(void)
+{
+	struct align_offset_event off[] = { { 1 * HZ, 0, 0, 40 }, { 5 * HZ, 0, 40, 80 } };
+	struct align_debugfs_snap d = { 2 * HZ, 0, 40, 0, 0 };
+	struct align_input in = { .host_hz = HZ, .snaps = &d, .n_snaps = 1,
+				  .offsets = off, .n_offsets = 2 };
+	struct align_model *m;
+	uint64_t g, h;
+
+	m = align_model_build(&in);
+	CHECK(m && align_model_nr_segments(m) == 2);
+	CHECK(m && align_model_segment(m, 0)->source == ALIGN_SRC_DEBUGFS);
+	CHECK(m && align_model_segment(m, 1)->source == ALIGN_SRC_TRACEPOINT);
+	CHECK(m && align_host_to_guest(m, 0, 3 * HZ, &g) == 0 && g == 3 * HZ + 40);
+	CHECK(m && align_host_to_guest(m, 0, 6 * HZ, &g) == 0 && g == 6 * HZ + 80);
+	align_model_free(m);
+	in.prefer = ALIGN_SRC_TRACEPOINT;
+	m = align_model_build(&in);
+	CHECK(m && align_model_segment(m, 0)->source == ALIGN_SRC_TRACEPOINT);
+	CHECK(m && align_model_method(m) == ALIGN_SRC_TRACEPOINT);
+	align_model_free(m);
+	/* a reading alone: one segment from host TSC 0, exact both ways */
+	in.prefer = ALIGN_SRC_NONE;
+	in.offsets = NULL;
+	in.n_offsets = 0;
+	m = align_model_build(&in);
+	CHECK(m && align_model_nr_segments(m) == 1 &&
+	      align_model_segment(m, 0)->source == ALIGN_SRC_DEBUGFS);
+	CHECK(m && align_host_to_guest(m, 0, 7 * HZ, &g) == 0 && g == 7 * HZ + 40);
+	CHECK(m && align_guest_to_host(m, 0, 7 * HZ + 40, &h) == 0 && h == 7 * HZ);
+	align_model_free(m);
+}
+
+/* vCPU 0 has a debugfs reading; vCPU 1 only two markers that no line of
+ * slope 1 +- 0.25 joins (1.4): its segment has no source, said so, and its
+ * queries fail rather than guess; the model stands on vCPU 0's */
+static void test_vcpu_without_source(void)
+{
+	struct align_debugfs_snap d = { 0, 0, 40, 0, 0 };
+	struct vt_marker g[2];
+	struct align_host_marker o[2];
+	struct align_input in = { .host_hz = HZ, .snaps = &d, .n_snaps = 1 };
+	struct align_model *m;
+	uint64_t v;
+
+	for (int i = 0; i < 2; i++) {
+		uint64_t h = (uint64_t)(i + 1) * HZ, gm = h + 40 + (uint64_t)i * (HZ * 4 / 10);
+
+		memset(&g[i], 0, sizeof(g[i]));
+		g[i].kind = VT_MARKER_PIO;
+		g[i].size = 4;
+		g[i].addr = VT_MARKER_PORT;
+		g[i].value = VT_MARKER_VALUE(i);
+		g[i].cpu = VT_MARKER_CPU_NONE;
+		g[i].seq = (uint64_t)i;
+		g[i].tsc_guest_before = gm - 100;
+		g[i].tsc_guest_after = gm + 100;
+		o[i] = (struct align_host_marker){ h, 1, g[i].value, 1, 0 };
+	}
+	in.guest_markers = g;
+	in.n_guest_markers = 2;
+	in.host_markers = o;
+	in.n_host_markers = 2;
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_method(m) == ALIGN_SRC_DEBUGFS);
+	CHECK(align_model_nr_segments(m) == 2);
+	CHECK(align_model_segment(m, 1)->vcpu == 1 &&
+	      align_model_segment(m, 1)->source == ALIGN_SRC_NONE);
+	CHECK(has_warning(m, "vCPU 1: INFEASIBLE: the 2 markers admit no common clock map "
+			  "(largest consistent set 1): markers NOT used"));
+	CHECK(has_warning(m, "vCPU 1: no usable source for the segment from host TSC 0"));
+	CHECK(align_host_to_guest(m, 1, 2 * HZ, &v) == -1);
+	CHECK(align_guest_to_host(m, 1, 2 * HZ, &v) == -1);
+	CHECK(align_host_to_guest(m, 0, 2 * HZ, &v) == 0 && v == 2 * HZ + 40);
+	align_model_free(m);
+}
+
+/* a VM saved at host TSC S and restored into a new QEMU: the stopped VM's
+ * segment ends for guest stamps at the guest TSC it had at S */
+static void test_stop(void)
+{
+	const uint64_t s_at = 4 * HZ;
+	struct align_offset_event off[] = { { 1 * HZ, 0, 0, 1000 }, { 6 * HZ, 0, 1000, -2 * (int64_t)HZ } };
+	struct align_vcpu_stop st = { 0, s_at };
+	struct align_input in = { .host_hz = HZ, .offsets = off, .n_offsets = 2, .stops = &st,
+				  .n_stops = 1 };
+	struct align_model *m = align_model_build(&in);
+	uint64_t h;
+
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_nr_segments(m) == 2);
+	/* guest TSC s_at + 1000 was the stopped VM's last: its own map */
+	CHECK(align_guest_to_host(m, 0, s_at + 1000, &h) == 0 && h == s_at);
+	/* past it, a guest stamp is the restored VM's (guest = host - 2 s) */
+	CHECK(align_guest_to_host(m, 0, s_at + 1001, &h) == 0 && h == s_at + 1001 + 2 * HZ);
+	align_model_free(m);
+	/* without the stop, the same stamp is the first VM's */
+	in.n_stops = 0;
+	m = align_model_build(&in);
+	CHECK(m && align_guest_to_host(m, 0, s_at + 1001, &h) == 0 && h == s_at + 1);
+	align_model_free(m);
+}
+
+int main(void)
+{
+	test_fmt();
+	test_names();
+	test_user_only();
+	test_segments_per_vcpu();
+	test_markers_any_vcpu();
+	test_rank_and_prefer();
+	test_vcpu_without_source();
+	test_stop();
+	return check_done();
+}
