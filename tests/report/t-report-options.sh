@@ -14,9 +14,9 @@ expect() {	# expect CODE PATTERN -- command...
 }
 R="$VT_BIN report"
 E="$VT_BIN export"
-expect 2 "vmtrace report: bad count '-1'" -- $R -n -1 h
-expect 2 "vmtrace report: bad count '1000001'" -- $R --top 1000001 h
-expect 2 "vmtrace report: bad count '3x'" -- $R --functions 3x h
+expect 2 "vmtrace: report: bad count '-1'" -- $R -n -1 h
+expect 2 "vmtrace: report: bad count '1000001'" -- $R --top 1000001 h
+expect 2 "vmtrace: report: bad count '3x'" -- $R --functions 3x h
 expect 2 'usage: vmtrace report HOSTDIR' -- $R --sqlite o.db h
 expect 2 'usage: vmtrace report HOSTDIR' -- $R
 expect 2 'usage: vmtrace report HOSTDIR' -- $R --nosuch h
