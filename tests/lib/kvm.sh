@@ -121,3 +121,22 @@ need_kvm() {
 kvm_timeout() {
 	timeout -k 10 "$KVM_RUN_SECS" "$@"
 }
+
+# odirect_dir NAME: make NAME under the first of $VT_TMP, $VT_LOGS and
+# $VT_BUILD/tests where an O_DIRECT write works and print its path (the
+# example's disk is opened with cache=none, which tmpfs - the lab's /tmp -
+# refuses; in the lab the batch's logs are shared over 9p, which takes it);
+# 1 when none does.
+odirect_dir() {
+	local d
+	for d in "$VT_TMP" "${VT_LOGS:-}" "$VT_BUILD/tests"; do
+		[ -n "$d" ] && mkdir -p "$d/$1" 2>/dev/null || continue
+		if dd if=/dev/zero of="$d/$1/.odirect" bs=4096 count=1 oflag=direct 2>/dev/null; then
+			rm -f "$d/$1/.odirect"
+			echo "$d/$1"
+			return 0
+		fi
+		rmdir "$d/$1" 2>/dev/null || true
+	done
+	return 1
+}

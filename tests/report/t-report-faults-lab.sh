@@ -34,20 +34,8 @@ THROTTLE_BPS=1048576 DELAY_MS=200 GUEST_HOG=40:10
 # no inode table zeroing by the guest's kernel during the workload (its
 # write-zeroes requests would compete with the workload's)
 MKE2FS_OPTS="-E lazy_itable_init=0,lazy_journal_init=0"
-# the example's disk is opened with cache=none (O_DIRECT), which tmpfs (the
-# lab's /tmp) refuses: its outputs go where an O_DIRECT write works (in the
-# lab: the batch's directory, shared over 9p)
-base=""
-for d in "$VT_TMP" "${VT_LOGS:-}" "$VT_BUILD/tests"; do
-	[ -n "$d" ] && mkdir -p "$d/faults-out" 2>/dev/null || continue
-	if dd if=/dev/zero of="$d/faults-out/.odirect" bs=4096 count=1 oflag=direct 2>/dev/null; then
-		base=$d/faults-out
-		break
-	fi
-	rmdir "$d/faults-out" 2>/dev/null || true
-done
-[ -n "$base" ] || skip "no directory here takes O_DIRECT writes (the example's disk needs them)"
-rm -f "$base/.odirect"
+base=$(odirect_dir faults-out) ||
+	skip "no directory here takes O_DIRECT writes (the example's disk needs them)"
 loop="" dm=vt-faults-delay
 cleanup() {
 	dmsetup remove "$dm" >/dev/null 2>&1 || true

@@ -21,20 +21,8 @@ need_kvm
 command -v chrt >/dev/null && command -v taskset >/dev/null || { echo "no chrt/taskset (util-linux)"; exit 77; }
 PY=/usr/bin/python3
 HOG_BUSY_MS=35 HOG_IDLE_MS=15 HOG_MAX_SECS=300
-# the example's disk is opened with cache=none (O_DIRECT), which tmpfs (the
-# lab's /tmp) refuses: its outputs go where an O_DIRECT write works (in the
-# lab: the batch's directory, shared over 9p)
-out=""
-for d in "$VT_TMP" "${VT_LOGS:-}" "$VT_BUILD/tests"; do
-	[ -n "$d" ] && mkdir -p "$d/hog-out" 2>/dev/null || continue
-	if dd if=/dev/zero of="$d/hog-out/.odirect" bs=4096 count=1 oflag=direct 2>/dev/null; then
-		out=$d/hog-out
-		break
-	fi
-	rmdir "$d/hog-out" 2>/dev/null || true
-done
-[ -n "$out" ] || { echo "no directory here takes O_DIRECT writes (the example's disk needs them)"; exit 77; }
-rm -f "$out/.odirect"
+out=$(odirect_dir hog-out) ||
+	{ echo "no directory here takes O_DIRECT writes (the example's disk needs them)"; exit 77; }
 trap 'rm -rf "$out"' EXIT
 # the hog: waits for the workload, then runs on the vCPU thread's CPU
 hog() {
