@@ -5,6 +5,7 @@
 # 100000"), the enter's args array (an array of numbers) and the exit's
 # ret as arguments - in Chrome JSON and Perfetto (decoded by protoc);
 # export --sqlite keeps the raw events, the args array as a JSON array.
+# sched_switch/sched_wakeup: the thread state lanes merge derives.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
 GTD="$VT_BUILD/tests/merge/gen-tracedat"
@@ -57,4 +58,36 @@ if command -v sqlite3 >/dev/null; then
 	[ "$got" = 'sys_enter|500000000|{"id":1,"args":[0,0,0,0,0,0]} sys_exit|500001000|{"id":1,"ret":5} sys_enter|500002000|{"id":100000,"args":[0,0,0,0,0,0]} sys_exit|500003000|{"id":100000,"ret":-38} ' ] ||
 		fail "sqlite instants: $got"
 fi
-echo "ok: raw syscalls"
+# sched_switch / sched_wakeup: a "thread state" lane per thread already
+# known - app sleeps (S), is woken (Runnable), runs; other is preempted (R)
+mkdir s
+cat >s.txt <<'EOF'
+comm 300 app
+comm 301 other
+ev 0 1000000000 300 sched/sched_switch prev_comm=app prev_pid=300 prev_prio=120 prev_state=1 next_comm=other next_pid=301 next_prio=120
+ev 0 1000002000 301 sched/sched_wakeup comm=app pid=300 prio=120 target_cpu=0
+ev 0 1000004000 301 sched/sched_switch prev_comm=other prev_pid=301 prev_prio=120 prev_state=0 next_comm=app next_pid=300 next_prio=120
+EOF
+"$GTD" s/trace.dat <s.txt
+cp r/vmtrace.meta s/
+"$VT_BIN" merge s -o s.json -q
+"$PY" - s.json <<'PYEOF' || fail "thread states"
+import json, sys
+from collections import defaultdict
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+tn = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+pn = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+d = defaultdict(list)
+for e in ev:
+    if e["ph"] in "BE":
+        d[(pn[e["pid"]], tn[(e["pid"], e["tid"])])].append((e["ph"], e["ts"], e.get("name"), e.get("args")))
+want = {("trace: app (pid 300)", "thread state"): [
+            ("B", 500000.0, "Sleeping", {"prev_state": "S"}), ("E", 500001.0, None, None),
+            ("B", 500001.0, "Runnable", None), ("E", 500002.0, None, None),
+            ("B", 500002.0, "Running", None), ("E", 500002.0, None, None)],
+        ("trace: other (pid 301)", "thread state"): [
+            ("B", 500002.0, "Runnable", {"prev_state": "R"}), ("E", 500002.0, None, None)]}
+assert dict(d) == want, dict(d)
+print("ok   thread state lanes: Sleeping, Runnable, Running; preempted Runnable")
+PYEOF
+echo "ok: raw syscalls, thread states"
