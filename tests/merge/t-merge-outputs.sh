@@ -39,4 +39,16 @@ expect 2 'vmtrace: merge: nosuch: unknown output format (use --format perfetto|c
 import json, sys
 n = [e["name"] for e in json.load(open("ln.json"))["traceEvents"] if e["ph"] == "B"]
 assert n == ["f" * 1023], [len(x.encode()) for x in n]' || fail "a long name not cut at 1023 bytes"
+# an output ending in '/' or with a '.' only in a directory part: a
+# uftrace directory
+"$VT_BIN" merge ln -o nd/ -q
+[ -f nd/info ] || fail "-o nd/: not a uftrace directory"
+mkdir x.d
+"$VT_BIN" merge ln -o x.d/out -q
+[ -f x.d/out/info ] || fail "-o x.d/out: not a uftrace directory"
+# the report's HTML escapes a function named a<b>&"c
+"$GEN" hx -n 8 -D 2 -c ns -f 'main,a<b>&"c'
+"$VT_BIN" report hx --html hx.html -o hx.txt -q
+grep -qF 'a&lt;b&gt;&amp;&quot;c' hx.html || fail "HTML: the name not escaped"
+if grep -qF 'a<b>&"c' hx.html; then fail "HTML: the name raw"; fi
 echo "ok: outputs"
