@@ -2,8 +2,9 @@
 # merge's outputs that cannot be written or named: a file in a missing
 # directory, a device that is full (/dev/full: ENOSPC on the first write,
 # Chrome JSON and Perfetto), a format merge does not know (by --format or
-# by the output's extension); and --format json naming Chrome's format
-# for an output without an extension.
+# by the output's extension); --format json naming Chrome's format for
+# an output without an extension; a name past Chrome's 1024 bytes cut on a
+# character boundary.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
 MKFIX="$VT_BUILD/tests/align/mkfixture"
@@ -30,4 +31,24 @@ expect 2 'vmtrace: merge: nosuch: unknown output format (use --format perfetto|c
 "$VT_BIN" merge h g -q -F json -o out
 "$PY" -c 'import json, sys; d = json.load(open("out")); assert sum(e.get("name") == "sync marker" for e in d["traceEvents"]) == 40' ||
 	fail "-F json -o out: not Chrome JSON with the 40 sync marker instants"
+# a function name past Chrome's 1024 bytes: cut there, on a character
+# boundary (the 2-byte character at bytes 1023-1024 goes whole)
+"$GEN" ln -n 2 -D 1 -c ns -f "$(printf 'f%.0s' $(seq 1023))é$(printf 'g%.0s' $(seq 50))"
+"$VT_BIN" merge ln -o ln.json -q
+"$PY" -c '
+import json, sys
+n = [e["name"] for e in json.load(open("ln.json"))["traceEvents"] if e["ph"] == "B"]
+assert n == ["f" * 1023], [len(x.encode()) for x in n]' || fail "a long name not cut at 1023 bytes"
+# an output ending in '/' or with a '.' only in a directory part: a
+# uftrace directory
+"$VT_BIN" merge ln -o nd/ -q
+[ -f nd/info ] || fail "-o nd/: not a uftrace directory"
+mkdir x.d
+"$VT_BIN" merge ln -o x.d/out -q
+[ -f x.d/out/info ] || fail "-o x.d/out: not a uftrace directory"
+# the report's HTML escapes a function named a<b>&"c
+"$GEN" hx -n 8 -D 2 -c ns -f 'main,a<b>&"c'
+"$VT_BIN" report hx --html hx.html -o hx.txt -q
+grep -qF 'a&lt;b&gt;&amp;&quot;c' hx.html || fail "HTML: the name not escaped"
+if grep -qF 'a<b>&"c' hx.html; then fail "HTML: the name raw"; fi
 echo "ok: outputs"
