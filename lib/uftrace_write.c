@@ -85,11 +85,9 @@ int vt_uft_dir_create(const char *dir, int force)
 		}
 	}
 	closedir(d);
-	if (nonempty && !force) {
-		vt_err_set("%s: directory exists and is not empty (remove it, or give --force to replace its trace files)", dir);
-		errno = ENOTEMPTY;	/* callers tell a usage error from an I/O one */
-		return -1;
-	}
+	if (nonempty && !force)	/* ENOTEMPTY: callers tell a usage error from an I/O one */
+		return vt_err_set_code(ENOTEMPTY, "%s: directory exists and is not empty (remove "
+				       "it, or give --force to replace its trace files)", dir);
 	return 0;
 }
 /* Append @s to @sb with control characters made spaces and quotes and

@@ -3,6 +3,7 @@
  * merge's pipeline (merge/pipeline.h): options, the output format's sink
  * (the table of merge's formats), then plan, open and run.  Command thread only.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +30,8 @@ static void usage(FILE *fp)
 		"\n"
 		"  -o, --output OUT       output: .pftrace/.perfetto-trace, .json, or a directory\n"
 		"  -F, --format FMT       perfetto | chrome | uftrace (default: from OUT)\n"
+		"  -f, --force            uftrace OUT: replace the trace files of an existing\n"
+		"                         directory (default: refused)\n"
 		"      --tsc-hz HZ        host TSC frequency (default: HOSTDIR/vmtrace.meta)\n"
 		"      --offset N         guest_tsc - host_tsc in ticks: the clock model's\n"
 		"                         user source (ranked first, as vmtrace align --offset),\n"
@@ -76,14 +79,17 @@ static const struct merge_sink_ops *sink_find(const char *fmt, const char *out)
 }
 
 /* The command line: pipeline options into @o, Perfetto's into @po, the
- * output and --format into *@out and *@fmt.  0 to go on; -1 when the
- * command ends here (--help, a bad option) with its exit status in *@st. */
+ * uftrace directory's into @uo, the output and --format into *@out and
+ * *@fmt.  0 to go on; -1 when the command ends here (--help, a bad option)
+ * with its exit status in *@st. */
 static int parse_opts(int argc, char **argv, struct merge_opts *o,
-		      struct merge_perfetto_opts *po, const char **out, const char **fmt, int *st)
+		      struct merge_perfetto_opts *po, struct merge_uftrace_opts *uo,
+		      const char **out, const char **fmt, int *st)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'F' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "tsc-hz", required_argument, NULL, 'H' },
 		{ "offset", required_argument, NULL, 'G' },
 		{ "guest-offset", required_argument, NULL, 'G' },	/* old spelling */
@@ -96,10 +102,13 @@ static int parse_opts(int argc, char **argv, struct merge_opts *o,
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "o:F:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:F:fqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			*out = optarg;
+			break;
+		case 'f':
+			uo->force = 1;
 			break;
 		case 'F':
 			*fmt = optarg;
@@ -143,12 +152,13 @@ int cmd_merge(int argc, char **argv)
 {
 	struct merge_opts o = { 0 };
 	struct merge_perfetto_opts po = { 0 };
+	struct merge_uftrace_opts uo = { 0 };
 	const struct merge_sink_ops *sink;
 	const char *out = NULL, *fmt = NULL;
 	struct merge_ctx *m;
 	int ret;
 
-	if (parse_opts(argc, argv, &o, &po, &out, &fmt, &ret) < 0)
+	if (parse_opts(argc, argv, &o, &po, &uo, &out, &fmt, &ret) < 0)
 		return ret;
 	if (argc - optind < 1 || !out)
 		return vt_cli_usage(usage, 0);
@@ -167,9 +177,13 @@ int cmd_merge(int argc, char **argv)
 	if (ret == VT_EXIT_OK)
 		ret = merge_open(m);
 	if (ret == VT_EXIT_OK)
-		ret = merge_run(m, sink, out, sink == &merge_sink_perfetto ? &po : NULL);
-	if (ret != VT_EXIT_OK && ret != VT_EXIT_PARTIAL)
+		ret = merge_run(m, sink, out, sink == &merge_sink_perfetto ? (const void *)&po :
+					      sink == &merge_sink_uftrace ? (const void *)&uo : NULL);
+	if (ret != VT_EXIT_OK && ret != VT_EXIT_PARTIAL) {
 		vt_err_print("merge");
+		if (vt_err_code() == ENOTEMPTY)
+			ret = VT_EXIT_USAGE;	/* an existing OUT: --force, as run and convert */
+	}
 	merge_free(m);
 	return ret;
 }

@@ -268,6 +268,13 @@ extern const struct merge_sink_ops merge_sink_perfetto, merge_sink_chrome, merge
 /* 1 if @s is one of the NULL-terminated @list (NULL: an empty list). */
 int merge_name_in(const char *s, const char *const *list);
 
+/* The uftrace directory's options (merge_sink_uftrace's open; NULL: the
+ * defaults): @force replaces the trace files of an existing non-empty
+ * directory (else it is refused, the kind ENOTEMPTY: a usage error). */
+struct merge_uftrace_opts {
+	int force;
+};
+
 /* Perfetto's options (merge_sink_perfetto's open; NULL: the defaults). */
 struct merge_perfetto_opts {
 	/* 1 = mark a VM's packets with TracePacket.machine_id (its own pids);

@@ -53,6 +53,7 @@ static int thread_tid(const struct merge_track *t)
 
 static void *uftrace_open(const char *out, const void *opts)
 {
+	const struct merge_uftrace_opts *o = opts;
 	struct usink *s = calloc(1, sizeof(*s));
 
 	if (!s) {
@@ -60,7 +61,7 @@ static void *uftrace_open(const char *out, const void *opts)
 		return NULL;
 	}
 	if (snprintf(s->dir, sizeof(s->dir), "%s", out) >= (int)sizeof(s->dir) ||
-	    vt_uft_dir_create(out, 0) < 0) {
+	    vt_uft_dir_create(out, o && o->force) < 0) {
 		if (strlen(out) >= sizeof(s->dir))
 			vt_err_set("%s: path too long", out);
 		free(s);

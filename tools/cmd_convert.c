@@ -51,10 +51,9 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (optind + 2 != argc)
 		return vt_cli_usage(usage, 0);
-	errno = 0;
 	ret = vt_uft_convert_ns(argv[optind], argv[optind + 1], hz, force);
 	if (ret < 0) {
-		int busy = errno == ENOTEMPTY;	/* an existing OUT: a usage error, as in run */
+		int busy = vt_err_code() == ENOTEMPTY;	/* an existing OUT: a usage error, as in run */
 
 		vt_err_print("convert");
 		return busy ? VT_EXIT_USAGE : VT_EXIT_FAIL;

@@ -303,7 +303,7 @@ int cmd_run(int argc, char **argv)
 	}
 	existed = access(o.dir, F_OK) == 0;
 	if (vt_uft_dir_create(o.dir, o.force) < 0) {
-		int err = errno;
+		int err = vt_err_code();
 
 		vt_err_print("run");
 		if (err == ENOTEMPTY)

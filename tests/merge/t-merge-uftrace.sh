@@ -43,16 +43,22 @@ print("%d exits, each at its entry's depth" % n)
 PYEOF
 uftrace dump --chrome -d merged >dump.json
 "$PY" -c 'import json,sys; d=json.load(open("dump.json")); assert len(d["traceEvents"]) >= 32'
-# outputs that cannot be made: exit 1, said why, nothing written
-out_fail() {	# PATTERN OUT
+# outputs that cannot be made: exit 1 (2 for an existing directory: a
+# usage error, --force is the way, as run and convert), said why, nothing
+# written
+out_fail() {	# PATTERN OUT [RC]
 	local rc=0
 	"$VT_BIN" merge h g -o "$2" -q 2>err.txt || rc=$?
-	[ $rc = 1 ] || { cat err.txt; echo "FAIL: -o ${2:0:40}...: exit $rc, want 1"; exit 1; }
+	[ $rc = "${3:-1}" ] || { cat err.txt; echo "FAIL: -o ${2:0:40}...: exit $rc, want ${3:-1}"; exit 1; }
 	grep -qF -- "$1" err.txt || { cut -c1-200 err.txt; echo "FAIL: -o ${2:0:40}...: no '${1:0:80}'"; exit 1; }
 }
 cp merged/info info.before
-out_fail 'merged: directory exists and is not empty' merged
+out_fail 'merged: directory exists and is not empty (remove it, or give --force' merged 2
 cmp -s info.before merged/info || { echo "FAIL: a refused merge rewrote merged/info"; exit 1; }
+# --force replaces the trace files (another merge: one input)
+"$VT_BIN" merge g -o merged --force -q || { echo "FAIL: merge --force onto merged/"; exit 1; }
+cmp -s info.before merged/info && { echo "FAIL: merge --force left merged/info as it was"; exit 1; }
+uftrace replay -d merged >/dev/null || { echo "FAIL: uftrace cannot replay the forced merge"; exit 1; }
 touch afile
 out_fail 'afile/out: cannot create directory: Not a directory' afile/out
 # (the message names the path; its reason, "path too long", is cut off
