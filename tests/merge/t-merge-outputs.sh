@@ -2,7 +2,8 @@
 # merge's outputs that cannot be written or named: a file in a missing
 # directory, a device that is full (/dev/full: ENOSPC on the first write,
 # Chrome JSON and Perfetto), a format merge does not know (by --format or
-# by the output's extension); --format json naming Chrome's format for
+# by the output's extension), a bad --tsc-hz or --offset; a name ending in
+# '/' a uftrace directory; --format json naming Chrome's format for
 # an output without an extension; a name past Chrome's 1024 bytes cut on a
 # character boundary.
 set -eu
@@ -27,6 +28,13 @@ fi
 expect 2 'vmtrace: merge: x.weird: unknown output format (use --format perfetto|chrome|uftrace or .pftrace/.json/a directory)' -- -o x.weird
 expect 2 'vmtrace: merge: nosuch: unknown output format (use --format perfetto|chrome|uftrace or .pftrace/.json/a directory)' -- -F nosuch -o x.json
 [ ! -e x.weird ] && [ ! -e x.json ] || fail "a refused merge wrote its output"
+# bad numbers: usage errors, named, nothing written
+expect 2 "vmtrace: merge: bad --tsc-hz '2x'" -- --tsc-hz 2x -o x.json
+expect 2 "vmtrace: merge: bad --offset '7q'" -- --offset 7q -o x.json
+[ ! -e x.json ] || fail "a merge with a bad number wrote its output"
+# a name ending in '/': a directory, the uftrace format
+"$VT_BIN" merge h g -q -o newdir/
+[ -f newdir/info ] && ls newdir/*.dat >/dev/null || fail "-o newdir/: no uftrace directory"
 # --format json: Chrome's JSON, whatever the name
 "$VT_BIN" merge h g -q -F json -o out
 "$PY" -c 'import json, sys; d = json.load(open("out")); assert sum(e.get("name") == "sync marker" for e in d["traceEvents"]) == 40' ||
