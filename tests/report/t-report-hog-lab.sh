@@ -1,5 +1,5 @@
 #!/bin/bash
-# timeout: 600
+# timeout: 900
 # needs: kvm
 # Proof on an injected cause: the python-virtio example under KVM (the KVM
 # lab where there is no full KVM here) with a host CPU hog competing with
