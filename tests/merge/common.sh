@@ -43,3 +43,18 @@ if bad: sys.exit("unbalanced B/E on %s" % bad)
 for p in sorted(begins): print("%s:%s" % (p, ",".join(begins[p])))
 PYEOF
 }
+
+# For tests on align's fixtures (tests/align/mkfixture): need_mkfixture
+# stops the test when it is not built; fail MSG; has FILE LINE...: each
+# LINE is a whole line of FILE.
+MKFIX="$VT_BUILD/tests/align/mkfixture"
+need_mkfixture() {
+	[ -x "$MKFIX" ] || { echo "mkfixture not built: $MKFIX"; exit 1; }
+}
+fail() { echo "FAIL: $*"; exit 1; }
+has() {
+	local f=$1; shift
+	for l in "$@"; do
+		grep -qxF -- "$l" "$f" || { cat "$f"; fail "no line '$l' in $f"; }
+	done
+}

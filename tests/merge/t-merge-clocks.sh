@@ -8,16 +8,8 @@
 # more than 64 inputs: exit 2.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
-MKFIX="$VT_BUILD/tests/align/mkfixture"
-[ -x "$MKFIX" ] || { echo "mkfixture not built: $MKFIX"; exit 1; }
+need_mkfixture
 cd "$VT_TMP"
-fail() { echo "FAIL: $*"; exit 1; }
-has() {	# has FILE LINE...: each LINE is a line of FILE
-	local f=$1; shift
-	for l in "$@"; do
-		grep -qxF -- "$l" "$f" || { cat "$f"; fail "no line '$l' in $f"; }
-	done
-}
 
 # x86-tsc (the reference): host ticks at 2.096001 GHz
 "$MKFIX" h g -n 5 -o 7000000 -k -T -D >/dev/null

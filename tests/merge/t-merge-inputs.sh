@@ -6,16 +6,8 @@
 # meta that is not one is ignored loudly (no clock model, said why; exit 3).
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
-MKFIX="$VT_BUILD/tests/align/mkfixture"
-[ -x "$MKFIX" ] || { echo "mkfixture not built: $MKFIX"; exit 1; }
+need_mkfixture
 cd "$VT_TMP"
-fail() { echo "FAIL: $*"; exit 1; }
-has() {	# has FILE LINE...: each LINE is a line of FILE
-	local f=$1; shift
-	for l in "$@"; do
-		grep -qxF -- "$l" "$f" || { cat "$f"; fail "no line '$l' in $f"; }
-	done
-}
 "$MKFIX" h g -n 20 -o 7000000 -k -T -D >/dev/null
 "$VT_BIN" merge h g -o ref.json 2>ref.txt
 span='  span     1.983241903 s (2385.514134176 .. 2387.497376079 s on the host timeline)'

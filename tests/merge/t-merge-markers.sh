@@ -10,8 +10,7 @@
 # instant (within the bracket the guest measured).
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
-MKFIX="$VT_BUILD/tests/align/mkfixture"
-[ -x "$MKFIX" ] || { echo "mkfixture not built: $MKFIX"; exit 1; }
+need_mkfixture
 cd "$VT_TMP"
 
 # check OUT.json N GUEST-TRACK HOST-PROCESS HOST-THREAD

@@ -8,10 +8,8 @@
 # character boundary.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
-MKFIX="$VT_BUILD/tests/align/mkfixture"
-[ -x "$MKFIX" ] || { echo "mkfixture not built: $MKFIX"; exit 1; }
+need_mkfixture
 cd "$VT_TMP"
-fail() { echo "FAIL: $*"; exit 1; }
 expect() {	# expect CODE MESSAGE -- merge options...
 	local want=$1 msg=$2 rc=0; shift 3
 	"$VT_BIN" merge h g -q "$@" 2>err.txt || rc=$?
