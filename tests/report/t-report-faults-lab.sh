@@ -77,6 +77,7 @@ run() {
 		return 1
 	fi
 	grep -q "^accel=kvm" "$out/run.txt" || { cat "$out/run.txt"; echo "FAIL: $name: not run under KVM"; return 1; }
+	local t_run=$((SECONDS - t0)) t1=$SECONDS
 	local inputs=("$out/host")
 	for d in "$out"/guest/*/; do [ -f "$d/vmtrace.meta" ] && inputs+=("${d%/}"); done
 	[ ! -f "$out/guest/markers/markers.dat" ] || [ -f "$out/guest/markers/vmtrace.meta" ] ||
@@ -84,6 +85,7 @@ run() {
 	rc=0; "$VT_BIN" report "${inputs[@]}" -q -n 8 >"$name.rep.txt" 2>"$name.err" || rc=$?
 	[ "$rc" = 0 ] || [ "$rc" = 3 ] || { cat "$name.err"; echo "FAIL: $name: report rc=$rc"; return 1; }
 	sed -n '1,3p' "$name.rep.txt"
+	local t_rep=$((SECONDS - t1)) t2=$SECONDS
 	[ -n "${VT_LOGS:-}" ] && cp "$name.rep.txt" "$VT_LOGS/report_t-report-faults-lab.$name.rep.log" 2>/dev/null
 	# only the events the check reads (the lab's emulated CPU is slow)
 	trace-cmd report -F "$("$PY" "$VT_SRC/tests/report/fault_check.py" --events "$mode" host)" \
@@ -91,6 +93,7 @@ run() {
 	trace-cmd report -F "$("$PY" "$VT_SRC/tests/report/fault_check.py" --events "$mode" guest)" \
 		"$out/guest/kernel/trace.dat" >"$name.guest.rep" 2>/dev/null
 	hz=$(sed -n 's/^tsc.hz=//p' "$out/host/vmtrace.meta")
+	local t_raw=$((SECONDS - t2)) t3=$SECONDS
 	# QEMU's threads: the tasks the recorder followed in QEMU's process
 	qt=$(awk -F= '$1 == "record.pids" { n = split($2, p, ",") } $1 == "record.tgids" { split($2, g, ",") }
 		$1 == "kvm.vm0.pid" { q = $2 }
@@ -100,7 +103,7 @@ run() {
 	"$PY" "$VT_SRC/tests/report/fault_check.py" "$mode" "$name.rep.txt" "$name.host.rep" \
 		"$name.guest.rep" "$hz" "$qt" >"$name.check" 2>&1 || rc=$?
 	sed "s/^/$name: /" "$name.check"
-	echo "$name: guest run, report and check in $((SECONDS - t0)) s"
+	echo "$name: $((SECONDS - t0)) s: guest run $t_run s, report $t_rep s, raw events (trace-cmd report) $t_raw s, check $((SECONDS - t3)) s"
 	rm -f "$name.host.rep" "$name.guest.rep"
 	[ $rc = 0 ] || { echo "FAIL: $name: $(grep -m1 '^FAIL' "$name.check" || tail -1 "$name.check")"; return 1; }
 	[ -n "${VT_KEEP_FAULTS:-}" ] || rm -rf "$out"

@@ -52,6 +52,7 @@ print('hog: %.1f s, to the end of the workload' % (time.monotonic() - start))"
 }
 hog >hog.log 2>&1 &
 hpid=$!
+t0=$SECONDS
 rc=0
 VT_RUN_TIMEOUT=200 make -s --no-print-directory -C "$VT_SRC/examples/python-virtio" O="$VT_BUILD" \
 	OUTDIR="$out" ACCEL=kvm ROUNDS=1 MB=1 run >run.log 2>&1 || rc=$?
@@ -66,6 +67,7 @@ if [ $rc != 0 ]; then
 fi
 grep -q "^accel=kvm" "$out/run.txt" || { cat "$out/run.txt"; echo "FAIL: not run under KVM"; exit 1; }
 grep -q "^hog: vCPU thread [0-9]" hog.log || { echo "FAIL: the hog did not start"; exit 1; }
+t_run=$((SECONDS - t0)) t1=$SECONDS
 cd "$out"
 inputs="host guest/python guest/kernel"
 [ -d guest/markers ] && inputs="$inputs guest/markers"
@@ -74,7 +76,9 @@ rc=0; "$VT_BIN" report $inputs -q -n 64 >rep.txt 2>err.txt || rc=$?
 sed -n '1,12p' rep.txt
 sed -n '/^vCPU states/,/^$/p' rep.txt
 [ -n "${VT_LOGS:-}" ] && cp rep.txt "$VT_LOGS/report_t-report-hog-lab.rep.log" 2>/dev/null || true
+t_rep=$((SECONDS - t1)) t1=$SECONDS
 trace-cmd report host/trace.dat >host.rep 2>/dev/null
+echo "times: guest run $t_run s, report $t_rep s, raw events (trace-cmd report) $((SECONDS - t1)) s"
 hz=$(sed -n 's/^tsc.hz=//p' host/vmtrace.meta)
 # the example's vCPU threads: the tids of the report's vCPU table (other
 # QEMUs on this machine have "CPU N/..." threads in the recording too),
