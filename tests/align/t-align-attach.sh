@@ -8,6 +8,7 @@
 # this machine's KVM or in the KVM lab (tests/lib/kvm.sh).
 # timeout: 300
 # needs: kvm
+# san: skip: align's code on a late recording (no creation-time offset, debugfs and hypercall markers) runs under ASan in align/t-align-hypercall and t-align-debugfs; the recorder on real kvm events in host/t-record-kvm
 set -eu
 . "$VT_SRC/tests/align/lib.sh"
 . "$VT_SRC/tests/lib/kvm.sh"
@@ -48,15 +49,17 @@ LIMIT_NS=20000
 [ -n "${VT_IN_LAB:-}" ] && LIMIT_NS=250000
 check_json a.json t.json \
 	'any("creation-time kvm_write_tsc_offset is not in the trace" in n for n in j["notes"])' \
-	'j["method"] == "markers" and 20 <= j["markers"]["pairs"] <= 34' \
+	'j["method"] == "markers" and 4 <= j["markers"]["pairs"] <= 34' \
 	'len(j["segments"]) == 1 and j["segments"][0]["source"] == "markers"' \
 	"0 < j['segments'][0]['bound_ns'] < $LIMIT_NS" \
 	'not [s for s in j["sources"] if s["source"] == "tracepoint"]' \
 	"[s['agrees'] for s in j['sources'] if s['source'] == 'debugfs'] and all(s['agrees'] for s in j['sources'] if s['source'] == 'debugfs')" \
 	"all(abs(s['offset_tsc'] - j['segments'][0]['offset_tsc']) * 1e9 / j['host_hz'] <= j['segments'][0]['bound_ns'] for s in j['sources'] if s['source'] == 'debugfs')"
 # with the guest's markers.dat: the markers sent before the recording have
-# no host twin, said as such; the model is the same
+# no host twin, said as such (how many depends on how soon the recorder
+# started: under load, as few as 13 of the 40 were recorded); the model is
+# the same
 "$VT_BIN" align host guest --json >ag.json
 check_json ag.json t.json \
-	'any("have no host twin" in w for w in j["warnings"])' \
+	'any(("%d of 40 guest markers have no host twin" % (40 - j["markers"]["pairs"])) in w for w in j["warnings"])' \
 	"j['segments'] == json.load(open('a.json'))['segments']"

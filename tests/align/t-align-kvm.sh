@@ -11,6 +11,7 @@
 # the KVM lab (tests/lib/kvm.sh); each guest run is bounded (KVM_RUN_SECS).
 # timeout: 300
 # needs: kvm
+# san: skip: align's sources and segments (tracepoint, debugfs, PIO and hypercall markers, IA32_TSC writes, a cut recording) run under ASan on fixtures in align/t-align-*; the recorder on real kvm events in host/t-record-kvm
 set -eu
 . "$VT_SRC/tests/align/lib.sh"
 TDCOUNT=$VT_BUILD/tests/host/tdcount

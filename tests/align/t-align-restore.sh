@@ -9,6 +9,7 @@
 # machine's KVM or in the KVM lab (tests/lib/kvm.sh).
 # timeout: 300
 # needs: kvm
+# san: skip: align's segments of a saved and restored VM run under ASan on fixtures in align/t-align-debugfs (two VMs); the recorder on real kvm events in host/t-record-kvm
 set -eu
 . "$VT_SRC/tests/align/lib.sh"
 . "$VT_SRC/tests/lib/kvm.sh"

@@ -23,9 +23,9 @@
 #   writes it: Debian's trace-cmd has zstd only) gives the same results.
 # Prints one table row per round (docs/benchmarks.md keeps them).
 # timeout: 1200
+# san: skip: the lab's guest image carries vmtrace, which an ASan build cannot run there; vmtrace's side of a trace-cmd pair runs under ASan in align/t-align-tracecmd
 set -u
 . "$VT_SRC/tests/align/lib.sh"
-[ "${VT_SAN:-0}" = 1 ] && skip "SAN build: the lab's guest image carries vmtrace, which an ASan build cannot run there; vmtrace's side of a trace-cmd pair runs under ASan in align/t-align-tracecmd"
 [ "$(id -u)" = 0 ] || skip "not root: the KVM lab and trace-cmd record need root"
 command -v trace-cmd >/dev/null || fail "trace-cmd not installed (make deps)"
 OUT=$VT_TMP/out

@@ -5,12 +5,12 @@
 # libvmtrace-mcount-free.a program; no memory error, no leak, and the
 # traces are exact (uftrace replay of each thread against tests/guest/expect).
 # timeout: 240
+# san: skip: valgrind cannot run ASan-built code: the plain build runs this test
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 . "$VT_SRC/tests/guest/mcount-lib.sh"
 need_uftrace
 command -v valgrind >/dev/null || skip "valgrind not installed (make deps)"
-[ "${VT_SAN:-}" != 1 ] || skip "valgrind cannot run ASan-built code: the plain build runs this test"
 lib="$VT_BUILD/lib/libvmtrace-mcount.so"
 [ -f "$lib" ] || fail "$lib not built"
 # -pg programs run glibc's gprof timer (ITIMER_PROF); at exit gmon restores

@@ -7,6 +7,7 @@
 # success).  `vmtrace debugcon` decodes it; uftrace replays the exact tree.
 # timeout: 300
 # needs: kvm
+# san: skip: the guest's freestanding runtime is not built with ASan (it runs in the guest); vmtrace debugcon runs under ASan in guest/t-mcount-freestanding and align/t-align-tcg
 set -eu
 . "$VT_SRC/tests/guest/mcount-lib.sh"
 . "$VT_SRC/tests/lib/kvm.sh"

@@ -12,6 +12,7 @@
 # where pyenv has no such interpreter (CI: Debian 12 only; t-pip.sh covers
 # Debian's python3 there).
 # timeout: 900
+# san: skip: pip builds the extension with its own flags, not the SAN build's; the ASan-built extension runs in python/t-*
 set -eu
 . "$VT_SRC/tests/python/common.sh"
 [ -z "$VT_PRELOAD" ] || vt_skip "sanitizer build: pip builds its own extension"

@@ -21,10 +21,10 @@
 # its vCPU running on the host.  (The host CPU hog: t-report-hog-lab.)
 # FAULTS="throttle disk guest" selects the scenarios; VT_KEEP_FAULTS=1
 # keeps their recordings (in VT_TMP/faults-out).
+# san: skip: the lab's guest image carries vmtrace, which an ASan build cannot run there; the report's critical path runs under ASan in report/t-report-crit and t-report-throttle
 set -eu
 . "$VT_SRC/tests/lib/kvm.sh"
 skip() { echo "SKIP: $*"; exit 77; }
-[ "${VT_SAN:-0}" = 1 ] && skip "SAN build: the lab's guest image carries vmtrace, which an ASan build cannot run there; the report's critical path runs under ASan in report/t-report-crit and t-report-throttle"
 kvm_or_lab "$@"
 need_kvm
 command -v trace-cmd >/dev/null || skip "trace-cmd not installed (make test-deps)"

@@ -13,10 +13,10 @@
 # was runnable-not-running during the call, computed from the raw host
 # sched events by preempt_check.py (which must also agree with the
 # report's own "vCPU preempted during the call" figure).
+# san: skip: the lab's guest image carries vmtrace, which an ASan build cannot run there; the report's vCPU states and critical path run under ASan in report/t-report-crit
 set -eu
 . "$VT_SRC/tests/lib/kvm.sh"
 kvm_or_lab "$@"
-[ "${VT_SAN:-0}" = 1 ] && { echo "SAN build: the lab's guest image carries vmtrace, which an ASan build cannot run there; the report's states and critical path run under ASan in report/t-report-crit"; exit 77; }
 need_kvm
 command -v chrt >/dev/null && command -v taskset >/dev/null || { echo "no chrt/taskset (util-linux)"; exit 77; }
 PY=/usr/bin/python3

@@ -19,12 +19,12 @@
 # VT_PAIRING_AIO (default threads), VT_PAIRING_SMP (default 2) and
 # VT_PAIRING_IOTHREAD=1 run another QEMU back-end, vCPU count or an
 # iothread (docs/report.md has their figures).
+# san: skip: the lab's guest image carries vmtrace, which an ASan build cannot run there; the pairing runs under ASan in report/t-report-pairing
 set -eu
 . "$VT_SRC/tests/lib/kvm.sh"
 AIO=${VT_PAIRING_AIO:-threads} SMP=${VT_PAIRING_SMP:-2}
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
-[ "${VT_SAN:-0}" = 1 ] && skip "SAN build: the lab's guest image carries vmtrace, which an ASan build cannot run there; the pairing itself runs under ASan in report/t-report-pairing"
 for c in record marker align merge export; do
 	"$VT_BIN" $c --help >/dev/null 2>&1 || [ $? -ne 5 ] || skip "'vmtrace $c' is not built yet"
 done

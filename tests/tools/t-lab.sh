@@ -8,6 +8,7 @@
 # no QEMU (125), a working directory the lab cannot
 # see (2), a bad option (2).
 # timeout: 300
+# san: skip: vmtrace lab is tools/kvm-lab, a shell script: no ASan-built code runs in it but the front's dispatch
 set -eu
 lab=$VT_BUILD/bin/vmtrace-lab
 [ -x "$lab" ] || { echo "FAIL: $lab not built"; exit 1; }
