@@ -24,6 +24,7 @@
 # Prints one table row per round (docs/benchmarks.md keeps them).
 # timeout: 1200
 # san: skip: the lab's guest image carries vmtrace, which an ASan build cannot run there; vmtrace's side of a trace-cmd pair runs under ASan in align/t-align-tracecmd
+# uses: lab (boots a KVM lab of its own: not beside the lab batch)
 set -u
 . "$VT_SRC/tests/align/lib.sh"
 [ "$(id -u)" = 0 ] || skip "not root: the KVM lab and trace-cmd record need root"

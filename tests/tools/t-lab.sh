@@ -9,6 +9,7 @@
 # see (2), a bad option (2).
 # timeout: 300
 # san: skip: vmtrace lab is tools/kvm-lab, a shell script: no ASan-built code runs in it but the front's dispatch
+# uses: lab (boots a KVM lab of its own: not beside the lab batch)
 set -eu
 lab=$VT_BUILD/bin/vmtrace-lab
 [ -x "$lab" ] || { echo "FAIL: $lab not built"; exit 1; }
