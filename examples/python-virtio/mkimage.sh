@@ -56,7 +56,7 @@ build_base() {
 	cp -R "$dir/modules/." "$dir/modules.order" "$root/lib/modules/"
 	vt_root_copy_elf "$root" /usr/bin/$PY
 	skip=()
-	read -ra names <<<"$PY_SKIP"	# (no glob expansion of config-*)
+	read -ra names <<<"${PY_SKIP//$'\n'/ }"	# one line (read stops at a newline); no glob expansion of config-*
 	for f in "${names[@]}"; do skip+=(--exclude="./$f"); done
 	mkdir -p "$root/usr/lib/$PY"
 	tar -C /usr/lib/$PY "${skip[@]}" --exclude='./lib-dynload/_test*' \
