@@ -15,6 +15,10 @@
 # and a KVM test started on its own re-runs itself there (kvm_or_lab).  A
 # PVM /dev/kvm does not count as full (vt-kvm-probe says why).
 # VT_KVM=direct uses /dev/kvm anyway, VT_KVM=lab always the lab.
+# A lab test with a "# host-part: yes" line runs in two parts (tests/run):
+# VT_PART=lab in the lab (its guests, their recordings into $VT_HANDOFF),
+# then VT_PART=host here (their analysis from $VT_HANDOFF: it must not call
+# kvm_or_lab or need_kvm); VT_PART empty: both in one go.
 #
 #   kvm_check        0 when KVM works (KVM_WHY says how fast the gate
 #                    guest ran); 1 when it does not (KVM_WHY: the reason);
