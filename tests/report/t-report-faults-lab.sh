@@ -35,7 +35,7 @@ fi
 [ "$part" = lab ] || command -v trace-cmd >/dev/null || skip "trace-cmd not installed (make test-deps)"
 PY=/usr/bin/python3
 FAULTS=${FAULTS:-throttle disk guest}
-THROTTLE_BPS=1048576 DELAY_MS=100 GUEST_HOG=40:10
+THROTTLE_BPS=1048576 DELAY_MS=200 GUEST_HOG=40:10
 # no inode table zeroing by the guest's kernel during the workload (its
 # write-zeroes requests would compete with the workload's)
 MKE2FS_OPTS="-E lazy_itable_init=0,lazy_journal_init=0"
