@@ -245,7 +245,8 @@ int align_markers_match(const struct vt_marker *g, size_t ng,
 struct align_load_opts {
 	uint64_t host_hz;		/* override host tsc.hz (0: from meta) */
 	uint64_t guest_hz;		/* override guest tsc.hz (0: from meta) */
-	int marker_port;		/* -1: VT_MARKER_PORT and the debugcon port */
+	int marker_port;		/* -1: VT_MARKER_PORT and the guest's PIO ports;
+					 * else this port alone */
 	int marker_fd;			/* chardev fd of TCG markers, -1: from meta */
 	int has_offset;			/* --offset given: the user source */
 	int64_t offset_tsc;		/* guest TSC - host TSC, ticks */

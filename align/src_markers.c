@@ -38,7 +38,8 @@ struct cwrite {
 };
 
 /* The addresses the guest's markers used, per kind: a host action counts as
- * a marker observation only at one of them (plus the default/option port). */
+ * a marker observation only at one of them (ports: plus the default port; a
+ * --port replaces them all). */
 struct addr_set {
 	uint64_t a[SRC_MAX_ADDRS];
 	int n;
@@ -269,9 +270,12 @@ static int hc_inband_markers(struct align_samples *s, struct hc_inband *ib, cons
 	return 0;
 }
 
-/* Before the host's events: the addresses the guest's markers name. */
+/* Before the host's events: the addresses the guest's markers name; a
+ * --port given by the user replaces the PIO ports (theirs and the default). */
 static int markers_begin(struct align_gather *g)
 {
+	int user_port = g->o->marker_port >= 0;
+	struct addr_set other = { .n = 0 };
 	struct markers_state *st;
 	int64_t mfd;
 
@@ -281,17 +285,24 @@ static int markers_begin(struct align_gather *g)
 	if (!st)
 		return vt_err_set("out of memory");
 	g->state[ALIGN_SRC_MARKERS] = st;
-	addr_add(&st->ports, g->o->marker_port >= 0 ? (uint64_t)g->o->marker_port : VT_MARKER_PORT);
+	addr_add(&st->ports, user_port ? (uint64_t)g->o->marker_port : VT_MARKER_PORT);
 	for (size_t i = 0; i < g->s->in.n_guest_markers; i++) {
 		const struct vt_marker *m = &g->s->guest_markers[i];
 
-		if (m->kind == VT_MARKER_PIO)
+		if (m->kind == VT_MARKER_PIO && !user_port)
 			addr_add(&st->ports, m->addr);
+		else if (m->kind == VT_MARKER_PIO && m->addr != st->ports.a[0])
+			addr_add(&other, m->addr);
 		else if (m->kind == VT_MARKER_MMIO)
 			addr_add(&st->gpas, m->addr);
 		else if (m->kind == VT_MARKER_HYPERCALL)
 			addr_add(&st->hcs, m->addr);
 	}
+	if (other.n)
+		align_gather_note(g->s, "host: --port 0x%x replaces the port%s the guest's PIO markers "
+				  "name (0x%llx%s): only 0x%x is searched", g->o->marker_port,
+				  other.n > 1 ? "s" : "", (unsigned long long)other.a[0],
+				  other.n > 1 ? ", ..." : "", g->o->marker_port);
 	st->want_fd = g->o->marker_fd;
 	if (st->want_fd < 0 && g->m && !vt_meta_get_i64(g->m, "markers.chardev_fd", &mfd))
 		st->want_fd = (int)mfd;

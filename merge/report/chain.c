@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "err.h"
-#include "marker.h"
 #include "crit.h"
 
 #define STACK_MAX	2048	/* bytes of a Python stack string */
@@ -59,6 +58,12 @@ enum ncls {
 #define MMIO_PLATFORM_LO	0xfec00000ULL
 #define MMIO_PLATFORM_HI	0xfeefffffULL
 #define KVM_TRACE_MMIO_WRITE	2	/* kvm_mmio's type of a write */
+/* The first port of x86's PCI I/O space (Linux's PCIBIOS_MIN_IO; firmware
+ * places I/O BARs from 0xc000 or 0x6000): a legacy virtio-pci device's
+ * queue-notify port (its I/O BAR + 16) is at or above it; below are the
+ * platform's fixed ports (PIC, PIT, CMOS/RTC 0x70, POST 0x80, serial, PCI
+ * config 0xcf8, fw_cfg, ACPI) and the sync markers' 0x5f0 and 0xe9. */
+#define PIO_PCI_MIN		0x1000
 
 struct report *report_new(int all_calls)
 {
@@ -577,27 +582,37 @@ static int is_host(const struct merge_event *ev)
 	return merge_track(ev->track)->machine == MERGE_MACHINE_HOST;
 }
 
-/* kvm_pio / kvm_mmio / kvm_fast_mmio: a guest write that may be a device
- * notify (reads, sync markers and the interrupt controllers' MMIO are not) */
+int chain_kick_addr(const struct report *r, const struct merge_event *ev, uint64_t *addr)
+{
+	uint64_t port = 0, v = 0;
+
+	*addr = 0;
+	if (arg_u64(ev, r->k_port, &port) == 0) {
+		if (port < PIO_PCI_MIN)
+			return 0;	/* a platform port or a sync marker */
+		if (arg_u64(ev, r->k_rw, &v) == 0 && v != 1)
+			return 0;	/* a port read */
+		*addr = port;
+	} else if (arg_u64(ev, r->k_gpa, addr) == 0) {
+		if (arg_u64(ev, r->k_type, &v) == 0 && v != KVM_TRACE_MMIO_WRITE)
+			return 0;	/* an MMIO read */
+		if (*addr >= MMIO_PLATFORM_LO && *addr <= MMIO_PLATFORM_HI)
+			return 0;	/* LAPIC / IOAPIC / HPET */
+	}
+	return 1;
+}
+
+/* kvm_pio / kvm_mmio / kvm_fast_mmio: counted as an exit; a kick candidate
+ * when it can be a device notify (chain_kick_addr) */
 static int on_kick(struct report *r, const struct merge_event *ev)
 {
 	const struct merge_track *mt = merge_track(ev->track);
-	uint64_t port = 0, v = 0, addr = 0;
+	uint64_t addr;
 
 	if (exit_count(r, vcpu_of(ev), ev->name, 0, 0) < 0)
 		return -1;
-	if (arg_u64(ev, r->k_port, &port) == 0) {
-		if (port == VT_MARKER_PORT || port == VT_MARKER_DEBUGCON_PORT)
-			return 0;	/* a sync marker, not a device notify */
-		if (arg_u64(ev, r->k_rw, &v) == 0 && v != 1)
-			return 0;	/* a port read */
-		addr = port;
-	} else if (arg_u64(ev, r->k_gpa, &addr) == 0) {
-		if (arg_u64(ev, r->k_type, &v) == 0 && v != KVM_TRACE_MMIO_WRITE)
-			return 0;	/* an MMIO read */
-		if (addr >= MMIO_PLATFORM_LO && addr <= MMIO_PLATFORM_HI)
-			return 0;	/* LAPIC / IOAPIC / HPET */
-	}
+	if (!chain_kick_addr(r, ev, &addr))
+		return 0;
 	struct kick *k = CHAIN_VEC_PUSH(r, r->kicks);
 
 	if (!k)

@@ -111,6 +111,12 @@ struct report {
 /* The operation letter of a block layer rwbs string (chain.c). */
 char report_rwbs_op(const char *rwbs);
 
+/* Whether kvm_pio / kvm_mmio / kvm_fast_mmio event @ev can be a device
+ * notify (a kick; chain.c): 1 with its port or address in *@addr, else 0
+ * (a read, a platform port, the interrupt controllers' MMIO).  The one
+ * rule of the chains and of the critical path. */
+int chain_kick_addr(const struct report *r, const struct merge_event *ev, uint64_t *addr);
+
 /* Double the vector *@a of *@cap elements of @elem bytes (lib/grow.h; the
  * new elements zero).  0, or -1 with the message set. */
 int chain_vec_grow_slow(void **a, size_t *cap, size_t elem);

@@ -106,7 +106,7 @@ struct crit {
 	uint32_t hostio_name;
 	/* host threads' open disk syscall: by track, entry name (0 none) */
 	uint32_t *host_open;
-	uint32_t k_prev_pid, k_prev_state, k_next_pid, k_pid, k_target_cpu, k_port,
+	uint32_t k_prev_pid, k_prev_state, k_next_pid, k_pid, k_target_cpu,
 		 k_next_comm, k_prev_comm, k_comm, k_name, k_dev, k_sector, k_nr_sector;
 	uint32_t s_irq;		/* "an irq": a waker in irq context */
 	uint64_t last_ts;

@@ -234,6 +234,12 @@ int crit_finish(struct report *r)
 		o->vcpu = (int32_t)i - 1;
 		o->tid = v->tid;
 		memcpy(o->ns, v->st, sizeof(o->ns));
+		if (!r->have_exit_slices) {
+			/* no kvm_entry/kvm_exit: on a CPU, guest mode or an
+			 * exit, nothing tells which */
+			o->ns[RV_UNKNOWN] += o->ns[RV_GUEST];
+			o->ns[RV_GUEST] = 0;
+		}
 	}
 	if (c->tout.n)
 		qsort(c->tout.a, c->tout.n, sizeof(*c->tout.a), cmp_thread);

@@ -150,6 +150,10 @@ static void states(const struct report *r, FILE *fp, int top)
 			fprintf(fp, "</tr>");
 		}
 		fprintf(fp, "</table>");
+		if (!report_have_exit_slices(r))
+			fprintf(fp, "<p class=note>No kvm_entry/kvm_exit events (PVM, or not "
+				"recorded): guest mode and VM exits are not told apart, a vCPU on a "
+				"CPU is counted as unknown.</p>");
 	}
 	n = report_nr_threads(r);
 	fprintf(fp, "<h2>Thread states (&micro;s)</h2>");

@@ -116,6 +116,9 @@ static void vcpu_states(const struct report *r, FILE *fp)
 			fprintf(fp, " %16s", us(v->ns[s], a));
 		fprintf(fp, "\n");
 	}
+	if (!report_have_exit_slices(r))
+		fprintf(fp, "  no kvm_entry/kvm_exit events (PVM, or not recorded): guest mode and VM "
+			"exits are not told apart, a vCPU on a CPU is counted as unknown\n");
 }
 
 static void thread_states(const struct report *r, FILE *fp, int max)

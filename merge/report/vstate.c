@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "err.h"
-#include "marker.h"
 #include "crit.h"
 
 const char *const report_vstate_names[RV_NR] = {
@@ -37,7 +36,6 @@ struct crit *crit_new(int all_calls)
 	c->k_next_pid = merge_str_intern0("next_pid");
 	c->k_pid = merge_str_intern0("pid");
 	c->k_target_cpu = merge_str_intern0("target_cpu");
-	c->k_port = merge_str_intern0("port");
 	c->k_next_comm = merge_str_intern0("next_comm");
 	c->k_prev_comm = merge_str_intern0("prev_comm");
 	c->k_comm = merge_str_intern0("comm");
@@ -620,7 +618,7 @@ static void on_rq(struct crit *c, const struct merge_event *ev, uint8_t k)
 
 static void on_pipe(struct crit *c, const struct merge_event *ev, uint8_t k, uint8_t role)
 {
-	uint64_t ts = ev->ts_ns, port = 0;
+	uint64_t ts = ev->ts_ns;
 
 	switch (k) {
 	case K_RQ_INSERT:
@@ -628,10 +626,7 @@ static void on_pipe(struct crit *c, const struct merge_event *ev, uint8_t k, uin
 	case K_RQ_COMPLETE:
 		on_rq(c, ev, k);
 		break;
-	case K_KICK:
-		if (arg_u64(ev, c->k_port, &port) == 0 &&
-		    (port == VT_MARKER_PORT || port == VT_MARKER_DEBUGCON_PORT))
-			break;
+	case K_KICK:	/* one that can be a notify (on_instant) */
 		c->have_kick = 1;
 		if (c->unkicked)
 			PIPE(c, ts, { c->kicked += c->unkicked; c->unkicked = 0; });
@@ -666,6 +661,7 @@ static int on_instant(struct report *r, struct crit *c, const struct merge_event
 	const struct merge_track *mt = merge_track(ev->track);
 	struct gthr *g;
 	struct vcpu *v;
+	uint64_t addr;
 
 	switch (k) {
 	case K_SWITCH:
@@ -718,6 +714,9 @@ static int on_instant(struct report *r, struct crit *c, const struct merge_event
 			on_pipe(c, ev, k, role);
 		return 0;
 	case K_KICK:
+		if (role != CR_THREAD && chain_kick_addr(r, ev, &addr))
+			on_pipe(c, ev, k, role);
+		return 0;
 	case K_INJECT:
 		if (role != CR_THREAD)
 			on_pipe(c, ev, k, role);
