@@ -1,6 +1,7 @@
 #!/bin/bash
 # timeout: 1200
 # needs: kvm
+# host-part: yes
 # Proof on injected causes: the python-virtio example (ROUNDS=1 MB=1) under
 # KVM (the KVM lab where there is no full KVM here), one guest run per
 # cause, each of known size:
