@@ -436,15 +436,16 @@ static int load_host(struct align_samples *s, const char *dir, int is_dir,
 	if (o->host_hz) {
 		s->in.host_hz = o->host_hz;
 		snprintf(s->host_hz_from, sizeof(s->host_hz_from), "option --tsc-hz");
-	} else if (m && !vt_meta_get_u64(m, "tsc.hz", &v) && v) {
+	} else if (m && !vt_meta_get_u64(m, VT_MK_TSC_HZ, &v) && v) {
 		s->in.host_hz = v;
 		snprintf(s->host_hz_from, sizeof(s->host_hz_from), "%s",
-			 vt_meta_get(m, "tsc.hz_source") ? vt_meta_get(m, "tsc.hz_source") : "meta");
+			 vt_meta_get(m, VT_MK_TSC_HZ_SOURCE) ?
+			 vt_meta_get(m, VT_MK_TSC_HZ_SOURCE) : "meta");
 	}
 	if (m) {
-		if (!vt_meta_get_u64(m, "record.start_tsc_host", &v))
+		if (!vt_meta_get_u64(m, VT_MK_RECORD_START_TSC_HOST, &v))
 			s->in.span_tsc_host_start = v;
-		if (!vt_meta_get_u64(m, "record.stop_tsc_host", &v))
+		if (!vt_meta_get_u64(m, VT_MK_RECORD_STOP_TSC_HOST, &v))
 			s->in.span_tsc_host_end = v;
 		for (size_t i = 0; i < align_nr_source_ios; i++)
 			if (align_source_ios[i]->host_meta && align_source_ios[i]->host_meta(&g) < 0)
@@ -526,7 +527,7 @@ static int load_guest(struct align_samples *s, const char *dir, int is_dir,
 	if (o->guest_hz) {
 		s->in.guest_hz = o->guest_hz;
 		snprintf(s->guest_hz_from, sizeof(s->guest_hz_from), "option --guest-tsc-hz");
-	} else if (m && !vt_meta_get_u64(m, "tsc.hz", &v) && v) {
+	} else if (m && !vt_meta_get_u64(m, VT_MK_TSC_HZ, &v) && v) {
 		s->in.guest_hz = v;
 		snprintf(s->guest_hz_from, sizeof(s->guest_hz_from), "meta");
 	}

@@ -15,6 +15,8 @@
 #include "align/gather.h"
 #include "err.h"
 
+/* the keys' VM, vCPU and reading numbers are ints (VT_MK_FMT_VM_*,
+ * VT_MK_FMT_VCPU_*): every one used here is below these bounds */
 #define SRC_MAX_VMS		64
 #define SRC_MAX_VCPUS		1024
 #define SRC_MAX_SERIES		100000	/* debugfs readings per vCPU */
@@ -34,10 +36,10 @@ static int est_debugfs(const struct seg_ctx *x, struct line *l)
  * the CPU vendor, else the ratio's size (ratios are close to 1.0) */
 static uint32_t frac_bits_of(const struct vt_meta *m, uint64_t ratio)
 {
-	const char *vendor = vt_meta_get(m, "cpu.vendor");
+	const char *vendor = vt_meta_get(m, VT_MK_CPU_VENDOR);
 	uint64_t fb;
 
-	if (!vt_meta_get_u64(m, "kvm.tsc_scaling_frac_bits", &fb) && fb > 0 && fb < 64)
+	if (!vt_meta_get_u64(m, VT_MK_KVM_TSC_SCALING_FRAC_BITS, &fb) && fb > 0 && fb < 64)
 		return (uint32_t)fb;
 	if (vendor && strstr(vendor, "AMD"))
 		return SRC_FRAC_AMD;
@@ -68,8 +70,7 @@ static int vm_offset_reading(const struct vt_meta *m, uint64_t vm, uint64_t v, u
 {
 	const char *rv;
 
-	snprintf(key, keylen, "kvm.vm%llu.vcpu%llu.tsc_offset.%llu", (unsigned long long)vm,
-		 (unsigned long long)v, (unsigned long long)i);
+	snprintf(key, keylen, VT_MK_FMT_VCPU_TSC_OFFSET, (int)vm, (int)v, (int)i);
 	rv = vt_meta_get(m, key);
 	return !rv || parse_reading(rv, val, tsc) ? -1 : 0;
 }
@@ -82,12 +83,11 @@ static void vm_reading_span(const struct vt_meta *m, uint64_t vm, uint64_t *lo, 
 
 	*lo = UINT64_MAX;
 	*hi = 0;
-	snprintf(key, sizeof(key), "kvm.vm%llu.vcpus", (unsigned long long)vm);
+	snprintf(key, sizeof(key), VT_MK_FMT_VM_VCPUS, (int)vm);
 	if (vt_meta_get_u64(m, key, &nvcpu) || nvcpu > SRC_MAX_VCPUS)
 		return;
 	for (uint64_t v = 0; v < nvcpu; v++) {
-		snprintf(key, sizeof(key), "kvm.vm%llu.vcpu%llu.tsc_offset.nr",
-			 (unsigned long long)vm, (unsigned long long)v);
+		snprintf(key, sizeof(key), VT_MK_FMT_VCPU_TSC_OFFSET_NR, (int)vm, (int)v);
 		if (vt_meta_get_u64(m, key, &nr) || nr == 0 || nr > SRC_MAX_SERIES)
 			continue;
 		for (uint64_t i = 0; i < nr; i++) {
@@ -131,7 +131,7 @@ static int load_vm_debugfs(struct align_samples *s, const struct vt_meta *m, con
 	uint64_t nvcpu, nr;
 	char key[SRC_KEY_MAX];
 
-	snprintf(key, sizeof(key), "kvm.vm%llu.vcpus", (unsigned long long)vm);
+	snprintf(key, sizeof(key), VT_MK_FMT_VM_VCPUS, (int)vm);
 	if (vt_meta_get_u64(m, key, &nvcpu))
 		return 0;
 	if (nvcpu > SRC_MAX_VCPUS)
@@ -141,22 +141,19 @@ static int load_vm_debugfs(struct align_samples *s, const struct vt_meta *m, con
 		uint64_t ratio = 0, rnr = 0;
 
 		/* the latest ratio reading applies to every offset reading */
-		snprintf(key, sizeof(key), "kvm.vm%llu.vcpu%llu.tsc_scaling_ratio.nr",
-			 (unsigned long long)vm, (unsigned long long)v);
+		snprintf(key, sizeof(key), VT_MK_FMT_VCPU_TSC_RATIO_NR, (int)vm, (int)v);
 		if (!vt_meta_get_u64(m, key, &rnr) && rnr > 0 && rnr <= SRC_MAX_SERIES) {
 			long long val;
 			unsigned long long tsc;
 			const char *rv;
 
-			snprintf(key, sizeof(key), "kvm.vm%llu.vcpu%llu.tsc_scaling_ratio.%llu",
-				 (unsigned long long)vm, (unsigned long long)v,
-				 (unsigned long long)(rnr - 1));
+			snprintf(key, sizeof(key), VT_MK_FMT_VCPU_TSC_RATIO, (int)vm, (int)v,
+				 (int)(rnr - 1));
 			rv = vt_meta_get(m, key);
 			if (rv && !parse_reading(rv, &val, &tsc))
 				ratio = (uint64_t)val;
 		}
-		snprintf(key, sizeof(key), "kvm.vm%llu.vcpu%llu.tsc_offset.nr",
-			 (unsigned long long)vm, (unsigned long long)v);
+		snprintf(key, sizeof(key), VT_MK_FMT_VCPU_TSC_OFFSET_NR, (int)vm, (int)v);
 		if (vt_meta_get_u64(m, key, &nr) || nr == 0)
 			continue;
 		if (nr > SRC_MAX_SERIES)
@@ -197,7 +194,7 @@ static int load_debugfs(struct align_samples *s, const struct vt_meta *m, const 
 {
 	uint64_t nvm = 0, use = 1;
 
-	if (vt_meta_get_u64(m, "kvm.vms", &nvm) || nvm == 0)
+	if (vt_meta_get_u64(m, VT_MK_KVM_VMS, &nvm) || nvm == 0)
 		return 0;
 	s->vms_in_sequence = nvm > 1 && vms_in_sequence(m, nvm);
 	if (s->vms_in_sequence) {

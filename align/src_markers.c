@@ -304,7 +304,7 @@ static int markers_begin(struct align_gather *g)
 				  other.n > 1 ? "s" : "", (unsigned long long)other.a[0],
 				  other.n > 1 ? ", ..." : "", g->o->marker_port);
 	st->want_fd = g->o->marker_fd;
-	if (st->want_fd < 0 && g->m && !vt_meta_get_i64(g->m, "markers.chardev_fd", &mfd))
+	if (st->want_fd < 0 && g->m && !vt_meta_get_i64(g->m, VT_MK_MARKERS_CHARDEV_FD, &mfd))
 		st->want_fd = (int)mfd;
 	return 0;
 }

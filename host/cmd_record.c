@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "err.h"
+#include "meta.h"
 #include "record.h"
 #include "usdt_probes.h"
 
@@ -426,7 +427,7 @@ int cmd_record(int argc, char **argv)
 		else
 			snprintf(val, sizeof(val), "signal %d", WTERMSIG(status));
 		if (child_done)
-			host_record_meta(r, "record.command_exit", val);
+			host_record_meta(r, VT_MK_RECORD_COMMAND_EXIT, val);
 	}
 	if (host_record_stop(r, &res)) {
 		vt_err_print("record");

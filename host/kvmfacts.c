@@ -369,17 +369,22 @@ const char *host_kvm_thread_comm(const struct host_kvm *k, int i)
 	return k->thr[i].comm;
 }
 
-static int kvm_series_meta(struct vt_meta *m, const char *prefix, const struct kvm_series *s)
+/* The readings @s of VM @vm's vCPU @vcpu: its tsc_scaling_ratio series
+ * if @ratio, else its tsc_offset series (the .nr key, then one a reading). */
+static int kvm_series_meta(struct vt_meta *m, int vm, int vcpu, int ratio,
+			   const struct kvm_series *s)
 {
 	char key[VT_META_KEY_MAX];
 
 	if (!s->nr)
 		return 0;
-	snprintf(key, sizeof(key), "%s.nr", prefix);
+	snprintf(key, sizeof(key),
+		 ratio ? VT_MK_FMT_VCPU_TSC_RATIO_NR : VT_MK_FMT_VCPU_TSC_OFFSET_NR, vm, vcpu);
 	if (vt_meta_set(m, key, "%d", s->nr))
 		return -1;
 	for (int i = 0; i < s->nr; i++) {
-		snprintf(key, sizeof(key), "%s.%d", prefix, i);
+		snprintf(key, sizeof(key),
+			 ratio ? VT_MK_FMT_VCPU_TSC_RATIO : VT_MK_FMT_VCPU_TSC_OFFSET, vm, vcpu, i);
 		if (vt_meta_set(m, key, "%s %llu %s", s->r[i].val,
 				(unsigned long long)s->r[i].tsc_host,
 				kvm_when_name[s->r[i].when]))
@@ -403,33 +408,28 @@ int host_kvm_to_meta(const struct host_kvm *k, struct vt_meta *m)
 		vt[i] = (struct vt_meta_vthread){ .tid = t->tid, .pid = t->pid, .vcpu = t->idx };
 		snprintf(vt[i].comm, sizeof(vt[i].comm), "%s", t->comm);
 	}
-	ret = vt_meta_set(m, "kvm.vms", "%d", k->nr_vm) ||
+	ret = vt_meta_set(m, VT_MK_KVM_VMS, "%d", k->nr_vm) ||
 	      vt_meta_set_vthreads(m, vt, k->nr_thr);
 	free(vt);
 	if (ret)
 		return -1;
-	if (k->frac_bits && vt_meta_set(m, "kvm.tsc_scaling_frac_bits", "%u", k->frac_bits))
+	if (k->frac_bits && vt_meta_set(m, VT_MK_KVM_TSC_SCALING_FRAC_BITS, "%u", k->frac_bits))
 		return -1;
 	for (int i = 0; i < k->nr_vm; i++) {
 		const struct kvm_vm *vm = &k->vm[i];
 
-		snprintf(key, sizeof(key), "kvm.vm%d.pid", i);
+		snprintf(key, sizeof(key), VT_MK_FMT_VM_PID, i);
 		if (vt_meta_set(m, key, "%d", (int)vm->pid))
 			return -1;
-		snprintf(key, sizeof(key), "kvm.vm%d.debugfs", i);
+		snprintf(key, sizeof(key), VT_MK_FMT_VM_DEBUGFS, i);
 		if (vt_meta_set(m, key, "%s", vm->dir))
 			return -1;
-		snprintf(key, sizeof(key), "kvm.vm%d.vcpus", i);
+		snprintf(key, sizeof(key), VT_MK_FMT_VM_VCPUS, i);
 		if (vt_meta_set(m, key, "%d", vm->nr_vcpu))
 			return -1;
 		for (int j = 0; j < vm->nr_vcpu; j++) {
-			snprintf(key, sizeof(key), "kvm.vm%d.vcpu%d.tsc_offset", i,
-				 vm->vcpu[j].idx);
-			if (kvm_series_meta(m, key, &vm->vcpu[j].offset))
-				return -1;
-			snprintf(key, sizeof(key), "kvm.vm%d.vcpu%d.tsc_scaling_ratio", i,
-				 vm->vcpu[j].idx);
-			if (kvm_series_meta(m, key, &vm->vcpu[j].ratio))
+			if (kvm_series_meta(m, i, vm->vcpu[j].idx, 0, &vm->vcpu[j].offset) ||
+			    kvm_series_meta(m, i, vm->vcpu[j].idx, 1, &vm->vcpu[j].ratio))
 				return -1;
 		}
 	}

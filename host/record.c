@@ -202,24 +202,24 @@ static int rec_meta_start(struct host_record *r, const struct host_record_opts *
 	uname(&u);
 	/* align reads it for the TSC scaling ratio's fraction bits */
 	if (!host_proc_cpu_vendor(vendor, sizeof(vendor)) &&
-	    vt_meta_set(m, "cpu.vendor", "%s", vendor))
+	    vt_meta_set(m, VT_MK_CPU_VENDOR, "%s", vendor))
 		return -1;
-	if (vt_meta_set(m, "format", "trace.dat") ||
-	    vt_meta_set(m, "producer", "vmtrace-record") ||
-	    vt_meta_set(m, "domain", "%s", o->guest ? "guest" : "host") ||
-	    vt_meta_set(m, "clock", "tsc") ||
-	    vt_meta_set(m, "trace_clock", REC_TRACE_CLOCK) ||
-	    vt_meta_set(m, "hostname", "%s", u.nodename) ||
-	    vt_meta_set(m, "kernel", "%s %s", u.sysname, u.release) ||
-	    vt_meta_set(m, "kernel.version", "%s", u.version) ||
-	    vt_meta_set(m, "machine", "%s", u.machine) ||
-	    vt_meta_set(m, "record.buffer_kb", "%u", o->buffer_kb) ||
-	    vt_meta_set(m, "record.page_size", "%u", r->page_size) ||
-	    vt_meta_set(m, REC_FORMAT_KEY, "%s", o->v6 ? REC_FORMAT_V6 : REC_FORMAT_V7) ||
-	    vt_meta_set(m, "record.nr_cpus", "%u", r->nr_cpus) ||
-	    vt_meta_set(m, "record.events", "%s", r->events ? r->events : ""))
+	if (vt_meta_set(m, VT_MK_FORMAT, "trace.dat") ||
+	    vt_meta_set(m, VT_MK_PRODUCER, "vmtrace-record") ||
+	    vt_meta_set(m, VT_MK_DOMAIN, "%s", o->guest ? "guest" : "host") ||
+	    vt_meta_set(m, VT_MK_CLOCK, "tsc") ||
+	    vt_meta_set(m, VT_MK_TRACE_CLOCK, REC_TRACE_CLOCK) ||
+	    vt_meta_set(m, VT_MK_HOSTNAME, "%s", u.nodename) ||
+	    vt_meta_set(m, VT_MK_KERNEL, "%s %s", u.sysname, u.release) ||
+	    vt_meta_set(m, VT_MK_KERNEL_VERSION, "%s", u.version) ||
+	    vt_meta_set(m, VT_MK_MACHINE, "%s", u.machine) ||
+	    vt_meta_set(m, VT_MK_RECORD_BUFFER_KB, "%u", o->buffer_kb) ||
+	    vt_meta_set(m, VT_MK_RECORD_PAGE_SIZE, "%u", r->page_size) ||
+	    vt_meta_set(m, VT_MK_RECORD_TRACEDAT, "%s", o->v6 ? REC_FORMAT_V6 : REC_FORMAT_V7) ||
+	    vt_meta_set(m, VT_MK_RECORD_NR_CPUS, "%u", r->nr_cpus) ||
+	    vt_meta_set(m, VT_MK_RECORD_EVENTS, "%s", r->events ? r->events : ""))
 		return -1;
-	if (o->command && vt_meta_set(m, "cmdline", "%s", o->command))
+	if (o->command && vt_meta_set(m, VT_MK_CMDLINE, "%s", o->command))
 		return -1;
 	return 0;
 }
@@ -314,7 +314,7 @@ struct host_record *host_record_start(const struct host_record_opts *o)
 	}
 	if (r->kvm)
 		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0, 0);
-	vt_meta_set_u64(r->meta, "record.start_tsc_host", vt_rdtsc_ordered());
+	vt_meta_set_u64(r->meta, VT_MK_RECORD_START_TSC_HOST, vt_rdtsc_ordered());
 	if (tracefs_trace_on(r->inst) < 0) {
 		vt_err_errno("%s/instances/%s/tracing_on: cannot turn tracing on", tdir, name);
 		goto fail;
@@ -345,12 +345,12 @@ int host_record_stop(struct host_record *r, struct host_record_result *res)
 	if (!res)
 		res = &dummy;
 	tracefs_trace_off(r->inst);
-	vt_meta_set_u64(r->meta, "record.stop_tsc_host", vt_rdtsc_ordered());
+	vt_meta_set_u64(r->meta, VT_MK_RECORD_STOP_TSC_HOST, vt_rdtsc_ordered());
 	if (r->kvm)
 		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0, 1);
 	rec_join(r);
 	if (!getrusage(RUSAGE_SELF, &ru))
-		vt_meta_set_u64(r->meta, "record.cpu_ms",
+		vt_meta_set_u64(r->meta, VT_MK_RECORD_CPU_MS,
 				(uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * REC_MS_PER_S +
 				(uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / REC_US_PER_MS);
 	for (unsigned i = 0; i < r->nr_cpus; i++)

@@ -161,10 +161,10 @@ int host_record_finish(const char *dir, const char *out, int force, struct host_
 		return vt_err_set_code(EINVAL, "%s/%s: unreadable or incomplete (%s)", dir,
 				       REC_STATE_FILE, why);
 	}
-	name = vt_meta_get(st, "record.instance");
-	if (vt_meta_get_u64(st, "record.pid", &pid) ||
-	    vt_meta_get_u64(st, "record.nr_cpus", &ncpu) || !ncpu || ncpu > INT_MAX ||
-	    vt_meta_get_u64(st, "record.page_size", &psz) || psz < 2 * VT_TD_PAGE_HDR_SIZE ||
+	name = vt_meta_get(st, VT_MK_RECORD_INSTANCE);
+	if (vt_meta_get_u64(st, VT_MK_RECORD_PID, &pid) ||
+	    vt_meta_get_u64(st, VT_MK_RECORD_NR_CPUS, &ncpu) || !ncpu || ncpu > INT_MAX ||
+	    vt_meta_get_u64(st, VT_MK_RECORD_PAGE_SIZE, &psz) || psz < 2 * VT_TD_PAGE_HDR_SIZE ||
 	    psz > UINT32_MAX || (psz & (psz - 1))) {
 		vt_err_set_code(EINVAL, "%s/%s: record.pid, record.nr_cpus or record.page_size "
 				"missing or bad",
@@ -182,7 +182,7 @@ int host_record_finish(const char *dir, const char *out, int force, struct host_
 	if (host_proc_read_small(REC_BOOT_ID_PATH, boot, sizeof(boot)))
 		boot[0] = 0;
 	boot[strcspn(boot, "\n")] = 0;
-	oldboot = vt_meta_get(st, "record.boot_id");
+	oldboot = vt_meta_get(st, VT_MK_RECORD_BOOT_ID);
 	if (oldboot && boot[0] && strcmp(oldboot, boot))
 		vt_warn("%s was recorded before a reboot: event formats and kallsyms are taken "
 			"from the running kernel", dir);
@@ -231,12 +231,12 @@ int host_record_finish(const char *dir, const char *out, int force, struct host_
 		}
 		torn |= sb.st_size % r->page_size != 0;
 	}
-	salvaged = vt_meta_get(r->meta, "record.salvaged_by");
+	salvaged = vt_meta_get(r->meta, VT_MK_RECORD_SALVAGED_BY);
 	/* instance and registry entry gone in the same boot, no reaper
 	 * involved: the recorder removed its instance itself, which it does
 	 * only once every page is in the raw files (it failed after that) */
 	rec_registry_path(path, sizeof(path), (pid_t)pid);
-	if (!drained && !salvaged && vt_meta_get(r->meta, "record.registry") && oldboot &&
+	if (!drained && !salvaged && vt_meta_get(r->meta, VT_MK_RECORD_REGISTRY) && oldboot &&
 	    !strcmp(oldboot, boot) && access(path, F_OK))
 		self_drained = 1;
 	snprintf(reason, sizeof(reason), "recorder pid %llu ended without writing trace.dat; %s%s%s",
@@ -247,15 +247,15 @@ int host_record_finish(const char *dir, const char *out, int force, struct host_
 			 : "its tracing instance was gone: pages not yet written when it ended are lost",
 		 !drained && salvaged ? salvaged : "",
 		 torn ? "; a torn last page was dropped" : "");
-	if (vt_meta_set(r->meta, "record.recovered", "1") ||
-	    vt_meta_set(r->meta, "record.recover_reason", "%s", reason) ||
-	    vt_meta_set(r->meta, "record.recover_instance", "%s",
+	if (vt_meta_set(r->meta, VT_MK_RECORD_RECOVERED, "1") ||
+	    vt_meta_set(r->meta, VT_MK_RECORD_RECOVER_REASON, "%s", reason) ||
+	    vt_meta_set(r->meta, VT_MK_RECORD_RECOVER_INSTANCE, "%s",
 			drained ? "drained" : salvaged ? "salvaged" :
 			self_drained ? "drained_by_recorder" : "gone")) {
 		goto out;
 	}
-	vt_meta_del(r->meta, "record.instance");
-	vt_meta_del(r->meta, "record.tracefs");
+	vt_meta_del(r->meta, VT_MK_RECORD_INSTANCE);
+	vt_meta_del(r->meta, VT_MK_RECORD_TRACEFS);
 	if (rec_write_tracedat(r, set_event, stats, cs)) {
 		if (vt_err_code() == ENOSPC) {
 			char msg[REC_PATH_MAX];

@@ -43,7 +43,7 @@
  * (record_registry.c) maps a recorder pid to its DIR for the stale-instance
  * reaper. */
 #define REC_STATE_FILE		"record.state"
-#define REC_FORMAT_KEY		"record.tracedat"	/* meta/state: the format written */
+/* the values of VT_MK_RECORD_TRACEDAT (meta and state): the format written */
 #define REC_FORMAT_V7		"v7-zstd"
 #define REC_FORMAT_V6		"v6"
 #define REC_EVENTS_FILE		"record.events"

@@ -96,8 +96,8 @@ struct vt_meta *rec_state_of(const char *dir, pid_t pid, const char *inst)
 	m = vt_meta_read(path);
 	if (!m)
 		return NULL;
-	name = vt_meta_get(m, "record.instance");
-	if (vt_meta_get_u64(m, "record.pid", &v) || (pid > 0 && v != (uint64_t)pid) || !name ||
+	name = vt_meta_get(m, VT_MK_RECORD_INSTANCE);
+	if (vt_meta_get_u64(m, VT_MK_RECORD_PID, &v) || (pid > 0 && v != (uint64_t)pid) || !name ||
 	    (inst && strcmp(name, inst))) {
 		vt_meta_free(m);
 		return NULL;
@@ -128,11 +128,11 @@ int rec_state_write(struct host_record *r, const char *tdir, const char *name)
 		boot[0] = 0;
 	boot[strcspn(boot, "\n")] = 0;
 	/* record.registry=1: the registry entry goes only with the instance */
-	if (vt_meta_set(m, "record.pid", "%d", (int)getpid()) ||
-	    vt_meta_set(m, "record.instance", "%s", name) ||
-	    vt_meta_set(m, "record.tracefs", "%s", tdir) ||
-	    (boot[0] && vt_meta_set(m, "record.boot_id", "%s", boot)) ||
-	    (!rec_registry_add(getpid(), r->dir) && vt_meta_set(m, "record.registry", "1")))
+	if (vt_meta_set(m, VT_MK_RECORD_PID, "%d", (int)getpid()) ||
+	    vt_meta_set(m, VT_MK_RECORD_INSTANCE, "%s", name) ||
+	    vt_meta_set(m, VT_MK_RECORD_TRACEFS, "%s", tdir) ||
+	    (boot[0] && vt_meta_set(m, VT_MK_RECORD_BOOT_ID, "%s", boot)) ||
+	    (!rec_registry_add(getpid(), r->dir) && vt_meta_set(m, VT_MK_RECORD_REGISTRY, "1")))
 		goto out;
 	snprintf(path, sizeof(path), "%s/%s", r->dir, REC_STATE_FILE);
 	if (vt_meta_write(m, path))
@@ -266,8 +266,8 @@ void rec_reap_stale(const char *tdir)
 		snprintf(path, sizeof(path), "%s/instances/%s", tdir, de->d_name);
 		if (!rec_registry_get((pid_t)pid, dir, sizeof(dir)))
 			st = rec_state_of(dir, (pid_t)pid, de->d_name);
-		if (st && !vt_meta_get_u64(st, "record.nr_cpus", &ncpu) &&
-		    !vt_meta_get_u64(st, "record.page_size", &psz) && ncpu && psz &&
+		if (st && !vt_meta_get_u64(st, VT_MK_RECORD_NR_CPUS, &ncpu) &&
+		    !vt_meta_get_u64(st, VT_MK_RECORD_PAGE_SIZE, &psz) && ncpu && psz &&
 		    (inst = tracefs_instance_alloc(NULL, de->d_name))) {
 			int e = rec_drain_instance(inst, dir, (unsigned)ncpu, (uint32_t)psz, NULL);
 
@@ -281,7 +281,7 @@ void rec_reap_stale(const char *tdir)
 			vt_warn("saved the buffered pages of the killed recorder (pid %ld) into %s; "
 				"make its trace.dat with: vmtrace record --finish %s", pid, dir, dir);
 			snprintf(path, sizeof(path), "%s/%s", dir, REC_STATE_FILE);
-			if (vt_meta_set(st, "record.salvaged_by", "%d", (int)getpid()) ||
+			if (vt_meta_set(st, VT_MK_RECORD_SALVAGED_BY, "%d", (int)getpid()) ||
 			    vt_meta_write(st, path))
 				vt_warn("%s", vt_err_msg());
 			snprintf(path, sizeof(path), "%s/instances/%s", tdir, de->d_name);

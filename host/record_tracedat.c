@@ -395,7 +395,7 @@ int rec_discard_foreign(struct host_record *r, const char *set_event)
 	k->collect = 0;
 	if (rec_pages_pass(r, k, page, &discarded))
 		goto out;
-	ret = vt_meta_set_u64(r->meta, "record.discarded", discarded);
+	ret = vt_meta_set_u64(r->meta, VT_MK_RECORD_DISCARDED, discarded);
 out:
 	free(page);
 	if (k)
@@ -416,7 +416,7 @@ int rec_write_tracedat(struct host_record *r, char *set_event, char **stats,
 
 	snprintf(path, sizeof(path), "%s/%s", r->dir, VT_TD_FILE);
 	/* the format chosen at start (kept in record.state for --finish) */
-	fmt = vt_meta_get(r->meta, REC_FORMAT_KEY);
+	fmt = vt_meta_get(r->meta, VT_MK_RECORD_TRACEDAT);
 	w = fmt && !strcmp(fmt, REC_FORMAT_V6) ? vt_td_create(path, r->page_size)
 					       : vt_td_create_zstd(path, r->page_size);
 	if (!w)
@@ -496,21 +496,21 @@ int rec_meta_end(struct host_record *r, char **stats, const struct vt_td_cpu_sta
 		res->bytes += cs[i].bytes;
 		if (i < HOST_RECORD_REPORT_CPUS)
 			res->lost_cpu[i] = lost;
-		snprintf(key, sizeof(key), "events.cpu%u", i);
+		snprintf(key, sizeof(key), VT_MK_FMT_EVENTS_CPU, i);
 		vt_meta_set_u64(m, key, cs[i].events);
-		snprintf(key, sizeof(key), "lost.cpu%u", i);
+		snprintf(key, sizeof(key), VT_MK_FMT_LOST_CPU, i);
 		vt_meta_set_u64(m, key, lost);
-		snprintf(key, sizeof(key), "lost_pages.cpu%u", i);
+		snprintf(key, sizeof(key), VT_MK_FMT_LOST_PAGES_CPU, i);
 		vt_meta_set_u64(m, key, cs[i].lost_unknown);
-		snprintf(key, sizeof(key), "overrun.cpu%u", i);
+		snprintf(key, sizeof(key), VT_MK_FMT_OVERRUN_CPU, i);
 		vt_meta_set_u64(m, key, overrun);
-		snprintf(key, sizeof(key), "dropped.cpu%u", i);
+		snprintf(key, sizeof(key), VT_MK_FMT_DROPPED_CPU, i);
 		vt_meta_set_u64(m, key, dropped);
 	}
-	vt_meta_set_u64(m, "events.total", res->events);
-	vt_meta_set_u64(m, "lost.total", res->lost);
-	vt_meta_set_u64(m, "lost_pages.total", res->lost_pages);
-	vt_meta_set_u64(m, "record.data_bytes", res->bytes);
+	vt_meta_set_u64(m, VT_MK_EVENTS_TOTAL, res->events);
+	vt_meta_set_u64(m, VT_MK_LOST_TOTAL, res->lost);
+	vt_meta_set_u64(m, VT_MK_LOST_PAGES_TOTAL, res->lost_pages);
+	vt_meta_set_u64(m, VT_MK_RECORD_DATA_BYTES, res->bytes);
 	if (r->nr_task) {
 		char buf[REC_META_VAL_ROOM + 16];
 		size_t len = 0;
@@ -521,7 +521,7 @@ int rec_meta_end(struct host_record *r, char **stats, const struct vt_td_cpu_sta
 					(int)r->task[i].tid);
 		if (len >= REC_META_VAL_ROOM)
 			snprintf(buf + REC_META_VAL_ROOM, sizeof(buf) - REC_META_VAL_ROOM, ",...");
-		vt_meta_set(m, "record.pids", "%s", buf);
+		vt_meta_set(m, VT_MK_RECORD_PIDS, "%s", buf);
 		/* their processes, in the same order (merge: QEMU's threads
 		 * are the tasks of QEMU's process, whatever their names) */
 		len = 0;
@@ -530,7 +530,7 @@ int rec_meta_end(struct host_record *r, char **stats, const struct vt_td_cpu_sta
 			len += snprintf(buf + len, sizeof(buf) - len, "%s%d", i ? "," : "",
 					(int)r->task[i].tgid);
 		if (len < REC_META_VAL_ROOM)
-			vt_meta_set(m, "record.tgids", "%s", buf);
+			vt_meta_set(m, VT_MK_RECORD_TGIDS, "%s", buf);
 	}
 	if (r->kvm && host_kvm_to_meta(r->kvm, m))
 		return -1;

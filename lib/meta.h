@@ -11,12 +11,14 @@
  * (\\, \n, \r).  Lines starting with '#' are comments.
  * A key may appear once; the order of writing is kept.  Files are written
  * atomically (temporary file + rename).
+ * The key names are lib/meta_keys.h's (VT_MK_*), the one place they are spelt.
  */
 #ifndef VT_META_H
 #define VT_META_H
 
 #include <stdint.h>
 #include "compiler.h"
+#include "meta_keys.h"
 
 #define VT_META_FILE	"vmtrace.meta"
 #define VT_META_KEY_MAX	128

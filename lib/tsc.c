@@ -667,7 +667,8 @@ int vt_tsc_meta_set(struct vt_meta *m, const struct vt_tsc_freq *f)
 {
 	if (!f->hz)
 		return vt_err_set("no TSC frequency to record");
-	if (vt_meta_set_u64(m, "tsc.hz", f->hz) || vt_meta_set(m, "tsc.hz_source", "%s", f->source))
+	if (vt_meta_set_u64(m, VT_MK_TSC_HZ, f->hz) ||
+	    vt_meta_set(m, VT_MK_TSC_HZ_SOURCE, "%s", f->source))
 		return -1;
 	return 0;
 }

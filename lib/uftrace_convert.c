@@ -168,16 +168,16 @@ int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int forc
 		snprintf(msg, sizeof(msg), "%s", vt_err_msg());
 		return vt_err_set("%s: no usable vmtrace.meta, cannot tell the clock (%s)", in, msg);
 	}
-	clock = vt_meta_get(m, "clock");
+	clock = vt_meta_get(m, VT_MK_CLOCK);
 	if (!clock || strcmp(clock, "tsc")) {
 		vt_err_set("%s: clock is '%s', not 'tsc': nothing to convert", in,
 			   clock ? clock : "(unset)");
 		goto out;
 	}
-	if (!tsc_hz && vt_meta_get_u64(m, "tsc.hz", &tsc_hz)) {
+	if (!tsc_hz && vt_meta_get_u64(m, VT_MK_TSC_HZ, &tsc_hz)) {
 		double hz;
 
-		if (vt_meta_get_double(m, "tsc.hz", &hz) || hz < 1) {
+		if (vt_meta_get_double(m, VT_MK_TSC_HZ, &hz) || hz < 1) {
 			vt_err_set("%s/%s: no valid tsc.hz (give the frequency explicitly)", in,
 				   VT_META_FILE);
 			goto out;
@@ -245,9 +245,9 @@ int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int forc
 				snprintf(warn, sizeof(warn), "%s", w);
 		}
 	}
-	if (vt_meta_set(m, "clock", "ns") || vt_meta_set_u64(m, "tsc.hz", tsc_hz) ||
-	    (given && vt_meta_set(m, "tsc.hz_source", "option")) ||
-	    vt_meta_set(m, "convert.from", "%s", rin[0] ? rin : in) ||
+	if (vt_meta_set(m, VT_MK_CLOCK, "ns") || vt_meta_set_u64(m, VT_MK_TSC_HZ, tsc_hz) ||
+	    (given && vt_meta_set(m, VT_MK_TSC_HZ_SOURCE, "option")) ||
+	    vt_meta_set(m, VT_MK_CONVERT_FROM, "%s", rin[0] ? rin : in) ||
 	    vt_meta_write_dir(m, out))
 		goto out;
 	ret = 0;

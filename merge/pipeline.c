@@ -110,7 +110,7 @@ static uint64_t td_tsc_hz(const char *path)
  * readers know QEMU's threads by name. */
 static void qemu_tasks(const struct vt_meta *m, struct merge_host_facts *host)
 {
-	const char *p = vt_meta_get(m, "record.pids"), *g = vt_meta_get(m, "record.tgids");
+	const char *p = vt_meta_get(m, VT_MK_RECORD_PIDS), *g = vt_meta_get(m, VT_MK_RECORD_TGIDS);
 	char *pe, *ge;
 
 	host->nr_qtasks = -1;
@@ -141,6 +141,7 @@ static void read_meta(struct merge_ctx *mc, struct merge_input *in)
 	const char *dir = meta_dir_of(path, dbuf, sizeof(dbuf));
 	struct vt_meta *m = dir ? vt_meta_read_dir(dir) : NULL;
 	struct merge_host_facts *host = &in->host;
+	char key[VT_META_KEY_MAX];
 	int64_t pid;
 	double d;
 
@@ -155,10 +156,11 @@ static void read_meta(struct merge_ctx *mc, struct merge_input *in)
 		in->hz = td_tsc_hz(path);
 		return;
 	}
-	if (vt_meta_get_u64(m, "tsc.hz", &in->hz) < 0 && vt_meta_get_double(m, "tsc.hz", &d) == 0)
+	if (vt_meta_get_u64(m, VT_MK_TSC_HZ, &in->hz) < 0 &&
+	    vt_meta_get_double(m, VT_MK_TSC_HZ, &d) == 0)
 		in->hz = (uint64_t)(d + 0.5);
-	const char *c = vt_meta_get(m, "clock"), *dom = vt_meta_get(m, "domain");
-	const char *v = vt_meta_get(m, "vm");
+	const char *c = vt_meta_get(m, VT_MK_CLOCK), *dom = vt_meta_get(m, VT_MK_DOMAIN);
+	const char *v = vt_meta_get(m, VT_MK_VM);
 
 	if (c && (!strcmp(c, "ns") || !strcmp(c, "mono-ns")))
 		in->is_ns = 1;
@@ -168,7 +170,8 @@ static void read_meta(struct merge_ctx *mc, struct merge_input *in)
 		in->dom = MERGE_DOM_GUEST;
 	if (!in->named && v && *v)
 		snprintf(in->vm, sizeof(in->vm), "%s", v);
-	if (vt_meta_get_i64(m, "kvm.vm0.pid", &pid) == 0 && pid > 0 && pid < INT32_MAX)
+	snprintf(key, sizeof(key), VT_MK_FMT_VM_PID, 0);	/* QEMU's: the first VM's */
+	if (vt_meta_get_i64(m, key, &pid) == 0 && pid > 0 && pid < INT32_MAX)
 		host->qemu_pid = (int)pid;
 	if (host->qemu_pid > 0)
 		qemu_tasks(m, host);

@@ -262,8 +262,8 @@ static int uftrace_close(void *sink)
 	if (!ret) {
 		struct vt_meta *m = vt_meta_new();
 
-		if (!m || vt_meta_set(m, "clock", "ns") < 0 ||
-		    vt_meta_set(m, "domain", "merged") < 0 || vt_meta_write_dir(m, s->dir) < 0)
+		if (!m || vt_meta_set(m, VT_MK_CLOCK, "ns") < 0 ||
+		    vt_meta_set(m, VT_MK_DOMAIN, "merged") < 0 || vt_meta_write_dir(m, s->dir) < 0)
 			ret = -1;
 		vt_meta_free(m);
 	}

@@ -35,7 +35,7 @@ static long writer_alive(const char *dir)
 
 	if (!m)
 		return 0;
-	if (vt_meta_get_u64(m, "python.pid", &pid) || pid == 0 || pid > (uint64_t)INT32_MAX)
+	if (vt_meta_get_u64(m, VT_MK_PYTHON_PID, &pid) || pid == 0 || pid > (uint64_t)INT32_MAX)
 		pid = 0;
 	vt_meta_free(m);
 	if (pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM))

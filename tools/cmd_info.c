@@ -261,7 +261,7 @@ static int info_tracedat(const char *path, const struct vt_meta *m, uint64_t hz)
 		print_span(last - first, vt_td_clock_is_ns(clock) ? "ns" : "tsc", hz);
 		printf("\n");
 	}
-	if (m && !vt_meta_get_u64(m, "lost.total", &v))
+	if (m && !vt_meta_get_u64(m, VT_MK_LOST_TOTAL, &v))
 		printf("  lost:        %" PRIu64 "\n", v);
 	else
 		printf("  lost:        not recorded (no lost.total in %s)\n", VT_META_FILE);
@@ -272,7 +272,7 @@ static int info_tracedat(const char *path, const struct vt_meta *m, uint64_t hz)
 	}
 	printf("\n  %4s %12s %12s\n", "CPU", "EVENTS", "LOST");
 	for (int i = 0; i < nr_cpus; i++) {
-		snprintf(key, sizeof(key), "lost.cpu%d", i);
+		snprintf(key, sizeof(key), VT_MK_FMT_LOST_CPU, (unsigned)i);
 		printf("  %4d %12" PRIu64 " ", i, per_cpu[i]);
 		if (m && !vt_meta_get_u64(m, key, &v))
 			printf("%12" PRIu64 "\n", v);
@@ -356,16 +356,16 @@ int cmd_info(int argc, char **argv)
 		}
 	}
 	if (m) {
-		const char *v = vt_meta_get(m, "clock");
+		const char *v = vt_meta_get(m, VT_MK_CLOCK);
 
 		if (v)
 			clock = v;
-		vt_meta_get_u64(m, "tsc.hz", &hz);
+		vt_meta_get_u64(m, VT_MK_TSC_HZ, &hz);
 		printf("clock:         %s\n", clock);
 		if (hz)
 			printf("TSC Hz:        %" PRIu64 " (source: %s)\n", hz,
-			       vt_meta_get(m, "tsc.hz_source") ? vt_meta_get(m, "tsc.hz_source") :
-			       "not recorded");
+			       vt_meta_get(m, VT_MK_TSC_HZ_SOURCE) ?
+			       vt_meta_get(m, VT_MK_TSC_HZ_SOURCE) : "not recorded");
 		printf("metadata:\n");
 		for (int i = 0; i < vt_meta_count(m); i++)
 			printf("  %s=%s\n", vt_meta_key(m, i), vt_meta_val(m, i));

@@ -168,10 +168,10 @@ static int top_show(const char *dir, int rows, int clear)
 		return -1;
 	m = vt_meta_read_dir(dir);
 	if (m) {
-		clock = vt_meta_get(m, "clock") ? vt_meta_get(m, "clock") : "?";
+		clock = vt_meta_get(m, VT_MK_CLOCK) ? vt_meta_get(m, VT_MK_CLOCK) : "?";
 		if (!strcmp(clock, "ns"))
 			unit_ms = 1e-6;
-		else if (vt_meta_get_u64(m, "tsc.hz", &hz) == 0 && hz)
+		else if (vt_meta_get_u64(m, VT_MK_TSC_HZ, &hz) == 0 && hz)
 			unit_ms = 1e3 / (double)hz;
 	}
 	t.tasks = vt_uft_nr_tasks(r);

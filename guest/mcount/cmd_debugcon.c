@@ -167,12 +167,12 @@ static int dc_session(const struct dc_state *s, const char *elf, uint64_t tsc_hz
 	m = vt_meta_new();
 	if (!m)
 		return vt_err_set("out of memory");
-	vt_meta_set(m, "clock", "tsc");
-	vt_meta_set(m, "domain", "guest");
-	vt_meta_set(m, "producer", "vmtrace debugcon");
+	vt_meta_set(m, VT_MK_CLOCK, "tsc");
+	vt_meta_set(m, VT_MK_DOMAIN, "guest");
+	vt_meta_set(m, VT_MK_PRODUCER, "vmtrace debugcon");
 	if (tsc_hz) {
-		vt_meta_set_u64(m, "tsc.hz", tsc_hz);
-		vt_meta_set(m, "tsc.hz_source", "option --tsc-hz");
+		vt_meta_set_u64(m, VT_MK_TSC_HZ, tsc_hz);
+		vt_meta_set(m, VT_MK_TSC_HZ_SOURCE, "option --tsc-hz");
 	} else {
 		/* QEMU's TCG and KVM (no TSC scaling) give the guest the host's TSC rate */
 		struct vt_tsc_freq f;
@@ -180,8 +180,8 @@ static int dc_session(const struct dc_state *s, const char *elf, uint64_t tsc_hz
 		if (vt_tsc_freq_opts(&f, VT_TSC_NO_CALIBRATE) == 0 || vt_tsc_freq(&f) == 0)
 			vt_tsc_meta_set(m, &f);
 	}
-	vt_meta_set_u64(m, "mcount.lost", s->lost);
-	vt_meta_set_u64(m, "markers", s->nr_markers);
+	vt_meta_set_u64(m, VT_MK_MCOUNT_LOST, s->lost);
+	vt_meta_set_u64(m, VT_MK_MARKERS, s->nr_markers);
 	rc = vt_meta_write_dir(m, s->dir);
 	vt_meta_free(m);
 	return rc;

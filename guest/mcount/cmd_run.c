@@ -226,14 +226,14 @@ static int run_write_meta(const char *dir, const struct run_opts *o)
 
 	if (!m)
 		return vt_err_set("out of memory");
-	vt_meta_set(m, "clock", "tsc");
-	vt_meta_set(m, "domain", "guest");
-	vt_meta_set(m, "producer", "vmtrace run");
+	vt_meta_set(m, VT_MK_CLOCK, "tsc");
+	vt_meta_set(m, VT_MK_DOMAIN, "guest");
+	vt_meta_set(m, VT_MK_PRODUCER, "vmtrace run");
 	rc = run_tsc_meta(m);
 	if (rc == 0) {
-		vt_meta_set_u64(m, "mcount.depth", o->depth);
-		vt_meta_set(m, "mcount.entries_only", "%d", o->entries_only);
-		vt_meta_set_u64(m, "mcount.bufsize", o->bufsize);
+		vt_meta_set_u64(m, VT_MK_MCOUNT_DEPTH, o->depth);
+		vt_meta_set(m, VT_MK_MCOUNT_ENTRIES_ONLY, "%d", o->entries_only);
+		vt_meta_set_u64(m, VT_MK_MCOUNT_BUFSIZE, o->bufsize);
 		rc = vt_meta_write_dir(m, dir);
 	}
 	vt_meta_free(m);

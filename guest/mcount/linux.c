@@ -210,12 +210,12 @@ static void meta_add_counts(uint64_t skipped, uint64_t lost)
 
 	if (!m)
 		return;
-	if (vt_meta_get_u64(m, "mcount.skipped", &old) == 0)
+	if (vt_meta_get_u64(m, VT_MK_MCOUNT_SKIPPED, &old) == 0)
 		skipped += old;
-	if (vt_meta_get_u64(m, "mcount.lost", &old) == 0)
+	if (vt_meta_get_u64(m, VT_MK_MCOUNT_LOST, &old) == 0)
 		lost += old;
-	vt_meta_set_u64(m, "mcount.skipped", skipped);
-	vt_meta_set_u64(m, "mcount.lost", lost);
+	vt_meta_set_u64(m, VT_MK_MCOUNT_SKIPPED, skipped);
+	vt_meta_set_u64(m, VT_MK_MCOUNT_LOST, lost);
 	vt_meta_write_dir(m, mcount_dir);
 	vt_meta_free(m);
 }
@@ -378,9 +378,9 @@ static int standalone_prepare(void)
 	m = vt_meta_new();
 	if (!m)
 		return -1;
-	vt_meta_set(m, "clock", "tsc");
-	vt_meta_set(m, "domain", "guest");
-	vt_meta_set(m, "producer", "libvmtrace-mcount");
+	vt_meta_set(m, VT_MK_CLOCK, "tsc");
+	vt_meta_set(m, VT_MK_DOMAIN, "guest");
+	vt_meta_set(m, VT_MK_PRODUCER, "libvmtrace-mcount");
 	vt_meta_write_dir(m, mcount_dir);
 	vt_meta_free(m);
 	return 0;

@@ -23,11 +23,11 @@ struct ext_state ext_st;
 
 void vtpy_meta_extra(struct vt_meta *m)
 {
-	vt_meta_set(m, "python.version", "%s", Py_GetVersion());
-	vt_meta_set(m, "python.version_hex", "0x%08lx", (unsigned long)PY_VERSION_HEX);
-	vt_meta_set(m, "python.backend", "%s", VTPY_BACKEND);
-	vt_meta_set(m, "python.c_calls", "%d", ext_st.c_calls);
-	vt_meta_set(m, "python.max_depth", "%u", vtpy_max_depth);
+	vt_meta_set(m, VT_MK_PYTHON_VERSION, "%s", Py_GetVersion());
+	vt_meta_set(m, VT_MK_PYTHON_VERSION_HEX, "0x%08lx", (unsigned long)PY_VERSION_HEX);
+	vt_meta_set(m, VT_MK_PYTHON_BACKEND, "%s", VTPY_BACKEND);
+	vt_meta_set(m, VT_MK_PYTHON_C_CALLS, "%d", ext_st.c_calls);
+	vt_meta_set(m, VT_MK_PYTHON_MAX_DEPTH, "%u", vtpy_max_depth);
 	if (!vtpy_clock_ns) {
 		/* no calibration sleep inside the traced program */
 		struct vt_tsc_freq f;
@@ -42,7 +42,7 @@ void vtpy_meta_extra(struct vt_meta *m)
 		for (int i = 0; i < ext_st.nr_prefixes && n < sizeof(buf) - 1; i++)
 			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? "," : "",
 					      ext_st.prefixes[i]);
-		vt_meta_set(m, "python.lines", "%s", buf);
+		vt_meta_set(m, VT_MK_PYTHON_LINES, "%s", buf);
 	}
 }
 

@@ -469,12 +469,12 @@ static int session_files(void)
 	m = vt_meta_new();
 	if (!m)
 		return vt_err_set("%s: out of memory", g.dir);
-	vt_meta_set(m, "producer", "python");
+	vt_meta_set(m, VT_MK_PRODUCER, "python");
 	/* a guest tracer by design; `vmtrace merge DIR@host` overrides */
-	vt_meta_set(m, "domain", "guest");
-	vt_meta_set(m, "clock", "%s", vtpy_clock_ns ? "ns" : "tsc");
-	vt_meta_set(m, "python.pid", "%d", g.pid);
-	vt_meta_set(m, "python.sid", "%s", g.sid);
+	vt_meta_set(m, VT_MK_DOMAIN, "guest");
+	vt_meta_set(m, VT_MK_CLOCK, "%s", vtpy_clock_ns ? "ns" : "tsc");
+	vt_meta_set(m, VT_MK_PYTHON_PID, "%d", g.pid);
+	vt_meta_set(m, VT_MK_PYTHON_SID, "%s", g.sid);
 	vtpy_meta_extra(m);
 	rc = vt_meta_write_dir(m, g.dir);
 	vt_meta_free(m);
@@ -520,7 +520,7 @@ uint64_t vtpy_session_close(int exit_status)
 	/* keep what session_files() wrote, add the outcome */
 	m = vt_meta_read_dir(g.dir);
 	if (m) {
-		vt_meta_set(m, "python.lost", "%llu", (unsigned long long)g.lost);
+		vt_meta_set(m, VT_MK_PYTHON_LOST, "%llu", (unsigned long long)g.lost);
 		vt_meta_write_dir(m, g.dir);
 		vt_meta_free(m);
 	}

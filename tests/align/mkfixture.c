@@ -274,6 +274,7 @@ int main(int argc, char **argv)
 	struct vt_marker_writer *mw;
 	struct vt_td_writer *w;
 	struct vt_meta *m;
+	char key[VT_META_KEY_MAX];
 	int fds[NR_CPUS];
 
 	while ((c = getopt(argc, argv, "n:o:t:Td:Dj:cmx:H:G:z:MC:RFkK2gaw")) != -1) {
@@ -443,31 +444,40 @@ int main(int argc, char **argv)
 
 	if (has_meta) {
 		m = vt_meta_new();
-		vt_meta_set(m, "domain", "host");
-		vt_meta_set(m, "clock", "tsc");
-		vt_meta_set_u64(m, "tsc.hz", hz);
-		vt_meta_set(m, "tsc.hz_source", "mkfixture");
-		vt_meta_set_u64(m, "record.start_tsc_host", CREATE_TSC - step);
-		vt_meta_set_u64(m, "record.stop_tsc_host", last_ts + step);
-		vt_meta_set(m, "kvm.vcpu_threads", "1");
-		vt_meta_set(m, "kvm.thread0.tid", "%d", VCPU_TID);
-		vt_meta_set(m, "kvm.thread0.vcpu", "0");
+		vt_meta_set(m, VT_MK_DOMAIN, "host");
+		vt_meta_set(m, VT_MK_CLOCK, "tsc");
+		vt_meta_set_u64(m, VT_MK_TSC_HZ, hz);
+		vt_meta_set(m, VT_MK_TSC_HZ_SOURCE, "mkfixture");
+		vt_meta_set_u64(m, VT_MK_RECORD_START_TSC_HOST, CREATE_TSC - step);
+		vt_meta_set_u64(m, VT_MK_RECORD_STOP_TSC_HOST, last_ts + step);
+		vt_meta_set(m, VT_MK_KVM_VCPU_THREADS, "1");
+		snprintf(key, sizeof(key), VT_MK_FMT_THREAD_TID, 0ULL);
+		vt_meta_set(m, key, "%d", VCPU_TID);
+		snprintf(key, sizeof(key), VT_MK_FMT_THREAD_VCPU, 0ULL);
+		vt_meta_set(m, key, "0");
 		if (has_dbg) {
-			vt_meta_set(m, "kvm.vms", "1");
-			vt_meta_set(m, "kvm.vm0.vcpus", "1");
+			vt_meta_set(m, VT_MK_KVM_VMS, "1");
+			snprintf(key, sizeof(key), VT_MK_FMT_VM_VCPUS, 0);
+			vt_meta_set(m, key, "1");
 			if (change_tsc) {
-				vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.nr", "2");
-				vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.0", "%lld %llu start",
+				snprintf(key, sizeof(key), VT_MK_FMT_VCPU_TSC_OFFSET_NR, 0, 0);
+				vt_meta_set(m, key, "2");
+				snprintf(key, sizeof(key), VT_MK_FMT_VCPU_TSC_OFFSET, 0, 0, 0);
+				vt_meta_set(m, key, "%lld %llu start",
 					    (long long)(dbg_off - delta),
 					    (unsigned long long)(CREATE_TSC + 1));
-				vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.1", "%lld %llu change",
+				snprintf(key, sizeof(key), VT_MK_FMT_VCPU_TSC_OFFSET, 0, 0, 1);
+				vt_meta_set(m, key, "%lld %llu change",
 					    (long long)dbg_off, (unsigned long long)(change_tsc + 1));
 			} else {
-				vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.nr", "%d", reset ? 2 : 1);
-				vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.0", "%lld %llu start",
+				snprintf(key, sizeof(key), VT_MK_FMT_VCPU_TSC_OFFSET_NR, 0, 0);
+				vt_meta_set(m, key, "%d", reset ? 2 : 1);
+				snprintf(key, sizeof(key), VT_MK_FMT_VCPU_TSC_OFFSET, 0, 0, 0);
+				vt_meta_set(m, key, "%lld %llu start",
 					    (long long)dbg_off, (unsigned long long)(CREATE_TSC + 1));
+				snprintf(key, sizeof(key), VT_MK_FMT_VCPU_TSC_OFFSET, 0, 0, 1);
 				if (reset)
-					vt_meta_set(m, "kvm.vm0.vcpu0.tsc_offset.1", "%lld %llu end",
+					vt_meta_set(m, key, "%lld %llu end",
 						    (long long)dbg_off,
 						    (unsigned long long)(last_ts + step / 2));
 			}
@@ -477,9 +487,9 @@ int main(int argc, char **argv)
 		vt_meta_free(m);
 	}
 	m = vt_meta_new();
-	vt_meta_set(m, "domain", "guest");
-	vt_meta_set(m, "clock", "tsc");
-	vt_meta_set_u64(m, "tsc.hz", hz + hz / 2000);	/* a guest's calibration */
+	vt_meta_set(m, VT_MK_DOMAIN, "guest");
+	vt_meta_set(m, VT_MK_CLOCK, "tsc");
+	vt_meta_set_u64(m, VT_MK_TSC_HZ, hz + hz / 2000);	/* a guest's calibration */
 	if (vt_meta_write_dir(m, argv[optind + 1]))
 		die("guest meta");
 	vt_meta_free(m);

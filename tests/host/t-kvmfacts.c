@@ -3,7 +3,8 @@
  * (DIR/<pid>-<fd>/vcpuN/tsc-offset, tsc-scaling-ratio) and a real thread
  * of this process named "CPU 0/KVM": readings at start, on change, at the
  * end, each with a host TSC; the vCPU thread found; the meta keys of
- * docs/format/meta.md.
+ * docs/format/meta.md, spelt out as the page spells them (not by their
+ * lib/meta_keys.h names: this checks what lands in the file).
  */
 #include <inttypes.h>
 #include <pthread.h>

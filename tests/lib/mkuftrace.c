@@ -165,9 +165,9 @@ int main(int argc, char **argv)
 	if (vt_uft_write_info(dir, &info))
 		goto fail;
 	m = vt_meta_new();
-	if (!m || vt_meta_set(m, "format", "uftrace") || vt_meta_set(m, "producer", "mkuftrace") ||
-	    vt_meta_set(m, "domain", "host") || vt_meta_set(m, "clock", hz ? "tsc" : "ns") ||
-	    (hz && vt_meta_set_u64(m, "tsc.hz", hz)) || vt_meta_write_dir(m, dir)) {
+	if (!m || vt_meta_set(m, VT_MK_FORMAT, "uftrace") || vt_meta_set(m, VT_MK_PRODUCER, "mkuftrace") ||
+	    vt_meta_set(m, VT_MK_DOMAIN, "host") || vt_meta_set(m, VT_MK_CLOCK, hz ? "tsc" : "ns") ||
+	    (hz && vt_meta_set_u64(m, VT_MK_TSC_HZ, hz)) || vt_meta_write_dir(m, dir)) {
 		vt_meta_free(m);
 		goto fail;
 	}

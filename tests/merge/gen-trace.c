@@ -157,9 +157,9 @@ fail_io:
 	};
 	struct vt_meta *m = vt_meta_new();
 
-	if (vt_uft_write_info(dir, &info) < 0 || !m || vt_meta_set(m, "clock", "%s", clock) < 0 ||
-	    vt_meta_set_u64(m, "tsc.hz", hz) < 0 ||
-	    vt_meta_set(m, "domain", "%s", guest ? "guest" : "host") < 0)
+	if (vt_uft_write_info(dir, &info) < 0 || !m || vt_meta_set(m, VT_MK_CLOCK, "%s", clock) < 0 ||
+	    vt_meta_set_u64(m, VT_MK_TSC_HZ, hz) < 0 ||
+	    vt_meta_set(m, VT_MK_DOMAIN, "%s", guest ? "guest" : "host") < 0)
 		goto fail;
 	for (int i = 0; i < nr_extra; i++) {
 		char *eq = strchr(extra[i], '=');

@@ -86,9 +86,9 @@ static void make_dir(const char *dir, int tsc)
 	info.elapsed_ns = 1234567890;
 	CHECK(vt_uft_write_info(dir, &info) == 0);	/* tids found from the .dat files */
 	m = vt_meta_new();
-	vt_meta_set(m, "clock", tsc ? "tsc" : "ns");
+	vt_meta_set(m, VT_MK_CLOCK, tsc ? "tsc" : "ns");
 	if (tsc)
-		vt_meta_set_u64(m, "tsc.hz", HZ);
+		vt_meta_set_u64(m, VT_MK_TSC_HZ, HZ);
 	CHECK(vt_meta_write_dir(m, dir) == 0);
 	vt_meta_free(m);
 }
@@ -184,7 +184,7 @@ static void test_convert(const char *dir)
 		vt_uft_close(r);
 	}
 	m = vt_meta_read_dir(out);
-	CHECK(m && !strcmp(vt_meta_get(m, "clock"), "ns"));
+	CHECK(m && !strcmp(vt_meta_get(m, VT_MK_CLOCK), "ns"));
 	vt_meta_free(m);
 	/* already ns: refused */
 	CHECK(vt_uft_convert_ns(out, dir, 0, 1) < 0 && strstr(vt_err_msg(), "not 'tsc'"));
