@@ -23,8 +23,6 @@
 #define VT_MK_HOSTNAME		"hostname"	/* uname -n of the recording machine */
 #define VT_MK_KERNEL		"kernel"	/* uname -sr of that machine */
 #define VT_MK_CMDLINE		"cmdline"	/* the traced or recording command line */
-#define VT_MK_SPAN_START_TSC	"span.start_tsc"	/* first raw TSC of the data */
-#define VT_MK_SPAN_END_TSC	"span.end_tsc"	/* last raw TSC of the data */
 #define VT_MK_CONVERT_FROM	"convert.from"	/* vmtrace convert: the tsc directory copied */
 
 /* Tracer keys: the Python tracer (guest/python) */
