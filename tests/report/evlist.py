@@ -1,5 +1,6 @@
 # evlist.py - shared by the tests/report fixture generators (mkfixture.py,
-# mkpairing.py): writes an event list for tests/merge/gen-tracedat.
+# mkpairing.py, mkcrit.py, mkthrottle.py, mkkick.py): the host and guest
+# event lists on one TSC, and their files for tests/merge/gen-tracedat.
 def write(path, comms, evs):
     """comms: (tid, name); evs: (cpu, ts, tid, "sys/event", "field=value ...")"""
     with open(path, "w") as f:
@@ -7,3 +8,26 @@ def write(path, comms, evs):
             f.write("comm %d %s\n" % c)
         for e in sorted(evs, key=lambda e: (e[0], e[1])):
             f.write("ev %d %d %d %s %s\n" % e)
+
+
+class Lists:
+    """The host and guest kernel events of a fixture, stamped on one TSC of
+    hz_ns ticks per ns (the guest's on guest CPU 0)."""
+
+    def __init__(self, hz_ns):
+        self.hz_ns, self.host, self.guest = hz_ns, [], []
+
+    def h(self, cpu, ns, tid, ev, f=""):
+        self.host.append((cpu, ns * self.hz_ns, tid, ev, f))
+
+    def g(self, ns, tid, ev, f=""):
+        self.guest.append((0, ns * self.hz_ns, tid, ev, f))
+
+    def start(self, t0, hcpu, vcpu_tid, gtid):
+        """At t0 the vCPU thread is switched in on host CPU hcpu and enters
+        the guest; 20 ns later the guest thread gtid is switched in."""
+        self.h(hcpu, t0, 0, "sched/sched_switch",
+               "prev_pid=0 prev_prio=120 prev_state=0 next_pid=%d next_prio=120" % vcpu_tid)
+        self.h(hcpu, t0 + 10, vcpu_tid, "kvm/kvm_entry", "vcpu_id=0")
+        self.g(t0 + 20, 0, "sched/sched_switch",
+               "prev_pid=0 prev_prio=120 prev_state=0 next_pid=%d next_prio=120" % gtid)

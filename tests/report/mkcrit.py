@@ -13,6 +13,7 @@
 #
 # usage: mkcrit.py OUTDIR K
 import json, os, sys
+import evlist
 
 out, K = sys.argv[1], int(sys.argv[2])
 S, STEP, HZ_NS = 1_000_000_000, 2_000_000, 2
@@ -21,14 +22,8 @@ GTID, VCPU_TID, IO_TID, HOG_TID = 200, 4243, 4250, 9999
 HCPU_V, HCPU_IO = 1, 0          # host CPUs of the vCPU thread and QEMU's I/O thread
 R, RPLUS, SLEEP = 0, 0x100, 1    # prev_state: runnable, preempted ("R+"), S
 
-host, guest = [], []
-T = lambda ns: ns * HZ_NS
-
-def h(cpu, ns, tid, ev, f=""):
-    host.append((cpu, T(ns), tid, ev, f))
-
-def g(ns, tid, ev, f=""):
-    guest.append((0, T(ns), tid, ev, f))
+L = evlist.Lists(HZ_NS)
+host, guest, h, g = L.host, L.guest, L.h, L.g
 
 def switch(cpu, ns, prev, state, nxt, side):
     f = "prev_pid=%d prev_prio=120 prev_state=%d next_pid=%d next_prio=120" % (prev, state, nxt)
@@ -125,10 +120,8 @@ for k in range(K):
     fsyncs.append({"begin": B + 300_000, "dur": 410_000, "parts": parts(300_000, 710_000),
                    "preempt_overlap": overlap(300_000, 710_000)})
 
-from evlist import write
-
-write(os.path.join(out, "host.txt"),
-      [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "qemu-system-x86"), (HOG_TID, "hog")], host)
-write(os.path.join(out, "guest.txt"), [(GTID, "python3")], guest)
+evlist.write(os.path.join(out, "host.txt"),
+             [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "qemu-system-x86"), (HOG_TID, "hog")], host)
+evlist.write(os.path.join(out, "guest.txt"), [(GTID, "python3")], guest)
 json.dump({"calls": calls, "fsyncs": fsyncs, "vcpu_tid": VCPU_TID},
           open(os.path.join(out, "expected.json"), "w"), indent=1)

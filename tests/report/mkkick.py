@@ -12,27 +12,18 @@
 #
 # usage: mkkick.py OUTDIR
 import json, os, sys
+import evlist
 
 out = sys.argv[1]
 S, STEP, HZ_NS = 1_000_000_000, 2_000_000, 2
 GTID, VCPU_TID, IO_TID = 200, 4243, 4250
 SLEEP, R = 1, 0
 NOTIFY = 0xc050
-host, guest = [], []
-T = lambda ns: ns * HZ_NS
-
-def h(cpu, ns, tid, ev, f=""):
-    host.append((cpu, T(ns), tid, ev, f))
-
-def g(ns, tid, ev, f=""):
-    guest.append((0, T(ns), tid, ev, f))
+L = evlist.Lists(HZ_NS)
+host, guest, h, g = L.host, L.guest, L.h, L.g
 
 t0 = S // HZ_NS
-h(1, t0, 0, "sched/sched_switch",
-  "prev_pid=0 prev_prio=120 prev_state=0 next_pid=%d next_prio=120" % VCPU_TID)
-h(1, t0 + 10, VCPU_TID, "kvm/kvm_entry", "vcpu_id=0")
-g(t0 + 20, 0, "sched/sched_switch",
-  "prev_pid=0 prev_prio=120 prev_state=0 next_pid=%d next_prio=120" % GTID)
+L.start(t0, 1, VCPU_TID, GTID)
 
 B = (S + STEP) // HZ_NS          # app.save's call: B .. B + 1 ms
 F = B + 300_000                 # the fsync
@@ -87,11 +78,9 @@ parts = {}
 for a, b, p in seg:
     parts[p] = parts.get(p, 0) + b - a
 
-from evlist import write
-
-write(os.path.join(out, "host.txt"),
-      [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "worker")], host)
-write(os.path.join(out, "guest.txt"), [(GTID, "python3")], guest)
+evlist.write(os.path.join(out, "host.txt"),
+             [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "worker")], host)
+evlist.write(os.path.join(out, "guest.txt"), [(GTID, "python3")], guest)
 json.dump({"fsync": {"begin": F, "dur": 130_000, "parts": parts},
            "kick": {"ts": F + 40_000, "port": NOTIFY}},
           open(os.path.join(out, "expected.json"), "w"), indent=1)
