@@ -23,7 +23,10 @@
 #                   fallocate on its byte range and direction, raw image:
 #                   file offset = sector * 512; a flush: fdatasync/fsync);
 #                   truth = the union of those intervals within the call
-#                   (report part qemu_before_host_io)
+#                   while the call's thread was blocked (from its switch-out
+#                   in a sleeping state to its wakeup: the guest's own sched
+#                   events; running or runnable it waited for a CPU, not for
+#                   QEMU) (report part qemu_before_host_io)
 #   host-disk       a slow backing store: the union of QEMU's disk
 #                   syscalls (entry .. exit) within the call (host_io)
 #   guest-runnable  guest contention: the call's thread runnable-not-
@@ -39,7 +42,7 @@ DISK = {"pread64": "R", "preadv": "R", "preadv2": "R", "pwrite64": "W", "pwritev
 if sys.argv[1] == "--events":
     sysc = ["sys_%s_%s" % (d, k) for k in DISK for d in ("enter", "exit")]
     need = {"qemu-wait": (["kvm_write_tsc_offset", "kvm_mmio", "kvm_pio"] + sysc,
-                          ["block_rq_issue", "block_rq_complete"]),
+                          ["block_rq_issue", "block_rq_complete", "sched_switch", "sched_wakeup"]),
             "host-disk": (["kvm_write_tsc_offset"] + sysc, ["block_rq_issue"]),
             "guest-runnable": (["kvm_write_tsc_offset", "sched_switch", "sched_wakeup"],
                                ["sched_switch", "sched_wakeup"])}
@@ -101,6 +104,39 @@ def union(iv, a, b):
                 tot += cur[1] - cur[0]
             cur = [x, y]
     return tot + (cur[1] - cur[0] if cur else 0)
+
+def intersect(iv, keep):
+    """the parts of intervals @iv inside some interval of @keep"""
+    return [(max(x, c), min(y, d)) for x, y in iv for c, d in keep if min(y, d) > max(x, c)]
+
+def guest_states(gtid):
+    """the guest thread's runnable and blocked intervals, from the guest's
+    own sched events: switched out runnable (R/R+) or woken while sleeping,
+    until switched in (runnable); switched out sleeping until woken
+    (blocked)"""
+    st, since, rq, blk = None, 0, [], []
+    me = re.compile(r":%d \[" % gtid)
+    for comm, tid, ts, ev, rest in events(guestrep):
+        if ev == "sched_switch":
+            m = re.match(r"\s*.*?:(\d+) \[-?\d+\] (\S+) ==> .*?:(\d+) \[", rest)
+            if not m:
+                continue
+            t = gns(ts)
+            if int(m.group(1)) == gtid:
+                st, since = ("rq" if m.group(2).startswith("R") else "blk"), t
+            if int(m.group(3)) == gtid:
+                if st == "rq":
+                    rq.append((since, t))
+                elif st == "blk":
+                    blk.append((since, t))
+                st = "run"
+        elif ev == "sched_wakeup" and me.search(rest) and st == "blk":
+            t = gns(ts)
+            blk.append((since, t))
+            st, since = "rq", t
+    if st == "blk":
+        blk.append((since, B))
+    return rq, blk
 
 def subtract(iv, cut):
     """the parts of intervals @iv outside every interval of @cut"""
@@ -233,26 +269,15 @@ elif mode == "qemu-wait":
             unmatched += 1
             continue
         iv.append((k, h))
-    truth = union(iv, A, B)
+    _, blk = guest_states(gtid)
+    raw = union(iv, A, B)
+    truth = union(intersect(iv, blk), A, B)
     how = ("%d guest requests in flight during the call, %d kick-to-syscall intervals "
-           "(notify address %s), %d without a kick or syscall" % (len(mine), len(iv), notify, unmatched))
+           "(notify address %s), %d without a kick or syscall; %.1f ms of the call in them, "
+           "%.1f ms of it with the thread blocked" % (len(mine), len(iv), notify, unmatched,
+                                                    raw / 1e6, truth / 1e6))
 elif mode == "guest-runnable":
-    st, since, iv = None, 0, []
-    me = re.compile(r":%d \[" % gtid)
-    for comm, tid, ts, ev, rest in events(guestrep):
-        if ev == "sched_switch":
-            m = re.match(r"\s*.*?:(\d+) \[-?\d+\] (\S+) ==> .*?:(\d+) \[", rest)
-            if not m:
-                continue
-            t = gns(ts)
-            if int(m.group(1)) == gtid:
-                st, since = ("rq" if m.group(2).startswith("R") else "blk"), t
-            if int(m.group(3)) == gtid:
-                if st == "rq":
-                    iv.append((since, t))
-                st = "run"
-        elif ev == "sched_wakeup" and me.search(rest) and st == "blk":
-            st, since = "rq", gns(ts)
+    iv, _ = guest_states(gtid)
     raw = union(iv, A, B)
     truth = union(subtract(iv, preempted), A, B)
     how = ("guest tid %d runnable %.1f ms of the call (guest sched events), %.1f ms of it with "

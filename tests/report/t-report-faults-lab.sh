@@ -80,7 +80,7 @@ run() {
 	shift 2
 	if [ "$part" = host ]; then
 		[ -f "$out/run.txt" ] || { echo "FAIL: $name: the lab part left no recording in $out"; return 1; }
-		check "$name" "$mode" "$out" 0
+		check "$name" "$mode" "$out" "in the lab part"
 		return
 	fi
 	rm -rf "$out" && mkdir -p "$out"
@@ -97,7 +97,7 @@ run() {
 	rm -f "$out/disk.img"	# (the guest's data disk: not read by the checks)
 	echo "$name: guest run in $((SECONDS - t0)) s"
 	[ "$part" = lab ] && return 0
-	check "$name" "$mode" "$out" $((SECONDS - t0))
+	check "$name" "$mode" "$out" "$((SECONDS - t0)) s"
 }
 
 # check NAME MODE OUT T_RUN: the report of the run in OUT and its check
@@ -129,7 +129,7 @@ check() {
 	"$PY" "$VT_SRC/tests/report/fault_check.py" "$mode" "$name.rep.txt" "$name.host.rep" \
 		"$name.guest.rep" "$hz" "$qt" >"$name.check" 2>&1 || rc=$?
 	sed "s/^/$name: /" "$name.check"
-	echo "$name: guest run $t_run s, report $t_rep s, raw events (trace-cmd report) $t_raw s, check $((SECONDS - t3)) s"
+	echo "$name: guest run $t_run, report $t_rep s, raw events (trace-cmd report) $t_raw s, check $((SECONDS - t3)) s"
 	rm -f "$name.host.rep" "$name.guest.rep"
 	[ $rc = 0 ] || { echo "FAIL: $name: $(grep -m1 '^FAIL' "$name.check" || tail -1 "$name.check")"; return 1; }
 	[ -n "${VT_KEEP_FAULTS:-}" ] || rm -rf "$out"
