@@ -8,6 +8,7 @@
 # vmtrace extension imports and traces with the backend of that version
 # (setprofile before 3.12, sys.monitoring from 3.12), and the trace stream
 # (vmtrace stream -> vmtrace unpack) came out whole.
+# san: skip: the guest image's boot and its guest side; the host's vmtrace steps on the stream (stream, unpack) run under ASan in examples/t-python-virtio and t-python-virtio-kill
 set -eu
 out=$VT_TMP/out
 make -s --no-print-directory -C "$VT_SRC/examples/python-virtio" O="$VT_BUILD" \
