@@ -31,3 +31,24 @@ class Lists:
         self.h(hcpu, t0 + 10, vcpu_tid, "kvm/kvm_entry", "vcpu_id=0")
         self.g(t0 + 20, 0, "sched/sched_switch",
                "prev_pid=0 prev_prio=120 prev_state=0 next_pid=%d next_prio=120" % gtid)
+
+
+def parts_of(seg, dur):
+    """{part: ns} of segments (begin, end, part) that tile [0, dur) exactly
+    (asserted: no gap, no overlap)"""
+    seg.sort()
+    assert seg[0][0] == 0 and seg[-1][1] == dur
+    assert all(seg[i][1] == seg[i + 1][0] for i in range(len(seg) - 1)), seg
+    parts = {}
+    for a, b, p in seg:
+        parts[p] = parts.get(p, 0) + b - a
+    return parts
+
+
+def write_fixture(out, host_comms, lists, expected, guest_comms):
+    """out/host.txt, out/guest.txt (the event lists of @lists) and
+    out/expected.json"""
+    import json, os
+    write(os.path.join(out, "host.txt"), host_comms, lists.host)
+    write(os.path.join(out, "guest.txt"), guest_comms, lists.guest)
+    json.dump(expected, open(os.path.join(out, "expected.json"), "w"), indent=1)

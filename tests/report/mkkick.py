@@ -11,7 +11,7 @@
 # One TSC for host and guest (2 GHz: 2 ticks per ns).
 #
 # usage: mkkick.py OUTDIR
-import json, os, sys
+import sys
 import evlist
 
 out = sys.argv[1]
@@ -71,16 +71,8 @@ g(F + 120_000, 0, "sched/sched_switch",
 part(116_200, 120_000, "guest_runnable")
 g(F + 130_000, GTID, "syscalls/sys_exit_fsync", "ret=0")
 part(120_000, 130_000, "guest_cpu")
-seg.sort()
-assert seg[0][0] == 0 and seg[-1][1] == 130_000
-assert all(seg[i][1] == seg[i + 1][0] for i in range(len(seg) - 1)), seg
-parts = {}
-for a, b, p in seg:
-    parts[p] = parts.get(p, 0) + b - a
-
-evlist.write(os.path.join(out, "host.txt"),
-             [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "worker")], host)
-evlist.write(os.path.join(out, "guest.txt"), [(GTID, "python3")], guest)
-json.dump({"fsync": {"begin": F, "dur": 130_000, "parts": parts},
-           "kick": {"ts": F + 40_000, "port": NOTIFY}},
-          open(os.path.join(out, "expected.json"), "w"), indent=1)
+parts = evlist.parts_of(seg, 130_000)
+evlist.write_fixture(out, [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "worker")], L,
+                     {"fsync": {"begin": F, "dur": 130_000, "parts": parts},
+                     "kick": {"ts": F + 40_000, "port": NOTIFY}},
+                     [(GTID, "python3")])

@@ -12,7 +12,7 @@
 # One TSC for host and guest (2 GHz: 2 ticks per ns).
 #
 # usage: mkthrottle.py OUTDIR
-import json, os, sys
+import sys
 import evlist
 
 out = sys.argv[1]
@@ -74,15 +74,7 @@ g(F + 320_000, 0, "sched/sched_switch",
   "prev_pid=0 prev_prio=120 prev_state=%d next_pid=%d next_prio=120" % (R, GTID))
 g(F + 330_000, GTID, "syscalls/sys_exit_fsync", "ret=0")
 part(320_000, 330_000, "guest_cpu")
-seg.sort()
-assert seg[0][0] == 0 and seg[-1][1] == 330_000
-assert all(seg[i][1] == seg[i + 1][0] for i in range(len(seg) - 1)), seg
-parts = {}
-for a, b, p in seg:
-    parts[p] = parts.get(p, 0) + b - a
-
-evlist.write(os.path.join(out, "host.txt"),
-             [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "worker"), (IO_TID + 1, "qemu-system-x86")], host)
-evlist.write(os.path.join(out, "guest.txt"), [(GTID, "python3")], guest)
-json.dump({"fsync": {"begin": F, "dur": 330_000, "parts": parts}},
-          open(os.path.join(out, "expected.json"), "w"), indent=1)
+parts = evlist.parts_of(seg, 330_000)
+evlist.write_fixture(out, [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "worker"), (IO_TID + 1, "qemu-system-x86")], L,
+                     {"fsync": {"begin": F, "dur": 330_000, "parts": parts}},
+                     [(GTID, "python3")])

@@ -14,14 +14,7 @@ set -eu
 command -v trace-cmd >/dev/null || { echo "trace-cmd not installed"; exit 77; }
 cd "$VT_TMP"
 K=3
-mkdir -p h
-"$PY" "$VT_SRC/tests/report/mkcrit.py" . $K
-"$GEN" g -n $((4 * K)) -D 2 -z 2000000000 -s 1000000000 -d 2000000 -g -p 200 \
-	-f "app.main (app.py:1),app.save (app.py:10)"
-"$GTD" h/trace.dat <host.txt
-"$GTD" g/trace.dat <guest.txt
-printf '# vmtrace-meta 1\nclock=tsc\ntsc.hz=2000000000\ndomain=host\nkvm.vms=1\nkvm.vm0.pid=4242\nkvm.vm0.vcpus=1\nkvm.vcpu_threads=1\nkvm.thread0.tid=4243\nkvm.thread0.pid=4242\nkvm.thread0.vcpu=0\n' \
-	>h/vmtrace.meta
+mk_fixture_of mkcrit.py . $((4 * K)) $K
 "$VT_BIN" report h g --no-align -q -n 20 >rep.txt
 sed -n '1,/^I\/O requests/p' rep.txt
 trace-cmd report h/trace.dat >host.rep 2>/dev/null

@@ -11,19 +11,13 @@ set -eu
 . "$VT_SRC/tests/report/common.sh"
 cd "$VT_TMP"
 K=3
-mkdir -p h n/h
-"$PY" "$VT_SRC/tests/report/mkcrit.py" . $K
-"$GEN" g -n $((4 * K)) -D 2 -z 2000000000 -s 1000000000 -d 2000000 -g -p 200 \
-	-f "app.main (app.py:1),app.save (app.py:10)"
-"$GTD" h/trace.dat <host.txt
-"$GTD" g/trace.dat <guest.txt
+mkdir -p n/h
+mk_fixture_of mkcrit.py . $((4 * K)) $K
 grep -vE ' kvm/kvm_(entry|exit) ' host.txt >n/host.txt
 if [ "$(grep -c ' kvm/kvm_e' host.txt)" = 0 ] || grep -q ' kvm/kvm_e' n/host.txt; then
 	echo "FAIL: the fixture's kvm_entry/kvm_exit not taken out"; exit 1
 fi
 "$GTD" n/h/trace.dat <n/host.txt
-printf '# vmtrace-meta 1\nclock=tsc\ntsc.hz=2000000000\ndomain=host\nkvm.vms=1\nkvm.vm0.pid=4242\nkvm.vm0.vcpus=1\nkvm.vcpu_threads=1\nkvm.thread0.tid=4243\nkvm.thread0.pid=4242\nkvm.thread0.vcpu=0\n' \
-	>h/vmtrace.meta
 cp h/vmtrace.meta n/h/
 note='  no kvm_entry/kvm_exit events (PVM, or not recorded): guest mode and VM exits are not told apart, a vCPU on a CPU is counted as unknown'
 row() {	# REPORT: the vCPU 0 row's six columns

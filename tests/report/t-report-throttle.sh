@@ -11,14 +11,7 @@
 set -eu
 . "$VT_SRC/tests/report/common.sh"
 cd "$VT_TMP"
-mkdir -p h
-PYTHONPATH="$VT_SRC/tests/report" "$PY" "$VT_SRC/tests/report/mkthrottle.py" .
-"$GEN" g -n 4 -D 2 -z 2000000000 -s 1000000000 -d 2000000 -g -p 200 \
-	-f "app.main (app.py:1),app.save (app.py:10)"
-"$GTD" h/trace.dat <host.txt
-"$GTD" g/trace.dat <guest.txt
-printf '# vmtrace-meta 1\nclock=tsc\ntsc.hz=2000000000\ndomain=host\nkvm.vms=1\nkvm.vm0.pid=4242\nkvm.vm0.vcpus=1\nkvm.vcpu_threads=1\nkvm.thread0.tid=4243\nkvm.thread0.pid=4242\nkvm.thread0.vcpu=0\n' \
-	>h/vmtrace.meta
+mk_fixture_of mkthrottle.py . 4
 "$VT_BIN" report h g --no-align -q -n 5 >rep.txt
 sed -n '/^Slowest guest syscalls/,/^$/p' rep.txt
 "$PY" - rep.txt expected.json <<'PYEOF'
