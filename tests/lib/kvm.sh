@@ -37,6 +37,8 @@
 #                    the calling test ($0 ARGS) inside the lab (exec; its
 #                    exit status is the test's); else return
 #   kvm_lab_usable   0 when the lab program is built and QEMU installed
+#   lab_out_dir NAME the directory of a lab test's guest runs (odirect_dir,
+#                    or in a two-part run $VT_HANDOFF/NAME: see below)
 #   kvm_timeout CMD  CMD under a KVM_RUN_SECS bound (SIGTERM, then SIGKILL
 #                    10 s later): one guest run of a test, so a hung guest
 #                    fails the test instead of eating CI's time
@@ -143,4 +145,17 @@ odirect_dir() {
 		rmdir "$d/$1" 2>/dev/null || true
 	done
 	return 1
+}
+
+# lab_out_dir NAME: where a lab test's guest runs write (the example's disk
+# needs O_DIRECT): in a two-part run (VT_PART set) $VT_HANDOFF/NAME, on the
+# lab's share, where O_DIRECT works and the host part finds the recordings;
+# else odirect_dir NAME.  Prints the path; 1 when there is none.
+lab_out_dir() {
+	if [ -n "${VT_PART:-}" ]; then
+		[ -d "${VT_HANDOFF:-}" ] || { echo "VT_PART=$VT_PART but no VT_HANDOFF directory" >&2; return 1; }
+		mkdir -p "$VT_HANDOFF/$1" && echo "$VT_HANDOFF/$1"
+	else
+		odirect_dir "$1"
+	fi
 }

@@ -40,13 +40,8 @@ THROTTLE_BPS=1048576 DELAY_MS=200 GUEST_HOG=40:10
 # no inode table zeroing by the guest's kernel during the workload (its
 # write-zeroes requests would compete with the workload's)
 MKE2FS_OPTS="-E lazy_itable_init=0,lazy_journal_init=0"
-if [ -n "$part" ]; then
-	base=$VT_HANDOFF	# the lab's shared directory: O_DIRECT works there
-	[ -d "$base" ] || { echo "FAIL: no directory VT_HANDOFF=$base"; exit 1; }
-else
-	base=$(odirect_dir faults-out) ||
-		skip "no directory here takes O_DIRECT writes (the example's disk needs them)"
-fi
+base=$(lab_out_dir faults-out) ||
+	skip "no directory here takes O_DIRECT writes (the example's disk needs them)"
 loop="" dm=vt-faults-delay
 cleanup() {
 	dmsetup remove "$dm" >/dev/null 2>&1 || true
@@ -76,7 +71,7 @@ fails=0
 # run NAME MODE ENV...: one guest run with ENV (not in the host part), its
 # report and the check (not in the lab part)
 run() {
-	local name=$1 mode=$2 out=$base/$1 rc=0 t0=$SECONDS hz t_run=0
+	local name=$1 mode=$2 out=$base/$1 rc=0 t0=$SECONDS
 	shift 2
 	if [ "$part" = host ]; then
 		[ -f "$out/run.txt" ] || { echo "FAIL: $name: the lab part left no recording in $out"; return 1; }
@@ -103,7 +98,7 @@ run() {
 # check NAME MODE OUT T_RUN: the report of the run in OUT and its check
 # against the raw events
 check() {
-	local name=$1 mode=$2 out=$3 t_run=$4 t0=$SECONDS t1=$SECONDS rc hz
+	local name=$1 mode=$2 out=$3 t_run=$4 t1=$SECONDS rc hz
 	local inputs=("$out/host")
 	for d in "$out"/guest/*/; do [ -f "$d/vmtrace.meta" ] && inputs+=("${d%/}"); done
 	[ ! -f "$out/guest/markers/markers.dat" ] || [ -f "$out/guest/markers/vmtrace.meta" ] ||

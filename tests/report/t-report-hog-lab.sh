@@ -28,14 +28,9 @@ if [ "$part" != host ]; then
 fi
 PY=/usr/bin/python3
 HOG_BUSY_MS=25 HOG_IDLE_MS=25 HOG_MAX_SECS=300
-if [ -n "$part" ]; then
-	out=$VT_HANDOFF/hog-out	# the lab's shared directory: O_DIRECT works there
-	mkdir -p "$out"
-else
-	out=$(odirect_dir hog-out) ||
-		{ echo "no directory here takes O_DIRECT writes (the example's disk needs them)"; exit 77; }
-	trap 'rm -rf "$out"' EXIT
-fi
+out=$(lab_out_dir hog-out) ||
+	{ echo "no directory here takes O_DIRECT writes (the example's disk needs them)"; exit 77; }
+[ -n "$part" ] || trap 'rm -rf "$out"' EXIT	# (a lab part's is the host part's input)
 # the hog: waits for the workload, then runs on the vCPU thread's CPU
 hog() {
 	local i=0 vt cpu

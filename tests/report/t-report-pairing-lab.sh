@@ -41,12 +41,7 @@ if [ "$part" != host ]; then
 fi
 # the example's disk image needs O_DIRECT (cache=none): tmpfs (the lab's
 # /tmp) has none, the lab's shared output directory (9p) has
-if [ -n "$part" ]; then
-	out=$VT_HANDOFF/pairing-out
-	mkdir -p "$out"
-else
-	out=$(odirect_dir pairing-out) || skip "no directory with O_DIRECT for the guest's disk image (cache=none)"
-fi
+out=$(lab_out_dir pairing-out) || skip "no directory with O_DIRECT for the guest's disk image (cache=none)"
 t0=$SECONDS
 if [ "$part" != host ]; then
 	VT_IOTHREAD=${VT_PAIRING_IOTHREAD:-0} VT_WORKLOAD=pairing VT_SMP=$SMP VT_DRIVE_OPTS="aio=$AIO,throttling.iops-total=400" VT_NO_MERGE=1 \
