@@ -68,7 +68,7 @@ int cmd_unpack(int argc, char **argv)
 	struct vt_stream_stats st;
 	const char *out = NULL, *path;
 	int list = 0, quiet = 0, c, rc;
-	unsigned folded = 0;
+	struct vt_uft_fin_stats fin = { 0 };
 
 	while ((c = getopt_long(argc, argv, "o:lqh", opts, NULL)) != -1) {
 		switch (c) {
@@ -123,16 +123,20 @@ int cmd_unpack(int argc, char **argv)
 	}
 	if (rc > 0)
 		vt_warn("%s", vt_err_msg());
-	/* the Python tracer's stages (sent whole) into their .dat files: the
-	 * rebuilt directory is plain uftrace data, complete or cut */
-	if (vt_pystage_fold_tree(out, &folded) < 0) {
+	/* the Python tracer's stages (sent whole) into their .dat files, and
+	 * what a tracer cut short left in TSC ticks finished: the rebuilt
+	 * directory is uftrace data, complete or cut */
+	if (vt_uft_finalize(out, 1, 0, &fin) < 0) {
 		vt_warn("%s (that stage is kept)", vt_err_msg());
 		rc = 1;
 	}
+	if (fin.unfinished)
+		vt_warn("%u directories left in TSC ticks for uftrace (%s): vmtrace finalize "
+			"--tsc-hz HZ DIR", fin.unfinished, fin.no_hz);
 	if (!quiet)
 		printf("%s: %llu frames, %llu files, %llu bytes -> %s%s; %u stage%s folded\n",
 		       path, (unsigned long long)st.frames, (unsigned long long)st.files,
-		       (unsigned long long)st.bytes, out, st.ended ? "" : " (incomplete)", folded,
-		       folded == 1 ? "" : "s");
+		       (unsigned long long)st.bytes, out, st.ended ? "" : " (incomplete)",
+		       fin.folded, fin.folded == 1 ? "" : "s");
 	return rc > 0 ? VT_EXIT_PARTIAL : VT_EXIT_OK;
 }

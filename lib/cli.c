@@ -133,6 +133,14 @@ int vt_parse_hz(const char *s, uint64_t *hz)
 	return vt_parse_u64(s, VT_CLI_MIN_HZ, UINT64_MAX, hz);
 }
 
+int vt_cli_tsc_hz(const char *s, uint64_t *hz)
+{
+	if (vt_parse_hz(s, hz) == 0)
+		return 0;
+	vt_error("bad --tsc-hz '%s' (Hz, at least %llu)", s, VT_CLI_MIN_HZ);
+	return -1;
+}
+
 int vt_cli_usage(void (*usage)(FILE *fp), int help)
 {
 	char *text = NULL, *nl;

@@ -41,6 +41,10 @@ int vt_parse_ms(const char *s, uint64_t unit_ms, uint64_t min, uint64_t max, uin
 /* Parse @s as a TSC frequency in Hz (>= VT_CLI_MIN_HZ) into *@hz.
  * 0, or -1 (then *@hz is untouched). */
 int vt_parse_hz(const char *s, uint64_t *hz);
+/* The same for a command's --tsc-hz option: on a bad value the message
+ * (naming the command, the value and the unit) is printed here.  0, or
+ * -1: the caller exits with VT_EXIT_USAGE. */
+int vt_cli_tsc_hz(const char *s, uint64_t *hz);
 
 /* A command's answer to -h/--help (@help non-zero: @usage to stdout,
  * returns VT_EXIT_OK) or to a wrong command line (the first line of @usage,

@@ -24,6 +24,7 @@
 #define VT_MK_KERNEL		"kernel"	/* uname -sr of that machine */
 #define VT_MK_CMDLINE		"cmdline"	/* the traced or recording command line */
 #define VT_MK_CONVERT_FROM	"convert.from"	/* vmtrace convert: the tsc directory copied */
+#define VT_MK_UFTRACE_NS_HZ	"uftrace.ns_hz"	/* finished: <TID>.dat in ns at this Hz, raw in .tsc */
 
 /* Tracer keys: the Python tracer (guest/python) */
 #define VT_MK_PYTHON_VERSION	"python.version"	/* sys.version */

@@ -111,8 +111,8 @@ size_t vt_pystage_newer(const struct vt_pystage_hdr *hdr, struct vt_uft_record *
 int vt_pystage_read(const char *path, uint64_t dat_end, struct vt_uft_record **recs,
 		    size_t *nr);
 
-/* Folding a stage into its .dat (vt_pystage_fold(), vt_pystage_fold_dir(),
- * vt_pystage_fold_tree()) is the uftrace module's (lib/uftrace_fold.c),
+/* Folding a stage into its .dat (vt_pystage_fold(), vt_uft_finalize())
+ * is the uftrace module's (lib/uftrace_fold.c),
  * declared in lib/uftrace.h, which this header includes. */
 
 #endif

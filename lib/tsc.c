@@ -663,6 +663,25 @@ int vt_tsc_freq(struct vt_tsc_freq *f)
 	return vt_tsc_freq_opts(f, 0);
 }
 
+int vt_tsc_freq_span(struct vt_tsc_freq *f, uint64_t tsc0, uint64_t ns0, uint64_t tsc1,
+		     uint64_t ns1)
+{
+	double hz;
+
+	memset(f, 0, sizeof(*f));
+	if (ns1 <= ns0 || ns1 - ns0 < VT_TSC_SPAN_MIN_NS || tsc1 <= tsc0)
+		return vt_err_set("a run of %.3f ms is too short to measure the TSC frequency",
+				  ns1 > ns0 ? (ns1 - ns0) / 1e6 : 0.0);
+	hz = (double)(tsc1 - tsc0) * VT_NS_PER_SEC / (double)(ns1 - ns0);
+	if (hz < 1e6 || hz > 1e11)
+		return vt_err_set("the run measured an implausible TSC frequency (%.0f Hz)", hz);
+	f->hz = (uint64_t)(hz + 0.5);
+	f->source = "run-span";
+	snprintf(f->why, sizeof(f->why), "measured over the run's own %.3f s",
+		 (ns1 - ns0) / 1e9);
+	return 0;
+}
+
 int vt_tsc_meta_set(struct vt_meta *m, const struct vt_tsc_freq *f)
 {
 	if (!f->hz)

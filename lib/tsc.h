@@ -168,6 +168,15 @@ enum {
 int vt_tsc_freq(struct vt_tsc_freq *out);
 int vt_tsc_freq_opts(struct vt_tsc_freq *out, unsigned flags);
 
+/* The frequency a run measured itself: (@tsc0, @ns0) and (@tsc1, @ns1)
+ * read at its start and end (CLOCK_MONOTONIC ns beside the TSC), at
+ * least VT_TSC_SPAN_MIN_NS apart; source "run-span".  For a tracer that
+ * must not calibrate (vt_tsc_freq_opts' quick methods found nothing).
+ * 0 with @f set, or -1 (message) for a span too short or implausible. */
+#define VT_TSC_SPAN_MIN_NS	1000000
+int vt_tsc_freq_span(struct vt_tsc_freq *f, uint64_t tsc0, uint64_t ns0, uint64_t tsc1,
+		     uint64_t ns1);
+
 /* Store tsc.hz and tsc.hz_source of @f in @m (lib/meta.h). */
 struct vt_meta;
 int vt_tsc_meta_set(struct vt_meta *m, const struct vt_tsc_freq *f);

@@ -266,6 +266,32 @@ const void *vt_uft_stream_payload(const struct vt_uft_stream *s, size_t *len);
 #define VT_UFT_PARTIAL	1
 int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int force);
 
+/*
+ * Finishing a directory for uftrace in place (docs/format/uftrace.md,
+ * "Clock and conversion"): uftrace reads every time as ns, vmtrace's
+ * tracers stamp raw TSC ticks.  A finished clock=tsc directory keeps its
+ * raw stamps in <TID>.tsc and task.tsc, which vmtrace's readers prefer
+ * (vt_uft_raw_path), and holds ns copies in <TID>.dat and task.txt for
+ * uftrace; vmtrace.meta keeps clock=tsc and says uftrace.ns_hz, the
+ * frequency of the copies.
+ */
+#define VT_UFT_RAW_SUFFIX	".tsc"
+#define VT_UFT_RAW_TASK		"task.tsc"
+enum {
+	VT_UFT_FIN_NONE,	/* not a clock=tsc uftrace directory: left as it is */
+	VT_UFT_FIN_DONE,	/* finished */
+	VT_UFT_FIN_PARTIAL,	/* finished, an input ended early (vt_err_msg()) */
+	VT_UFT_FIN_NO_HZ,	/* no TSC frequency given or in vmtrace.meta: left raw */
+};
+/* Finish the clock=tsc uftrace directory @dir at @tsc_hz (0: its
+ * vmtrace.meta's tsc.hz).  Again on a finished directory: its ns copies
+ * are made anew from the raw stamps.  Returns a VT_UFT_FIN_* value, or
+ * -1 with a message (what was renamed stays readable by vmtrace). */
+int vt_uft_finish_ns(const char *dir, uint64_t tsc_hz);
+/* The file that holds task @tid's raw stamps in @dir: <TID>.tsc of a
+ * finished directory, else <TID>.dat.  0, or -1 if the path is too long. */
+int vt_uft_raw_path(char *buf, size_t len, const char *dir, int tid);
+
 /* ---- Incremental writing (lib/uftrace-append.c), for runtimes that
  * learn symbols and mappings while the program runs (may allocate, never
  * per event) ---- */
@@ -289,12 +315,20 @@ long vt_uft_dat_trim(const char *path);
  * the .dat then holds, or -1 with a message (the .dat keeps its records
  * and the stage stays when it is corrupt).  No stage: a plain trim. */
 long vt_pystage_fold(const char *dat_path);
-/* Fold every stage in @dir and its fork-<PID> subdirectories (the traced
- * processes must be gone).  *@folded gets the number of stages folded.
- * 0, or -1 with a message (the other stages are still folded). */
-int vt_pystage_fold_dir(const char *dir, unsigned *folded);
-/* The same in every directory under @dir (symbolic links not followed):
- * a tree that holds trace directories, e.g. one `vmtrace unpack` rebuilt. */
-int vt_pystage_fold_tree(const char *dir, unsigned *folded);
+/* What vt_uft_finalize() did. */
+struct vt_uft_fin_stats {
+	unsigned folded;	/* stages folded */
+	unsigned finished;	/* directories finished for uftrace */
+	unsigned unfinished;	/* clock=tsc directories left raw: no frequency */
+	char no_hz[512];	/* why, for the first of them */
+};
+/* Finalize what gone writers left in @dir and its fork-<PID>
+ * subdirectories (with @tree: every directory under @dir, symbolic links
+ * not followed: a tree `vmtrace unpack` rebuilt): every stage folded into
+ * its .dat, then each clock=tsc uftrace directory finished at @tsc_hz
+ * (0: its own tsc.hz; vt_uft_finish_ns).  The traced processes must be
+ * gone.  0, or -1 with the first failure's message (the rest is still
+ * done); @st says what was done. */
+int vt_uft_finalize(const char *dir, int tree, uint64_t tsc_hz, struct vt_uft_fin_stats *st);
 
 #endif

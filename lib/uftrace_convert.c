@@ -87,25 +87,25 @@ static int convert_task_txt(const char *src, const char *dst, uint64_t hz)
 	return uft_sb_write(&sb, dst);
 }
 
-/* Convert one .dat file; 1 if the input ended early (truncated/corrupt). */
-static int convert_dat(struct vt_uft_reader *r, int idx, const char *dst, uint64_t hz,
-		       char *warn, size_t warn_len)
+/* Write task @idx's records (its raw stamps: vt_uft_raw_path) to the
+ * new file @fd (named @dst, closed here) with their times in ns at @hz;
+ * 1 if the input ended early (truncated/corrupt: @warn says where), 0, or
+ * -1 with a message. */
+static int convert_dat_fd(struct vt_uft_reader *r, int idx, int fd, const char *dst,
+			  uint64_t hz, char *warn, size_t warn_len)
 {
 	struct vt_uft_stream *s = vt_uft_stream_open(r, idx);
 	struct vt_uft_record rec;
 	uint8_t out[COPY_BUF_BYTES];
 	size_t used = 0;
-	int fd, ret, partial = 0;
+	int ret, partial = 0;
 	struct vt_tsc_ns conv = { 0 };
 
-	if (!s)
+	if (!s) {
+		close(fd);
 		return -1;
-	vt_tsc_ns_init(&conv, hz);	/* hz != 0: checked by the caller */
-	fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, FILE_MODE);
-	if (fd < 0) {
-		vt_uft_stream_close(s);
-		return vt_err_errno("%s: cannot create", dst);
 	}
+	vt_tsc_ns_init(&conv, hz);	/* hz != 0: checked by the caller */
 	while ((ret = vt_uft_stream_next(s, &rec)) == 1) {
 		const void *pl;
 		size_t plen, total = sizeof(rec);
@@ -149,6 +149,38 @@ fail:
 	return -1;
 }
 
+/* convert_dat_fd() into the file @dst, created or truncated. */
+static int convert_dat(struct vt_uft_reader *r, int idx, const char *dst, uint64_t hz,
+		       char *warn, size_t warn_len)
+{
+	int fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, FILE_MODE);
+
+	if (fd < 0)
+		return vt_err_errno("%s: cannot create", dst);
+	return convert_dat_fd(r, idx, fd, dst, hz, warn, warn_len);
+}
+
+/* The TSC frequency of clock=tsc directory @in: @tsc_hz if given, else
+ * its vmtrace.meta's tsc.hz; 0 with a message if there is none. */
+static uint64_t dir_tsc_hz(const struct vt_meta *m, const char *in, uint64_t tsc_hz)
+{
+	double hz;
+
+	if (!tsc_hz && vt_meta_get_u64(m, VT_MK_TSC_HZ, &tsc_hz)) {
+		if (vt_meta_get_double(m, VT_MK_TSC_HZ, &hz) || hz < 1) {
+			vt_err_set("%s/%s: no valid tsc.hz (give the frequency explicitly)", in,
+				   VT_META_FILE);
+			return 0;
+		}
+		tsc_hz = (uint64_t)(hz + 0.5);
+	}
+	if (tsc_hz < MIN_TSC_HZ) {
+		vt_err_set("TSC frequency %" PRIu64 " Hz is implausible", tsc_hz);
+		return 0;
+	}
+	return tsc_hz;
+}
+
 int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int force)
 {
 	char src[PATH_MAX], dst[PATH_MAX], rin[PATH_MAX], rout[PATH_MAX];
@@ -174,20 +206,9 @@ int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int forc
 			   clock ? clock : "(unset)");
 		goto out;
 	}
-	if (!tsc_hz && vt_meta_get_u64(m, VT_MK_TSC_HZ, &tsc_hz)) {
-		double hz;
-
-		if (vt_meta_get_double(m, VT_MK_TSC_HZ, &hz) || hz < 1) {
-			vt_err_set("%s/%s: no valid tsc.hz (give the frequency explicitly)", in,
-				   VT_META_FILE);
-			goto out;
-		}
-		tsc_hz = (uint64_t)(hz + 0.5);
-	}
-	if (tsc_hz < MIN_TSC_HZ) {
-		vt_err_set("TSC frequency %" PRIu64 " Hz is implausible", tsc_hz);
+	tsc_hz = dir_tsc_hz(m, in, tsc_hz);
+	if (!tsc_hz)
 		goto out;
-	}
 	r = vt_uft_open(in);
 	if (!r)
 		goto out;
@@ -212,14 +233,18 @@ int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int forc
 			goto out;
 		if (lstat(src, &st) || !S_ISREG(st.st_mode))
 			continue;
-		if (!strcmp(n, VT_META_FILE))
+		if (!strcmp(n, VT_META_FILE) || !strcmp(n, VT_UFT_RAW_TASK))
 			continue;
 		if (!strcmp(n, "task.txt")) {
-			if (convert_task_txt(src, dst, tsc_hz))
+			/* a finished directory's task.txt is its ns copy */
+			if (uft_path_join(src, sizeof(src), in, VT_UFT_RAW_TASK) ||
+			    (access(src, F_OK) && uft_path_join(src, sizeof(src), in, n)) ||
+			    convert_task_txt(src, dst, tsc_hz))
 				goto out;
 			continue;
 		}
-		if (uft_parse_int(n, &end) > 0 && !strcmp(end, ".dat"))
+		if (uft_parse_int(n, &end) > 0 &&
+		    (!strcmp(end, ".dat") || !strcmp(end, VT_UFT_RAW_SUFFIX)))
 			continue;	/* below, through the reader */
 		if (!uft_is_trace_file(n))
 			continue;
@@ -231,7 +256,7 @@ int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int forc
 		int c;
 
 		w[0] = 0;
-		if (vt_uft_dat_path(src, sizeof(src), in, vt_uft_task_tid(r, i)) ||
+		if (vt_uft_raw_path(src, sizeof(src), in, vt_uft_task_tid(r, i)) ||
 		    vt_uft_dat_path(dst, sizeof(dst), out, vt_uft_task_tid(r, i)))
 			goto out;
 		if (access(src, F_OK))
@@ -245,6 +270,7 @@ int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int forc
 				snprintf(warn, sizeof(warn), "%s", w);
 		}
 	}
+	vt_meta_del(m, VT_MK_UFTRACE_NS_HZ);	/* the copy keeps no raw stamps */
 	if (vt_meta_set(m, VT_MK_CLOCK, "ns") || vt_meta_set_u64(m, VT_MK_TSC_HZ, tsc_hz) ||
 	    (given && vt_meta_set(m, VT_MK_TSC_HZ_SOURCE, "option")) ||
 	    vt_meta_set(m, VT_MK_CONVERT_FROM, "%s", rin[0] ? rin : in) ||
@@ -258,6 +284,114 @@ int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int forc
 out:
 	if (d)
 		closedir(d);
+	vt_uft_close(r);
+	vt_meta_free(m);
+	return ret;
+}
+
+/* Finish task @idx of @dir: its raw stamps kept as <TID>.tsc (the .dat
+ * renamed, once: a second finish starts from the .tsc), its .dat written
+ * anew from them in ns at @hz (a temporary file renamed over it, so a
+ * crash leaves the .tsc and either .dat whole).  0, 1 (the raw stamps end
+ * early: @warn says where), or -1 with a message. */
+static int finish_task(struct vt_uft_reader *r, int idx, const char *dir, uint64_t hz,
+		       char *warn, size_t wlen)
+{
+	char raw[PATH_MAX], dat[PATH_MAX], tmp[PATH_MAX];
+	int tid = vt_uft_task_tid(r, idx), fd, c;
+
+	if (vt_uft_dat_path(dat, sizeof(dat), dir, tid) ||
+	    snprintf(raw, sizeof(raw), "%s/%d%s", dir, tid, VT_UFT_RAW_SUFFIX) >= (int)sizeof(raw) ||
+	    snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", dat) >= (int)sizeof(tmp))
+		return vt_err_set("%s: path too long", dir);
+	if (access(raw, F_OK)) {
+		if (access(dat, F_OK))
+			return 0;	/* a task that recorded nothing */
+		if (rename(dat, raw))
+			return vt_err_errno("%s: cannot rename to %s", dat, raw);
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return vt_err_errno("%s: cannot create", tmp);
+	if (fchmod(fd, FILE_MODE)) {
+		vt_err_errno("%s: cannot chmod", tmp);
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	c = convert_dat_fd(r, idx, fd, tmp, hz, warn, wlen);
+	if (c >= 0 && rename(tmp, dat))
+		c = vt_err_errno("%s: cannot rename to %s", tmp, dat);
+	if (c < 0)
+		unlink(tmp);
+	return c;
+}
+
+/* task.txt of @dir in ns at @hz, its raw lines kept as task.tsc. */
+static int finish_task_txt(const char *dir, uint64_t hz)
+{
+	char raw[PATH_MAX], txt[PATH_MAX];
+
+	if (uft_path_join(raw, sizeof(raw), dir, VT_UFT_RAW_TASK) ||
+	    uft_path_join(txt, sizeof(txt), dir, "task.txt"))
+		return -1;
+	if (access(raw, F_OK)) {
+		if (access(txt, F_OK))
+			return 0;
+		if (rename(txt, raw))
+			return vt_err_errno("%s: cannot rename to %s", txt, raw);
+	}
+	return convert_task_txt(raw, txt, hz);
+}
+
+int vt_uft_finish_ns(const char *dir, uint64_t tsc_hz)
+{
+	char path[PATH_MAX], warn[1024] = "";
+	struct vt_uft_reader *r = NULL;
+	struct vt_meta *m = NULL;
+	const char *clock;
+	int ret = -1, partial = 0;
+
+	/* only a uftrace directory (info) of vmtrace's raw clock */
+	if (uft_path_join(path, sizeof(path), dir, "info") || access(path, F_OK) ||
+	    uft_path_join(path, sizeof(path), dir, VT_META_FILE) || access(path, F_OK))
+		return VT_UFT_FIN_NONE;
+	m = vt_meta_read_dir(dir);
+	if (!m)
+		return -1;
+	clock = vt_meta_get(m, VT_MK_CLOCK);
+	if (!clock || strcmp(clock, "tsc")) {
+		vt_meta_free(m);
+		return VT_UFT_FIN_NONE;
+	}
+	tsc_hz = dir_tsc_hz(m, dir, tsc_hz);
+	if (!tsc_hz) {
+		ret = VT_UFT_FIN_NO_HZ;
+		goto out;
+	}
+	r = vt_uft_open(dir);
+	if (!r)
+		goto out;
+	for (int i = 0; i < vt_uft_nr_tasks(r); i++) {
+		char w[1024] = "";
+		int c = finish_task(r, i, dir, tsc_hz, w, sizeof(w));
+
+		if (c < 0)
+			goto out;
+		if (c && !partial) {
+			partial = 1;
+			snprintf(warn, sizeof(warn), "%s", w);
+		}
+	}
+	if (finish_task_txt(dir, tsc_hz) ||
+	    vt_meta_set_u64(m, VT_MK_UFTRACE_NS_HZ, tsc_hz) || vt_meta_write_dir(m, dir))
+		goto out;
+	ret = VT_UFT_FIN_DONE;
+	if (partial) {
+		vt_err_set("%s", warn);
+		ret = VT_UFT_FIN_PARTIAL;
+	}
+out:
 	vt_uft_close(r);
 	vt_meta_free(m);
 	return ret;

@@ -1,9 +1,11 @@
 /*
- * uftrace_fold.c - folding the Python tracer's stage files into their
- * .dat files (lib/uftrace.h vt_pystage_fold*, docs/format/python.md): a
- * writer that is gone (killed, os._exit()ed) left its newest records in
- * <TID>.stage only.  For `vmtrace finalize`, `vmtrace unpack` and the
- * extension's finalize; never on the traced program's per-event path.
+ * uftrace_fold.c - finishing trace directories whose writers are gone
+ * (lib/uftrace.h vt_uft_finalize, vt_pystage_fold): the Python tracer's
+ * stage files folded into their .dat files (docs/format/python.md: a
+ * writer killed or os._exit()ed left its newest records in <TID>.stage
+ * only), then each clock=tsc directory finished for uftrace (ns copies,
+ * lib/uftrace_convert.c).  For `vmtrace finalize`, `vmtrace unpack` and
+ * the extension's finalize; never on the traced program's per-event path.
  *
  * Part of the uftrace module: it reads the stage through lib/pystage.c
  * and trims the .dat with lib/uftrace-append.c (pystage.c calls nothing
@@ -107,21 +109,50 @@ static int keep_first(char *first, size_t len)
 	return -1;
 }
 
-/* Fold the stages of @dir's .dat files, then recurse into fork-<PID>/
- * (every subdirectory with @all).  The first failure's message goes to
- * @first. */
-static int fold_dir(const char *dir, unsigned *folded, int all, char *first,
-		    size_t flen)
+/* What a walk does in each directory. */
+struct fin_walk {
+	int all;		/* every subdirectory, not only fork-<PID>/ */
+	uint64_t tsc_hz;	/* 0: each directory's tsc.hz */
+	struct vt_uft_fin_stats *st;
+	char first[1024];	/* the first failure's message */
+	char no_hz[512];	/* the first directory left raw, and why */
+};
+
+/* Finish @dir for uftrace (vt_uft_finish_ns), counted in @w. */
+static int finish_dir(const char *dir, struct fin_walk *w)
+{
+	switch (vt_uft_finish_ns(dir, w->tsc_hz)) {
+	case VT_UFT_FIN_NONE:
+		return 0;
+	case VT_UFT_FIN_DONE:
+		w->st->finished++;
+		return 0;
+	case VT_UFT_FIN_PARTIAL:	/* read to its cut, as every reader does */
+		w->st->finished++;
+		return 0;
+	case VT_UFT_FIN_NO_HZ:
+		if (!w->no_hz[0])
+			snprintf(w->no_hz, sizeof(w->no_hz), "%s", vt_err_msg());
+		w->st->unfinished++;
+		return 0;
+	}
+	return keep_first(w->first, sizeof(w->first));
+}
+
+/* Fold the stages of @dir's .dat files, recurse into fork-<PID>/ (every
+ * subdirectory with w->all), then finish @dir for uftrace.  The first
+ * failure's message goes to w->first. */
+static int fold_dir(const char *dir, struct fin_walk *w)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
-	int ret = 0;
+	int ret = 0, stage_bad = 0;
 	DIR *d;
 
 	d = opendir(dir);
 	if (!d) {
 		vt_err_errno("%s: cannot read directory", dir);
-		return keep_first(first, flen);
+		return keep_first(w->first, sizeof(w->first));
 	}
 	while ((de = readdir(d))) {
 		const char *n = de->d_name;
@@ -130,15 +161,15 @@ static int fold_dir(const char *dir, unsigned *folded, int all, char *first,
 
 		if (snprintf(path, sizeof(path), "%s/%s", dir, n) >= (int)sizeof(path)) {
 			vt_err_set("%s/%s: path too long", dir, n);
-			ret = keep_first(first, flen);
+			ret = keep_first(w->first, sizeof(w->first));
 			continue;
 		}
 		if (!strcmp(n, ".") || !strcmp(n, ".."))
 			continue;
-		if ((all || !strncmp(n, FORK_PREFIX, strlen(FORK_PREFIX))) && !lstat(path, &st) &&
+		if ((w->all || !strncmp(n, FORK_PREFIX, strlen(FORK_PREFIX))) && !lstat(path, &st) &&
 		    S_ISDIR(st.st_mode)) {
 			/* bounded by PATH_MAX: each level adds to the path */
-			if (fold_dir(path, folded, all, first, flen) < 0)
+			if (fold_dir(path, w) < 0)
 				ret = -1;
 			continue;
 		}
@@ -146,39 +177,42 @@ static int fold_dir(const char *dir, unsigned *folded, int all, char *first,
 		    strcmp(n + len - strlen(VT_PYSTAGE_SUFFIX), VT_PYSTAGE_SUFFIX))
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%.*s%s", dir,
-			     (int)(len - strlen(VT_PYSTAGE_SUFFIX)), n, DAT_SUFFIX) >= (int)sizeof(path)) {
+			     (int)(len - strlen(VT_PYSTAGE_SUFFIX)), n, VT_UFT_RAW_SUFFIX) >=
+		    (int)sizeof(path)) {
 			vt_err_set("%s/%s: path too long", dir, n);
-			ret = keep_first(first, flen);
+			ret = keep_first(w->first, sizeof(w->first));
 			continue;
 		}
+		if (!access(path, F_OK)) {
+			/* its .dat is an ns copy: the stage's raw records
+			 * do not go there (no writer leaves one after it) */
+			vt_err_set("%s/%s: a stage beside a finished %s: left as it is", dir, n,
+				   path);
+			ret = stage_bad = keep_first(w->first, sizeof(w->first));
+			continue;
+		}
+		strcpy(path + strlen(path) - strlen(VT_UFT_RAW_SUFFIX), DAT_SUFFIX);
 		if (vt_pystage_fold(path) < 0)
-			ret = keep_first(first, flen);
+			ret = stage_bad = keep_first(w->first, sizeof(w->first));
 		else
-			(*folded)++;
+			w->st->folded++;
 	}
 	closedir(d);
+	/* a stage left unfolded: the directory stays as it is, for a retry */
+	if (!stage_bad && finish_dir(dir, w) < 0)
+		ret = -1;
 	return ret;
 }
 
-/* vt_pystage_fold_dir() and vt_pystage_fold_tree(). */
-static int fold_top(const char *dir, unsigned *folded, int all)
+int vt_uft_finalize(const char *dir, int tree, uint64_t tsc_hz, struct vt_uft_fin_stats *st)
 {
-	char first[1024] = "";
+	struct fin_walk w = { .all = tree, .tsc_hz = tsc_hz, .st = st };
 	int rc;
 
-	*folded = 0;
-	rc = fold_dir(dir, folded, all, first, sizeof(first));
+	memset(st, 0, sizeof(*st));
+	rc = fold_dir(dir, &w);
+	snprintf(st->no_hz, sizeof(st->no_hz), "%s", w.no_hz);
 	if (rc < 0)
-		vt_err_set("%s", first);
+		vt_err_set("%s", w.first);
 	return rc;
-}
-
-int vt_pystage_fold_dir(const char *dir, unsigned *folded)
-{
-	return fold_top(dir, folded, 0);
-}
-
-int vt_pystage_fold_tree(const char *dir, unsigned *folded)
-{
-	return fold_top(dir, folded, 1);
 }

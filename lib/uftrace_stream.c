@@ -48,7 +48,7 @@ struct vt_uft_stream *vt_uft_stream_open(struct vt_uft_reader *r, int idx)
 		vt_err_set("%s: no task #%d", vt_uft_reader_dir(r), idx);
 		return NULL;
 	}
-	if (vt_uft_dat_path(path, sizeof(path), vt_uft_reader_dir(r), vt_uft_task_tid(r, idx)))
+	if (vt_uft_raw_path(path, sizeof(path), vt_uft_reader_dir(r), vt_uft_task_tid(r, idx)))
 		return NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->path = strdup(path))) {

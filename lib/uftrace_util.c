@@ -166,13 +166,14 @@ int uft_is_trace_file(const char *n)
 	size_t len = strlen(n);
 	static const char *const names[] = {
 		"info", "task", "task.txt", "default.opts", "kallsyms", "events.txt",
-		"extern.dat", VT_META_FILE,
+		"extern.dat", VT_META_FILE, VT_UFT_RAW_TASK,
 	};
 
 	for (size_t i = 0; i < VT_ARRAY_SIZE(names); i++)
 		if (!strcmp(n, names[i]))
 			return 1;
-	if (len > 4 && (!strcmp(n + len - 4, ".dat") || !strcmp(n + len - 4, ".sym")))
+	if (len > 4 && (!strcmp(n + len - 4, ".dat") || !strcmp(n + len - 4, ".sym") ||
+			!strcmp(n + len - 4, VT_UFT_RAW_SUFFIX)))
 		return 1;
 	if (len > 8 && !strncmp(n, "sid-", 4) && !strcmp(n + len - 4, ".map"))
 		return 1;
@@ -186,11 +187,12 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The tids of the non-empty [0-9]+.dat files of @dir, sorted; -1 on error. */
+/* The tids of the non-empty [0-9]+.dat (and a finished directory's
+ * [0-9]+.tsc) files of @dir, sorted, each once; -1 on error. */
 int uft_list_dat_tids(const char *dir, int **out)
 {
 	struct dirent *de;
-	int *tids = NULL, nr = 0, cap = 0;
+	int *tids = NULL, nr = 0, cap = 0, j = 0;
 	DIR *d = opendir(dir);
 
 	*out = NULL;
@@ -201,7 +203,7 @@ int uft_list_dat_tids(const char *dir, int **out)
 		struct stat st;
 		int tid = uft_parse_int(de->d_name, &end);
 
-		if (tid <= 0 || strcmp(end, ".dat"))
+		if (tid <= 0 || (strcmp(end, ".dat") && strcmp(end, VT_UFT_RAW_SUFFIX)))
 			continue;
 		if (uft_path_join(path, sizeof(path), dir, de->d_name) || stat(path, &st) ||
 		    !S_ISREG(st.st_mode) || st.st_size == 0)
@@ -225,7 +227,11 @@ int uft_list_dat_tids(const char *dir, int **out)
 	closedir(d);
 	if (nr)
 		qsort(tids, nr, sizeof(*tids), cmp_int);
+	for (int i = 0; i < nr; i++)	/* <TID>.dat beside <TID>.tsc: once */
+		if (!j || tids[j - 1] != tids[i])
+			tids[j++] = tids[i];
 	*out = tids;
+	nr = j;
 	return nr;
 }
 

@@ -542,3 +542,12 @@ int vt_uft_dat_path(char *buf, size_t len, const char *dir, int tid)
 		return vt_err_set("%s: path too long", dir);
 	return 0;
 }
+
+int vt_uft_raw_path(char *buf, size_t len, const char *dir, int tid)
+{
+	if (snprintf(buf, len, "%s/%d%s", dir, tid, VT_UFT_RAW_SUFFIX) >= (int)len)
+		return vt_err_set("%s: path too long", dir);
+	if (access(buf, F_OK) == 0)
+		return 0;
+	return vt_uft_dat_path(buf, len, dir, tid);
+}

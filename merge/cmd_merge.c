@@ -114,8 +114,7 @@ static int parse_opts(int argc, char **argv, struct merge_opts *o,
 			*fmt = optarg;
 			break;
 		case 'H':
-			if (vt_parse_hz(optarg, &o->tsc_hz)) {
-				vt_error("bad --tsc-hz '%s'", optarg);
+			if (vt_cli_tsc_hz(optarg, &o->tsc_hz)) {
 				*st = VT_EXIT_USAGE;
 				return -1;
 			}

@@ -36,11 +36,8 @@ int cmd_convert(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'z':
-			if (vt_parse_hz(optarg, &hz)) {
-				fprintf(stderr, "vmtrace: convert: bad --tsc-hz '%s' (Hz, >= %llu)\n",
-					optarg, VT_CLI_MIN_HZ);
+			if (vt_cli_tsc_hz(optarg, &hz))
 				return VT_EXIT_USAGE;
-			}
 			break;
 		case 'f':
 			force = 1;

@@ -17,14 +17,17 @@
 
 static void usage(FILE *fp)
 {
-	fprintf(fp, "usage: vmtrace finalize [-f] [-q] DIR\n"
-		"  fold the <TID>.stage files of a Python tracer that is gone (killed, os._exit)\n"
-		"  into their <TID>.dat files (also in DIR/fork-*), so that uftrace reads every\n"
-		"  record; the .dat files are cut after their last record\n"
-		"  -f, --force  even if the process named by vmtrace.meta python.pid runs\n"
-		"  -q, --quiet  no summary line\n"
-		"exit: 0 done, 1 a stage could not be folded (named; it is kept, the others\n"
-		"are folded), 2 usage, or the writer still runs\n");
+	fprintf(fp, "usage: vmtrace finalize [-f] [-q] [--tsc-hz HZ] DIR\n"
+		"  finish a trace directory whose writer is gone (killed, os._exit) for uftrace:\n"
+		"  fold a Python tracer's <TID>.stage files into their <TID>.dat files (also in\n"
+		"  DIR/fork-*), cut each .dat after its last record, and make the .dat files\n"
+		"  and task.txt nanosecond copies of the TSC stamps, which stay beside them as\n"
+		"  <TID>.tsc and task.tsc (vmtrace reads those)\n"
+		"  -f, --force     even if the process named by vmtrace.meta python.pid runs\n"
+		"  -q, --quiet     no summary line\n"
+		"  --tsc-hz HZ     the TSC frequency of the copies (default: DIR's tsc.hz)\n"
+		"exit: 0 done, 1 a stage could not be folded or a directory finished (named;\n"
+		"the rest is done), 2 usage, or the writer still runs\n");
 }
 
 /* The pid of DIR's Python writer if that process still exists, else 0. */
@@ -49,11 +52,13 @@ int cmd_finalize(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "force", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "tsc-hz", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int force = 0, quiet = 0, c;
-	unsigned folded = 0;
+	struct vt_uft_fin_stats fin;
+	uint64_t tsc_hz = 0;
 	const char *dir;
 	long pid;
 
@@ -64,6 +69,10 @@ int cmd_finalize(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = 1;
+			break;
+		case 't':
+			if (vt_cli_tsc_hz(optarg, &tsc_hz))
+				return VT_EXIT_USAGE;
 			break;
 		default:
 			return vt_cli_usage(usage, c == 'h');
@@ -78,11 +87,16 @@ int cmd_finalize(int argc, char **argv)
 			"(stop it first, or --force)\n", dir, pid);
 		return VT_EXIT_USAGE;
 	}
-	if (vt_pystage_fold_dir(dir, &folded) < 0) {
+	if (vt_uft_finalize(dir, 0, tsc_hz, &fin) < 0) {
 		vt_err_print("finalize");
 		return VT_EXIT_FAIL;
 	}
+	if (fin.unfinished)
+		vt_warn("%s: left in TSC ticks for uftrace (%s): give --tsc-hz HZ (vmtrace tsc "
+			"tells it on the machine that ran the tracer)", dir, fin.no_hz);
 	if (!quiet)
-		printf("%s: %u stage file%s folded\n", dir, folded, folded == 1 ? "" : "s");
+		printf("%s: %u stage file%s folded, %u director%s finished in ns for uftrace\n",
+		       dir, fin.folded, fin.folded == 1 ? "" : "s", fin.finished,
+		       fin.finished == 1 ? "y" : "ies");
 	return VT_EXIT_OK;
 }

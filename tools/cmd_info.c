@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -36,6 +37,14 @@ static void usage(FILE *fp)
 	fprintf(fp, "usage: vmtrace info [-r] DIR\n"
 		"  describe a trace directory: metadata, tasks, records, time span\n"
 		"  -r, --records   also list every record (tid, time, type, depth, function)\n");
+}
+
+/* 1 if @dir holds a uftrace info file. */
+static int has_uftrace_info(const char *dir)
+{
+	char p[PATH_MAX];
+
+	return snprintf(p, sizeof(p), "%s/info", dir) < (int)sizeof(p) && !access(p, F_OK);
 }
 
 /* Print a span of @d timestamps in the directory's clock. */
@@ -366,6 +375,12 @@ int cmd_info(int argc, char **argv)
 			printf("TSC Hz:        %" PRIu64 " (source: %s)\n", hz,
 			       vt_meta_get(m, VT_MK_TSC_HZ_SOURCE) ?
 			       vt_meta_get(m, VT_MK_TSC_HZ_SOURCE) : "not recorded");
+		if (vt_meta_get(m, VT_MK_UFTRACE_NS_HZ))
+			printf("for uftrace:   <TID>.dat and task.txt in ns (at %s Hz); the TSC "
+			       "stamps in <TID>.tsc, task.tsc\n", vt_meta_get(m, VT_MK_UFTRACE_NS_HZ));
+		else if (!strcmp(clock, "tsc") && has_uftrace_info(dir))
+			printf("for uftrace:   the .dat files hold TSC ticks, not ns: vmtrace "
+			       "finalize [--tsc-hz HZ] %s\n", dir);
 		printf("metadata:\n");
 		for (int i = 0; i < vt_meta_count(m); i++)
 			printf("  %s=%s\n", vt_meta_key(m, i), vt_meta_val(m, i));

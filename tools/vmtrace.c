@@ -47,7 +47,7 @@ static const struct {
 	E(meta, "print or set a directory's vmtrace.meta keys (for scripts)"),
 	E(stream, "send a trace directory over a virtio-serial port while it is written (guest)"),
 	E(unpack, "rebuild the directory a guest sent with 'vmtrace stream' (host)"),
-	E(finalize, "fold a killed Python tracer's stage files into its .dat files"),
+	E(finalize, "finish a killed tracer's directory: stages folded, ns copies for uftrace"),
 	E(lab, "run a command in the KVM lab: a Linux host with /dev/kvm nested under TCG"),
 #undef E
 };

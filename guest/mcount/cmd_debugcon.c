@@ -184,6 +184,10 @@ static int dc_session(const struct dc_state *s, const char *elf, uint64_t tsc_hz
 	vt_meta_set_u64(m, VT_MK_MARKERS, s->nr_markers);
 	rc = vt_meta_write_dir(m, s->dir);
 	vt_meta_free(m);
+	/* uftrace reads ns: ns copies of the .dat, the TSC stamps beside */
+	if (rc == 0 && vt_uft_finish_ns(s->dir, 0) != VT_UFT_FIN_DONE)
+		vt_warn("%s: not made readable by uftrace (%s); vmtrace finalize --tsc-hz HZ %s",
+			s->dir, vt_err_msg(), s->dir);
 	return rc;
 }
 
@@ -216,10 +220,8 @@ int cmd_debugcon(int argc, char **argv)
 			elf = optarg;
 			break;
 		case 't':
-			if (vt_parse_hz(optarg, &tsc_hz)) {
-				fprintf(stderr, "vmtrace: debugcon: --tsc-hz %s: want Hz\n", optarg);
+			if (vt_cli_tsc_hz(optarg, &tsc_hz))
 				return VT_EXIT_USAGE;
-			}
 			break;
 		case 'f':
 			force = 1;

@@ -366,6 +366,18 @@ int cmd_run(int argc, char **argv)
 		vt_err_print("run");
 		return VT_EXIT_FAIL;
 	}
+	/* uftrace reads ns: the .dat files become ns copies, the TSC
+	 * stamps stay beside them (lib/uftrace.h vt_uft_finish_ns) */
+	switch (vt_uft_finish_ns(dir, 0)) {
+	case VT_UFT_FIN_PARTIAL:
+		vt_warn("%s", vt_err_msg());
+		break;
+	case VT_UFT_FIN_NO_HZ:
+	case -1:
+		vt_warn("%s: not made readable by uftrace (%s); vmtrace finalize --tsc-hz HZ %s",
+			dir, vt_err_msg(), dir);
+		break;
+	}
 	if (o.ns) {
 		char ns_dir[PATH_MAX + sizeof(RUN_NS_SUFFIX)];
 		int crc;

@@ -179,6 +179,19 @@ static PyObject *vt_trim(PyObject *self, PyObject *args)
 	return PyLong_FromLong(n);
 }
 
+static PyObject *vt_finish_ns(PyObject *self, PyObject *args)
+{
+	const char *dir;
+	int r;
+
+	if (!PyArg_ParseTuple(args, "s", &dir))
+		return NULL;
+	r = vtpy_dir_finish_ns(dir);
+	if (r < 0)
+		return PyErr_Format(PyExc_OSError, "vmtrace: %s", vt_err_msg());
+	return PyBool_FromLong(r == VT_UFT_FIN_DONE || r == VT_UFT_FIN_PARTIAL);
+}
+
 static PyObject *vt_rdtsc_py(PyObject *self, PyObject *unused)
 {
 	return PyLong_FromUnsignedLongLong(vt_rdtsc());
@@ -191,6 +204,10 @@ static PyMethodDef methods[] = {
 	{ "stop", (PyCFunction)(void (*)(void))vt_stop, METH_VARARGS | METH_KEYWORDS,
 	  "stop(exit_status=-1) -> {'lost': N, 'errno': E, 'dir': D}: end tracing." },
 	{ "active", vt_active, METH_NOARGS, "True while tracing." },
+	{ "finish_ns", vt_finish_ns, METH_VARARGS,
+	  "finish_ns(dir) -> bool: make a finished writer's clock=tsc directory readable by"
+	  " uftrace (ns copies of its .dat files and task.txt, the TSC stamps kept as .tsc);"
+	  " False when it is not one or its TSC frequency is unknown." },
 	{ "trim", vt_trim, METH_VARARGS,
 	  "trim(path): cut a finished writer's .dat file after its last record and append"
 	  " what its .stage file holds." },

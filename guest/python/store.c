@@ -53,6 +53,8 @@ static struct {
 	int gc_fd;
 	int err;
 	uint64_t start_ns;
+	uint64_t start_tsc;		/* vt_rdtsc() beside start_ns */
+	struct vt_tsc_freq freq;	/* hz 0: none known at the start */
 	uint64_t lost;			/* of stores already gone */
 	int tids[MAX_TIDS];
 	int nr_tids;
@@ -420,6 +422,11 @@ long vtpy_dat_finish(const char *path)
 	return vt_pystage_fold(path);
 }
 
+int vtpy_dir_finish_ns(const char *dir)
+{
+	return vt_uft_finish_ns(dir, 0);
+}
+
 void vtpy_line(uint64_t addr)
 {
 	struct vtpy_store *s = vtpy_cur();
@@ -475,6 +482,8 @@ static int session_files(void)
 	vt_meta_set(m, VT_MK_CLOCK, "%s", vtpy_clock_ns ? "ns" : "tsc");
 	vt_meta_set(m, VT_MK_PYTHON_PID, "%d", g.pid);
 	vt_meta_set(m, VT_MK_PYTHON_SID, "%s", g.sid);
+	if (g.freq.hz)	/* else decided at the end, from the run itself */
+		vt_tsc_meta_set(m, &g.freq);
 	vtpy_meta_extra(m);
 	rc = vt_meta_write_dir(m, g.dir);
 	vt_meta_free(m);
@@ -495,6 +504,11 @@ int vtpy_session_open(const struct vtpy_session *cfg)
 	g.err = 0;
 	g.lost = 0;
 	g.start_ns = wall_ns();
+	g.start_tsc = vt_rdtsc();
+	/* the TSC's frequency, for uftrace's ns copies at the end: quick
+	 * methods only (no calibration, no child process) */
+	if (!vtpy_clock_ns && vt_tsc_freq_opts(&g.freq, VT_TSC_NO_CALIBRATE) < 0)
+		g.freq.hz = 0;
 	if (vt_uft_dir_create(g.dir, 1) < 0)
 		return -1;
 	if (session_files() < 0)
@@ -521,9 +535,16 @@ uint64_t vtpy_session_close(int exit_status)
 	m = vt_meta_read_dir(g.dir);
 	if (m) {
 		vt_meta_set(m, VT_MK_PYTHON_LOST, "%llu", (unsigned long long)g.lost);
+		if (!vtpy_clock_ns && !g.freq.hz &&
+		    vt_tsc_freq_span(&g.freq, g.start_tsc, g.start_ns, vt_rdtsc(), wall_ns()) == 0)
+			vt_tsc_meta_set(m, &g.freq);
 		vt_meta_write_dir(m, g.dir);
 		vt_meta_free(m);
 	}
+	/* uftrace reads ns: the .dat files become ns copies, the raw
+	 * stamps stay beside (lib/uftrace.h vt_uft_finish_ns) */
+	if (!vtpy_clock_ns && vt_uft_finish_ns(g.dir, 0) < 0 && !g.err)
+		g.err = EIO;
 	if (g.sym_fd >= 0)
 		close(g.sym_fd);
 	if (g.gc_fd >= 0)

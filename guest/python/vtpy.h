@@ -211,5 +211,7 @@ int vtpy_session_errno(void);
  * appended, the stage removed).  Returns the number of records, or -1
  * with vt_err. */
 long vtpy_dat_finish(const char *path);
+/* vt_uft_finish_ns(@dir, its own tsc.hz): a VT_UFT_FIN_* value or -1. */
+int vtpy_dir_finish_ns(const char *dir);
 
 #endif

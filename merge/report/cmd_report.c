@@ -165,10 +165,8 @@ static int run(int argc, char **argv, int export)
 	while ((c = getopt_long(argc, argv, "n:o:qh", common_opts, NULL)) != -1) {
 		switch (c) {
 		case O_TSC_HZ:
-			if (vt_parse_hz(optarg, &mo.tsc_hz)) {
-				vt_error("bad --tsc-hz '%s'", optarg);
+			if (vt_cli_tsc_hz(optarg, &mo.tsc_hz))
 				return VT_EXIT_USAGE;
-			}
 			break;
 		case O_GUEST_OFFSET:
 			if (vt_parse_i64(optarg, &mo.offset_tsc)) {

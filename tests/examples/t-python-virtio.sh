@@ -40,7 +40,7 @@ protoc --decode_raw <"$out/merged.pftrace" | head -c 4096 | grep -q .
 #   per-thread .dat, or the .stage holding its newest records).
 "$VT_BIN" unpack --list "$out/guest.stream" >frames.txt
 /usr/bin/python3 - "$out" frames.txt <<'PY'
-import re, struct, sys
+import os, re, struct, sys
 out, frames_txt = sys.argv[1:3]
 sizes = [int(l.split()[1]) for l in open(out + "/stream-growth.txt")]
 grew = sorted(set(s for s in sizes if s > 0))
@@ -50,10 +50,13 @@ before = [struct.unpack_from("<IHBBQIIQQQ", m, o)[8] for o in range(0, len(m) - 
 frames = [l.split() for l in open(frames_txt)]
 stores = {f[3] for f in frames if f[2] == "DATA" and re.fullmatch(r"python/\d+\.(dat|stage)", f[3])}
 assert stores, "no Python store in the stream"
-# the Python tracer's last record (its .dat is complete after a clean stop)
+# the Python tracer's last record, in TSC ticks: its .tsc (the raw stamps
+# a finished directory keeps beside the ns .dat), else its .dat
 dats = [n for n in stores if n.endswith(".dat")]
-last_rec_tsc = max(struct.unpack_from("<Q", d, len(d) - 16)[0]
-                   for d in (open(out + "/guest/" + n, "rb").read() for n in dats))
+def raw(n):
+    p = out + "/guest/" + n[:-4] + ".tsc"
+    return open(p if os.path.exists(p) else out + "/guest/" + n, "rb").read()
+last_rec_tsc = max(struct.unpack_from("<Q", d, len(d) - 16)[0] for d in map(raw, dats))
 early = sorted(int(f[1]) for f in frames if f[3] in stores and int(f[5]) > 0 and
                before[0] < int(f[1]) < min(before[-1], last_rec_tsc))
 assert early, "no Python store data sent while the workload ran"

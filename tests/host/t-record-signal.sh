@@ -22,7 +22,10 @@ check_counts int
 
 "$VT_BIN" record --guest -o term -- sleep 30 2>term.txt &
 rec=$!
-sleep 1
+# the signal is forwarded to the command: send it once the command runs
+# (a loaded machine may take more than a second to get there)
+for _ in $(seq 200); do pgrep -P $rec -x sleep >/dev/null && break; sleep 0.1; done
+pgrep -P $rec -x sleep >/dev/null || fail "the recorder did not start its command in 20 s"
 kill -TERM $rec
 rc=0
 wait $rec || rc=$?

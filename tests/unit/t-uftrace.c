@@ -199,6 +199,101 @@ static void test_convert(const char *dir)
 	CHECK(vt_tsc_to_ns(3 * HZ, HZ) == 3000000000ULL);
 }
 
+/* The raw stamp of task @tid's first record as read from @dir (0 if none). */
+static uint64_t first_of(const char *dir, int tid)
+{
+	struct vt_uft_reader *r = vt_uft_open(dir);
+	uint64_t first = 0;
+	int n, trunc;
+
+	if (r)
+		count(r, task_idx(r, tid), &n, &trunc, &first);
+	vt_uft_close(r);
+	return first;
+}
+
+/* The first record's time in @dir/@name, as uftrace reads the file. */
+static uint64_t file_first(const char *dir, const char *name)
+{
+	char path[1024];
+	uint64_t t = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, "rb");
+	if (fp) {
+		CHECK(fread(&t, sizeof(t), 1, fp) == 1);
+		fclose(fp);
+	}
+	return t;
+}
+
+static int exists(const char *dir, const char *name)
+{
+	char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+static int unlink_in(const char *dir, const char *name)
+{
+	char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return unlink(path);
+}
+
+/* Finishing in place: ns copies for uftrace, the raw stamps kept and
+ * preferred by the reader, again from the raw after a crash between the
+ * rename and the copy, nothing done to a directory that is not one. */
+static void test_finish(const char *dir)
+{
+	struct vt_meta *m;
+	uint64_t raw;
+
+	make_dir(dir, 1);
+	raw = first_of(dir, 101);
+	CHECK(raw == HZ);
+	CHECK(vt_uft_finish_ns(dir, 0) == VT_UFT_FIN_DONE);
+	CHECK(exists(dir, "101.tsc") && exists(dir, "102.tsc") && exists(dir, VT_UFT_RAW_TASK));
+	CHECK(file_first(dir, "101.dat") == 1000000000ULL);	/* HZ ticks = 1 s */
+	CHECK(file_first(dir, "101.tsc") == raw);
+	CHECK(first_of(dir, 101) == raw);	/* vmtrace reads the ticks */
+	m = vt_meta_read_dir(dir);
+	CHECK(m && !strcmp(vt_meta_get(m, VT_MK_CLOCK), "tsc"));
+	CHECK(m && vt_meta_get(m, VT_MK_UFTRACE_NS_HZ));
+	vt_meta_free(m);
+	/* cut between the rename and the copy: the next finish redoes it */
+	CHECK(unlink_in(dir, "101.dat") == 0);
+	CHECK(first_of(dir, 101) == raw);
+	CHECK(vt_uft_finish_ns(dir, 0) == VT_UFT_FIN_DONE);
+	CHECK(file_first(dir, "101.dat") == 1000000000ULL && file_first(dir, "101.tsc") == raw);
+	/* another frequency on request: the copies from the same ticks */
+	CHECK(vt_uft_finish_ns(dir, 2 * HZ) == VT_UFT_FIN_DONE);
+	CHECK(file_first(dir, "101.dat") == 500000000ULL);
+	/* the tids once each, though .dat and .tsc both exist */
+	{
+		struct vt_uft_reader *r = vt_uft_open(dir);
+
+		CHECK(r && vt_uft_nr_tasks(r) == 2);
+		vt_uft_close(r);
+	}
+	/* a forced re-create removes the raw files too */
+	CHECK(vt_uft_dir_create(dir, 1) == 0);
+	CHECK(!exists(dir, "101.tsc") && !exists(dir, VT_UFT_RAW_TASK));
+	/* ns already, or no frequency: left as they are */
+	make_dir(dir, 0);
+	CHECK(vt_uft_finish_ns(dir, 0) == VT_UFT_FIN_NONE && !exists(dir, "101.tsc"));
+	make_dir(dir, 1);
+	m = vt_meta_read_dir(dir);
+	vt_meta_del(m, VT_MK_TSC_HZ);
+	CHECK(m && vt_meta_write_dir(m, dir) == 0);
+	vt_meta_free(m);
+	CHECK(vt_uft_finish_ns(dir, 0) == VT_UFT_FIN_NO_HZ && !exists(dir, "101.tsc"));
+	CHECK(strstr(vt_err_msg(), "tsc.hz") != NULL);
+}
+
 static void test_hostile(const char *dir)
 {
 	struct vt_uft_reader *r;
@@ -413,6 +508,7 @@ int main(void)
 	snprintf(dir, sizeof(dir), "%s/t-uftrace.%d", tmp, (int)getpid());
 	test_roundtrip(dir);
 	test_convert(dir);
+	test_finish(dir);
 	test_hostile(dir);
 	test_errors();
 	return check_done();

@@ -100,7 +100,9 @@ def _pid_alive(pid):
 def finalize(dir):
     """Cut the .dat files of finished writers in ``dir`` and its fork-PID
     children after their last complete record (a writer killed or ended by
-    os._exit leaves preallocated space).  Live writers are left alone."""
+    os._exit leaves preallocated space), then make each directory readable
+    by uftrace (ns copies, the TSC stamps kept beside: ``vmtrace finalize``
+    does the same).  Live writers are left alone."""
     for root, dirs, files in os.walk(dir):
         base = os.path.basename(root)
         if root != dir:
@@ -114,6 +116,7 @@ def finalize(dir):
         for f in files:
             if f.endswith(".dat"):
                 _vmtrace.trim(os.path.join(root, f))
+        _vmtrace.finish_ns(root)
 
 
 def _at_exit():

@@ -125,12 +125,14 @@ def summary(d):
                 total += os.path.getsize(os.path.join(root, f))
             except OSError:
                 pass
-    clock = "tsc"
+    clock, ns_copies = "tsc", False
     try:
         with open(os.path.join(d, "vmtrace.meta"), encoding="utf-8", errors="replace") as f:
             for line in f:
                 if line.startswith("clock="):
                     clock = line.strip().split("=", 1)[1]
+                elif line.startswith("uftrace.ns_hz="):
+                    ns_copies = True
     except OSError:
         pass
     rel = os.path.relpath(d)
@@ -140,9 +142,10 @@ def summary(d):
                                                   "TSC" if clock == "tsc" else clock), file=err)
     print("vmtrace:   timeline: vmtrace merge %s -o trace.json (or trace.pftrace for "
           "ui.perfetto.dev)" % shown, file=err)
-    if clock == "tsc":
-        print("vmtrace:   uftrace:  its stamps are TSC ticks: vmtrace convert %s %s.ns, then "
-              "uftrace replay -d %s.ns" % (shown, shown, shown), file=err)
+    if clock == "tsc" and not ns_copies:
+        print("vmtrace:   uftrace:  its stamps are TSC ticks (the frequency was not known): "
+              "vmtrace finalize --tsc-hz HZ %s, then uftrace replay -d %s" % (shown, shown),
+              file=err)
     else:
         print("vmtrace:   uftrace:  uftrace replay -d %s" % shown, file=err)
 
