@@ -77,3 +77,12 @@ rc=0; "$VT_BIN" convert src busy >/dev/null 2>conv.err || rc=$?
 [ $rc = 2 ] && grep -q -- "--force" conv.err || fail "convert onto an existing directory: exit $rc: $(cat conv.err)"
 [ -f busy/keep ] || fail "convert removed a file of the existing directory"
 echo "ok: exit codes: info 1, unpack 1 (nothing left), convert onto an existing directory 2 naming --force"
+# a value holding a newline (a command line typed on two lines) is listed
+# as the file holds it, escaped: one line a key in `meta DIR` and `info DIR`
+"$VT_BIN" meta src $'cmdline=python3 -c import os\nprint(1) \\' || fail "meta: set a value with a newline"
+[ "$("$VT_BIN" meta src cmdline)" = $'python3 -c import os\nprint(1) \\' ] || fail "meta DIR KEY: not the value"
+"$VT_BIN" meta src >meta.txt
+"$VT_BIN" info src >info.txt || fail "info src: exit $?"
+grep -qxF 'cmdline=python3 -c import os\nprint(1) \\' meta.txt || fail "meta DIR: $(grep -A1 cmdline meta.txt)"
+grep -qxF '  cmdline=python3 -c import os\nprint(1) \\' info.txt || fail "info DIR: $(grep -A1 cmdline info.txt)"
+echo "ok: a value with a newline listed escaped on one line"
