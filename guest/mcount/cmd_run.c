@@ -38,6 +38,7 @@ struct run_opts {
 	uint64_t depth;
 	uint64_t bufsize;
 	int entries_only;
+	int dir_default;	/* no -o: say where the trace went */
 	int ns;
 	int force;
 	char **argv;
@@ -46,17 +47,17 @@ struct run_opts {
 static void run_usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: vmtrace run -o DIR [options] -- PROGRAM [ARGS...]\n"
+		"usage: vmtrace run [-o DIR] [options] -- PROGRAM [ARGS...]\n"
 		"Trace PROGRAM (built with -pg, -pg -mfentry or -finstrument-functions)\n"
 		"into the uftrace data directory DIR; timestamps are raw TSC ticks.\n\n"
-		"  -o, --output DIR     output directory (required)\n"
+		"  -o, --output DIR     output directory (default %s)\n"
 		"  -D, --depth N        record calls up to depth N (1..%d, default %d)\n"
 		"      --entries-only   record entries only, hook no returns\n"
 		"  -b, --bufsize SIZE   per-thread buffer, K/M or a bare number of bytes (as\n"
 		"                       uftrace record -b; default %d): flushed when full\n"
 		"      --ns             also write DIR%s in nanoseconds (for uftrace replay)\n"
 		"  -f, --force          replace an existing trace in DIR\n",
-		VT_UFT_MAX_DEPTH, MCOUNT_DEFAULT_DEPTH, MCOUNT_DEFAULT_BUF_BYTES, RUN_NS_SUFFIX);
+		MCOUNT_DEFAULT_DIR, VT_UFT_MAX_DEPTH, MCOUNT_DEFAULT_DEPTH, MCOUNT_DEFAULT_BUF_BYTES, RUN_NS_SUFFIX);
 }
 
 static int run_parse(int argc, char **argv, struct run_opts *o)
@@ -109,10 +110,12 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			return vt_err_set("bad option (see vmtrace run --help)");
 		}
 	}
-	if (!o->dir)
-		return vt_err_set("no output directory: -o DIR is required");
+	if (!o->dir) {
+		o->dir = MCOUNT_DEFAULT_DIR;
+		o->dir_default = 1;
+	}
 	if (optind >= argc)
-		return vt_err_set("no program to run (vmtrace run -o DIR -- PROGRAM ARGS)");
+		return vt_err_set("no program to run (vmtrace run [-o DIR] -- PROGRAM ARGS)");
 	o->argv = argv + optind;
 	return 0;
 }
@@ -379,6 +382,9 @@ int cmd_run(int argc, char **argv)
 		if (crc == VT_UFT_PARTIAL)
 			vt_warn("%s", vt_err_msg());
 	}
+	if (o.dir_default)
+		fprintf(stderr, "vmtrace: run: trace in %s%s\n", MCOUNT_DEFAULT_DIR,
+			o.ns ? " (and " MCOUNT_DEFAULT_DIR RUN_NS_SUFFIX " in ns)" : "");
 	if (WIFEXITED(status))
 		rc = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
