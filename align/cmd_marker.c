@@ -43,8 +43,9 @@ static void usage(FILE *fp)
 	fprintf(fp,
 		"usage: vmtrace marker [-n N] [--interval MS] [--port P] [--chardev|--hypercall] [-o DIR]\n"
 		"  Emit N guest<->host sync markers (default 1), MS milliseconds apart\n"
-		"  (default %d), and append them to DIR/markers.dat (default DIR:\n"
-		"  vmtrace-markers).  PIO and chardev markers need root (ioperm).\n"
+		"  (default %d; a bare number of ms, or with a unit: 1s), and append\n"
+		"  them to DIR/markers.dat (default DIR: vmtrace-markers).  PIO and\n"
+		"  chardev markers need root (ioperm).\n"
 		"  --port P     PIO marker port (default 0x%x; with --chardev 0x%x)\n"
 		"  --chardev    one-byte writes to an isa-debugcon port (TCG: the host sees\n"
 		"               QEMU write them to the chardev)\n"
@@ -107,7 +108,7 @@ int cmd_marker(int argc, char **argv)
 				       MARKER_MAX_COUNT);
 			break;
 		case 'i':
-			if (vt_parse_u64(optarg, 0, MARKER_MAX_INTERVAL_MS, &interval))
+			if (vt_parse_ms(optarg, 1, 0, MARKER_MAX_INTERVAL_MS, &interval))
 				vt_die(VT_EXIT_USAGE, "marker: bad interval '%s' (ms)", optarg);
 			break;
 		case 'p':

@@ -53,11 +53,12 @@ static void run_usage(FILE *fp)
 		"  -o, --output DIR     output directory (default %s)\n"
 		"  -D, --depth N        record calls up to depth N (1..%d, default %d)\n"
 		"      --entries-only   record entries only, hook no returns\n"
-		"  -b, --bufsize SIZE   per-thread buffer, K/M or a bare number of bytes (as\n"
-		"                       uftrace record -b; default %d): flushed when full\n"
+		"  -b, --bufsize SIZE   per-thread buffer, flushed when full: a bare number\n"
+		"                       of KB (as record -b), or with a unit: 512K, 4M, 64KB\n"
+		"                       (default %d KB)\n"
 		"      --ns             also write DIR%s in nanoseconds (for uftrace replay)\n"
 		"  -f, --force          replace an existing trace in DIR\n",
-		MCOUNT_DEFAULT_DIR, VT_UFT_MAX_DEPTH, MCOUNT_DEFAULT_DEPTH, MCOUNT_DEFAULT_BUF_BYTES, RUN_NS_SUFFIX);
+		MCOUNT_DEFAULT_DIR, VT_UFT_MAX_DEPTH, MCOUNT_DEFAULT_DEPTH, MCOUNT_DEFAULT_BUF_BYTES >> 10, RUN_NS_SUFFIX);
 }
 
 static int run_parse(int argc, char **argv, struct run_opts *o)
@@ -92,10 +93,11 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			o->entries_only = 1;
 			break;
 		case 'b':
-			if (vt_parse_size(optarg, 1, MCOUNT_MIN_BUF_BYTES, MCOUNT_MAX_BUF_BYTES,
+			if (vt_parse_size(optarg, 1024, MCOUNT_MIN_BUF_BYTES, MCOUNT_MAX_BUF_BYTES,
 					  &o->bufsize))
-				return vt_err_set("--bufsize %s: want %d..%d bytes", optarg,
-						  MCOUNT_MIN_BUF_BYTES, MCOUNT_MAX_BUF_BYTES);
+				return vt_err_set("--bufsize %s: want %d..%d KB (a bare number is KB; "
+						  "B for bytes: 8192B)", optarg,
+						  MCOUNT_MIN_BUF_BYTES >> 10, MCOUNT_MAX_BUF_BYTES >> 10);
 			break;
 		case 'n':
 			o->ns = 1;

@@ -40,6 +40,12 @@ mkdir -p "$VT_TMP/dflt" && cd "$VT_TMP/dflt"
 grep -qx 'vmtrace: run: trace in vmtrace-mcount' "$VT_TMP/run.err" || { cat "$VT_TMP/run.err"; exit 1; }
 [ "$(ls vmtrace-mcount/*.dat | wc -l)" = 3 ]
 echo "run without -o: ok"
+# -b: a bare number is KB, as record's (docs/cli.md, Units); B for bytes
+for b in 128:131072 128K:131072 8192B:8192; do
+	"$VT_BIN" run -f -o b -b "${b%%:*}" -- "$GPROGS/mt-pg" >/dev/null
+	grep -qx "mcount.bufsize=${b#*:}" b/vmtrace.meta || { grep bufsize b/vmtrace.meta; exit 1; }
+done
+echo "run -b: ok"
 
 # linked in instead of preloaded, no `vmtrace run`: $VMTRACE_DIR or ./vmtrace-mcount
 mkdir -p "$VT_TMP/linked" && cd "$VT_TMP/linked"
