@@ -33,6 +33,7 @@ expect 2 "marker: bad count '0' (1..1000000)" -- "$VT_BIN" marker -n 0 -o d
 "$VT_BIN" marker --help | grep -q 'markers.dat' || fail "no help"
 expect 2 "marker: bad interval 'x' (ms)" -- "$VT_BIN" marker --interval x -o d
 expect 2 "marker: bad interval '3600001' (ms)" -- "$VT_BIN" marker --interval 3600001 -o d
+expect 2 "marker: bad interval '2h' (ms)" -- "$VT_BIN" marker --interval 2h -o d
 expect 2 "marker: bad port '0x10000'" -- "$VT_BIN" marker --port 0x10000 -o d
 # an outl at 0xfffd would reach past port 0xffff: refused before ioperm
 # (which said EINVAL, reported as "no port access")
@@ -65,7 +66,7 @@ fi
 if lscpu 2>/dev/null | grep -q '^Hypervisor vendor: *KVM$'; then
 	"$VT_BIN" marker --hypercall -n 3 --interval 0 -o hc
 	records hc/markers.dat 3 0 3 0x56540001
-	"$VT_BIN" marker --hypercall -n 2 --interval 1 -o hc
+	"$VT_BIN" marker --hypercall -n 2 --interval 10ms -o hc
 	records hc/markers.dat 5 0 3 0x56540001
 	# no -o: ./vmtrace-markers (docs/cli.md, Default output)
 	mkdir dflt && (cd dflt && "$VT_BIN" marker --hypercall -n 1)
