@@ -22,6 +22,7 @@
 #include "marker.h"
 
 #define MARKER_DEF_INTERVAL_MS	100
+#define MARKER_DEFAULT_DIR	"vmtrace-markers"	/* docs/cli.md, Default output */
 #define MARKER_MAX_COUNT	1000000
 #define MS_PER_S		1000
 #define MARKER_MAX_INTERVAL_MS	(3600 * MS_PER_S)	/* an hour */
@@ -40,10 +41,11 @@ static void on_signal(int sig)
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: vmtrace marker [-n N] [--interval MS] [--port P] [--chardev|--hypercall] -o DIR\n"
+		"usage: vmtrace marker [-n N] [--interval MS] [--port P] [--chardev|--hypercall] [-o DIR]\n"
 		"  Emit N guest<->host sync markers (default 1), MS milliseconds apart\n"
-		"  (default %d), and append them to DIR/markers.dat.  PIO and chardev\n"
-		"  markers need root (ioperm).\n"
+		"  (default %d; a bare number of ms, or with a unit: 1s), and append\n"
+		"  them to DIR/markers.dat (default DIR: vmtrace-markers).  PIO and\n"
+		"  chardev markers need root (ioperm).\n"
 		"  --port P     PIO marker port (default 0x%x; with --chardev 0x%x)\n"
 		"  --chardev    one-byte writes to an isa-debugcon port (TCG: the host sees\n"
 		"               QEMU write them to the chardev)\n"
@@ -106,7 +108,7 @@ int cmd_marker(int argc, char **argv)
 				       MARKER_MAX_COUNT);
 			break;
 		case 'i':
-			if (vt_parse_u64(optarg, 0, MARKER_MAX_INTERVAL_MS, &interval))
+			if (vt_parse_ms(optarg, 1, 0, MARKER_MAX_INTERVAL_MS, &interval))
 				vt_die(VT_EXIT_USAGE, "marker: bad interval '%s' (ms)", optarg);
 			break;
 		case 'p':
@@ -126,8 +128,10 @@ int cmd_marker(int argc, char **argv)
 			return vt_cli_usage(usage, c == 'h');
 		}
 	}
-	if (!dir || optind != argc || (chardev && hypercall))
+	if (optind != argc || (chardev && hypercall))
 		return vt_cli_usage(usage, 0);
+	if (!dir)
+		dir = MARKER_DEFAULT_DIR;
 	if (!port)
 		port = chardev ? VT_MARKER_DEBUGCON_PORT : VT_MARKER_PORT;
 	/* a PIO marker is an outl: four ports (ioperm would refuse the last

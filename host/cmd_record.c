@@ -52,9 +52,11 @@ static void rec_usage(FILE *fp)
 "                     replaces the defaults\n"
 "  -p PID             trace the syscalls of PID, its threads and children\n"
 "                     (repeatable); other events stay system-wide\n"
-"  -o DIR             output directory (default vmtrace-host or vmtrace-guest)\n"
-"  -b SIZE            ring buffer per CPU: K, M, G or a bare number of KB\n"
-"                     (as trace-cmd record -b; default %u KB)\n"
+"  -o DIR             output directory (default vmtrace-host; with --guest\n"
+"                     vmtrace-guest)\n"
+"  -b, --bufsize SIZE ring buffer per CPU: a bare number of KB (as\n"
+"                     trace-cmd record -b), or with a unit: 512K, 4M, 1G\n"
+"                     (default %u KB)\n"
 "  --guest            inside a guest: block, irq, sched_switch/wakeup defaults\n"
 "  -f, --force        reuse an existing DIR (its trace files are replaced)\n"
 "  --format v7|v6     trace.dat version: v7 with zstd-compressed sections\n"
@@ -231,6 +233,7 @@ struct rec_cli {
 static int rec_parse(int argc, char **argv, struct rec_cli *c)
 {
 	static const struct option longopts[] = {
+		{ "bufsize", required_argument, NULL, 'b' },
 		{ "guest", no_argument, NULL, 'g' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "python", optional_argument, NULL, 'y' },

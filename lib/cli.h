@@ -27,14 +27,14 @@ int vt_parse_i64(const char *s, int64_t *out);
 
 /* Parse @s as a size: a number with an optional unit, B, K, M or G
  * (powers of 1024; KB/KiB and the like too, any case), a bare number
- * counting @unit bytes (each command keeps its peer tool's: KB for
- * record's -b as trace-cmd's, bytes for run's -b as uftrace's); the size
+ * counting @unit bytes (1024 for every -b: docs/cli.md, Units); the size
  * in bytes in [@min, @max] into *@out.  0, or -1 (*@out untouched). */
 int vt_parse_size(const char *s, uint64_t unit, uint64_t min, uint64_t max, uint64_t *out);
 
 /* Parse @s as a duration: a number (a decimal fraction allowed: "0.5")
  * with an optional unit, ms, s or m/min, a bare number counting @unit_ms
- * milliseconds; the duration in ms, rounded, in
+ * milliseconds (1 for every -i/--interval: docs/cli.md, Units); the
+ * duration in ms, rounded, in
  * [@min, @max] into *@out.  0, or -1 (*@out untouched). */
 int vt_parse_ms(const char *s, uint64_t unit_ms, uint64_t min, uint64_t max, uint64_t *out);
 

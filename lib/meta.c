@@ -81,6 +81,20 @@ static char *escape(char *out, const char *v)
 	return out;
 }
 
+void vt_meta_print_line(FILE *fp, const char *key, const char *val)
+{
+	fprintf(fp, "%s=", key);
+	for (; *val; val++) {
+		if (*val == '\\' || *val == '\n' || *val == '\r') {
+			fputc('\\', fp);
+			fputc(*val == '\n' ? 'n' : *val == '\r' ? 'r' : '\\', fp);
+		} else {
+			fputc(*val, fp);
+		}
+	}
+	fputc('\n', fp);
+}
+
 /* Undo escape() in place; a backslash before anything else stays as it
  * is (files written before values were escaped). */
 static void unescape(char *v)

@@ -17,6 +17,7 @@
 #define VT_META_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include "compiler.h"
 #include "meta_keys.h"
 
@@ -63,6 +64,9 @@ int vt_meta_get_double(const struct vt_meta *m, const char *key, double *out);
 int vt_meta_count(const struct vt_meta *m);
 const char *vt_meta_key(const struct vt_meta *m, int i);
 const char *vt_meta_val(const struct vt_meta *m, int i);
+/* Print "@key=@val" and a newline to @fp with @val escaped as the file
+ * holds it (a newline as \n): one line a key, whatever the value. */
+void vt_meta_print_line(FILE *fp, const char *key, const char *val);
 
 /* Write @m to @path atomically (mode 0644, no symlink followed for the
  * final name).  -1 on failure with the message naming the file. */

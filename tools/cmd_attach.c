@@ -149,7 +149,7 @@ static void attach_usage(FILE *fp)
 {
 	fprintf(fp, "usage: vmtrace attach [-o DIR] [--duration S] [--pythonpath DIR] PID\n"
 		    "  trace the running Python process PID into DIR (default\n"
-		    "  vmtrace-PID.data) for S seconds, or until Ctrl-C\n");
+		    "  vmtrace-python-PID) for S seconds, or until Ctrl-C\n");
 }
 
 /* `vmtrace attach [-o DIR] [--duration S] [--pythonpath D] PID`: returns an
@@ -211,7 +211,7 @@ int cmd_attach(int argc, char **argv)
 		fclose(f);
 	}
 	if (!dir) {
-		snprintf(dirbuf, sizeof(dirbuf), "vmtrace-%d.data", pid);
+		snprintf(dirbuf, sizeof(dirbuf), "vmtrace-python-%d", pid);	/* docs/cli.md */
 		dir = dirbuf;
 	}
 	if (dir[0] != '/') {

@@ -382,8 +382,10 @@ int cmd_info(int argc, char **argv)
 			printf("for uftrace:   the .dat files hold TSC ticks, not ns: vmtrace "
 			       "finalize [--tsc-hz HZ] %s\n", dir);
 		printf("metadata:\n");
-		for (int i = 0; i < vt_meta_count(m); i++)
-			printf("  %s=%s\n", vt_meta_key(m, i), vt_meta_val(m, i));
+		for (int i = 0; i < vt_meta_count(m); i++) {
+			printf("  ");
+			vt_meta_print_line(stdout, vt_meta_key(m, i), vt_meta_val(m, i));
+		}
 	} else {
 		printf("clock:         ns (no %s: assumed, as uftrace record writes)\n",
 		       VT_META_FILE);

@@ -39,7 +39,7 @@ static int meta_print(const char *dir, const char *key)
 		return v ? VT_EXIT_OK : VT_EXIT_FAIL;
 	}
 	for (int i = 0; i < vt_meta_count(m); i++)
-		printf("%s=%s\n", vt_meta_key(m, i), vt_meta_val(m, i));
+		vt_meta_print_line(stdout, vt_meta_key(m, i), vt_meta_val(m, i));
 	vt_meta_free(m);
 	return VT_EXIT_OK;
 }

@@ -207,15 +207,30 @@ static int top_show(const char *dir, int rows, int clear)
 	return 0;
 }
 
-static void top_usage(FILE *fp)
+/* -i, --interval: a bare number of ms, as every -i (docs/cli.md); below
+ * TOP_MIN_INTERVAL_MS it is refused, which also catches seconds meant by
+ * a bare number (the unit top -i once had).  0, or -1 with the message
+ * printed. */
+int top_parse_interval(const char *s, uint64_t *ms)
 {
-	fprintf(fp, "usage: vmtrace top [--once] [-n ROWS] [-i SECONDS] DIR\n"
-		    "  show the functions with the most total time in a uftrace data directory,\n"
-		    "  refreshing while it is written (Ctrl-C ends); -i: a bare number of\n"
-		    "  seconds, or with a unit (500ms, 2s)\n");
+	if (!vt_parse_ms(s, 1, TOP_MIN_INTERVAL_MS, TOP_MAX_INTERVAL_MS, ms))
+		return 0;
+	vt_error("bad value for -i: %s (%d ms..%d s: a bare number of ms, or with a unit: "
+		 "500ms, 2s)", s, TOP_MIN_INTERVAL_MS, TOP_MAX_INTERVAL_MS / 1000);
+	return -1;
 }
 
-/* `vmtrace top [--once] [-n ROWS] [-i SECONDS] DIR`: returns an exit code. */
+static void top_usage(FILE *fp)
+{
+	fprintf(fp, "usage: vmtrace top [--once] [-n ROWS] [-i MS] DIR\n"
+		    "  show the functions with the most total time in a uftrace data directory,\n"
+		    "  refreshing while it is written (Ctrl-C ends)\n"
+		    "  -i, --interval MS  refresh every MS milliseconds (default 1s, at least\n"
+		    "                     %d ms); a unit may be given instead: 500ms, 2s\n",
+		    TOP_MIN_INTERVAL_MS);
+}
+
+/* `vmtrace top [--once] [-n ROWS] [-i MS] DIR`: returns an exit code. */
 int cmd_top(int argc, char **argv)
 {
 	const char *dir = NULL;
@@ -230,20 +245,20 @@ int cmd_top(int argc, char **argv)
 
 		if (!strcmp(a, "--once")) {
 			once = 1;
-		} else if ((!strcmp(a, "-n") || !strcmp(a, "-i")) && i + 1 < argc) {
+		} else if (!strcmp(a, "-n") && i + 1 < argc) {
 			uint64_t v;
-			int bad = a[1] == 'n' ? vt_parse_u64(argv[++i], 1, 100000, &v) :
-						vt_parse_ms(argv[++i], 1000, 1, 86400000, &v);
 
-			if (bad) {
-				vt_error("bad value for %s: %s%s", a, argv[i], a[1] == 'n' ? "" :
-					 " (a bare number of seconds, or with a unit: 500ms, 2s)");
+			if (vt_parse_u64(argv[++i], 1, 100000, &v)) {
+				vt_error("bad value for -n: %s", argv[i]);
 				return VT_EXIT_USAGE;
 			}
-			if (a[1] == 'n')
-				rows = (int)v;
-			else
-				interval = (double)v / 1000;
+			rows = (int)v;
+		} else if ((!strcmp(a, "-i") || !strcmp(a, "--interval")) && i + 1 < argc) {
+			uint64_t v;
+
+			if (top_parse_interval(argv[++i], &v))
+				return VT_EXIT_USAGE;
+			interval = (double)v / 1000;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			top_usage(stdout);
 			return VT_EXIT_OK;

@@ -13,6 +13,14 @@
 #                            SECONDS pass or PID exits first
 #   vt_vm_wait_exit PID SECONDS
 #                            wait for PID to end; 1 on timeout
+#   vt_now VAR               VAR=the time in epoch seconds (no fork)
+#   vt_name_self             this shell's comm becomes vt-example-run
+#
+# Everything here that runs while the host is recorded forks nothing but
+# waits.py (comm vt-example-wait): bash builtins instead of date, sed,
+# head, cat, dirname, timeout and tail.  The recording holds every
+# process's scheduling, and the example's own processes are then only the
+# shell (vt-example-run) and its waits (examples/python-virtio/README.md).
 #   vt_vm_kill PIDFILE       end QEMU (by the pid it wrote), so a recorder
 #                            around it stops and saves what it has
 #   vt_example_prepare NAME VT QEMU OUT
@@ -70,6 +78,18 @@ vt_kvm_usable() {
 	return $rc
 }
 
+VT_COMMON_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+vt_now() {
+	printf -v "$1" '%(%s)T' -1
+}
+
+# /proc/PID/comm of the shell itself (inherited by its subshells; the
+# example's own processes are marked vt-example-* in the host recording)
+vt_name_self() {
+	{ printf vt-example-run >"/proc/$$/comm"; } 2>/dev/null || true
+}
+
 vt_vm_start() {
 	local log=$1 pidfile=$2
 	shift 3
@@ -84,26 +104,32 @@ vt_vm_start() {
 # loop of date/grep/sleep put ~10 short-lived processes a second of the
 # example's own into the recording).
 vt_vm_wait_line() {
-	/usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/waits.py" line "$@"
+	/usr/bin/python3 "$VT_COMMON_DIR/waits.py" line "$@"
 }
 
 vt_vm_wait_exit() {
 	local pid=$1 secs=$2
 	if kill -0 "$pid" 2>/dev/null; then
-		timeout "$secs" tail --pid="$pid" -f /dev/null 2>/dev/null
-		if kill -0 "$pid" 2>/dev/null; then
-			return 1
-		fi
+		/usr/bin/python3 "$VT_COMMON_DIR/waits.py" exit "$pid" "$secs" || return 1
 	fi
 	wait "$pid" 2>/dev/null
 	return 0
 }
 
 vt_vm_kill() {
-	local pidfile=$1 qpid
-	qpid=$(cat "$pidfile" 2>/dev/null) || return 0
+	local pidfile=$1 qpid=
+	{ read -r qpid <"$pidfile"; } 2>/dev/null
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null
 	return 0
+}
+
+# the last non-empty line of FILE into VAR (no fork)
+vt_last_line() {
+	local _vt_l _vt_last=	# names no caller's VAR is
+	while IFS= read -r _vt_l || [ -n "$_vt_l" ]; do
+		[ -n "$_vt_l" ] && _vt_last=$_vt_l
+	done <"$2"
+	printf -v "$1" '%s' "$_vt_last"
 }
 
 # a sanitizer build of the recorder: libtracefs keeps one string for the
@@ -135,8 +161,11 @@ vt_vm_await_boot() {
 	local file=$1 pat=$2 secs=$3 pidfile=$4
 	VT_VM_EXITED=""
 	vt_vm_wait_line "$file" "$pat" "$secs" "$VT_VM_PID" && return 0
-	kill -0 "$VT_VM_PID" 2>/dev/null ||
-		VT_VM_EXITED="QEMU exited before the guest's boot handshake: $(grep -v '^$' "$VT_VM_LOG" | tail -1)"
+	if ! kill -0 "$VT_VM_PID" 2>/dev/null; then
+		local qemu_said
+		vt_last_line qemu_said "$VT_VM_LOG"
+		VT_VM_EXITED="QEMU exited before the guest's boot handshake: $qemu_said"
+	fi
 	vt_vm_kill "$pidfile"
 	# gone before the caller reuses its files (a recorder still writing
 	# into HOSTDIR would clash with the next boot's)

@@ -2,6 +2,8 @@
 whole wait (the host recording holds every process's scheduling: a shell
 loop of date/grep/stat/sleep put ~10 short-lived processes a second of the
 example's own into it).  Only the standard library: /usr/bin/python3.
+Each names itself vt-example-wait (its comm, what the host recording
+and the merged timeline show), so the example's own helper stands out.
 
   waits.py line FILE PATTERN SECONDS PID
       until FILE holds PATTERN (exit 0); 1 after SECONDS, or when PID is gone
@@ -10,10 +12,26 @@ example's own into it).  Only the standard library: /usr/bin/python3.
       every STEP s, until PID is gone, the time END (epoch s) or OUT/console.log
       holding DONE: "<ms since start> <bytes of OUT/guest.stream>" lines into
       OUT/stream-growth.txt
+  waits.py exit PID SECONDS
+      until PID (any process, not only a child) is gone (exit 0); 1 after
+      SECONDS
 """
 import os
+import select
 import sys
 import time
+
+# what the examples' own processes are called in the host recording
+# (examples/python-virtio/README.md); a comm holds 15 bytes
+NAME = "vt-example-wait"
+
+
+def name_self():
+    try:
+        with open("/proc/self/comm", "w") as f:
+            f.write(NAME)
+    except OSError:
+        pass
 
 
 def alive(pid):
@@ -59,8 +77,33 @@ def watch(end, pid, out, done, step):
     return 0
 
 
+def gone(pid, secs):
+    """0 once @pid has ended, 1 after @secs: a pidfd wakes it at the exit
+    (no polling), else a 0.2 s poll."""
+    pid, end = int(pid), time.time() + float(secs)
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = -1
+    if fd >= 0:
+        p = select.poll()
+        p.register(fd, select.POLLIN)
+        while True:
+            left = end - time.time()
+            if left <= 0:
+                return 0 if not alive(pid) else 1
+            if p.poll(left * 1000):
+                return 0
+    while alive(pid):
+        if time.time() >= end:
+            return 1
+        time.sleep(0.2)
+    return 0
+
+
 if __name__ == "__main__":
-    cmds = {"line": (line, 4), "watch": (watch, 5)}
+    name_self()
+    cmds = {"line": (line, 4), "watch": (watch, 5), "exit": (gone, 2)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) != 2 + cmds[sys.argv[1]][1]:
         sys.exit(__doc__)
     sys.exit(cmds[sys.argv[1]][0](*sys.argv[2:]))

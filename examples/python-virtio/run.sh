@@ -28,6 +28,9 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../common/vm.sh"
 . "$HERE/../common/post.sh"
+# the host recording shows this script as vt-example-run, its waits as
+# vt-example-wait, and no other process of its own (README.md)
+vt_name_self
 
 : "${VT_BUILD:?}" "${VT_CACHE:?}" "${VT_OUT:?}"
 : "${VT_ACCEL:=auto}" "${VT_ROUNDS:=8}" "${VT_MB:=4}" "${VT_GUEST_ONLY:=0}"
@@ -61,13 +64,13 @@ guest_part() {
 	# VT_RUN_TIMEOUT), sample how much of the stream the host has every
 	# STREAM_SAMPLE_S: OUT/stream-growth.txt, "<ms since the boot handshake>
 	# <bytes>" lines: the traces arrive while the guest traces, not only at its
-	# end.  $1: the run's deadline (date +%s).
+	# end.  $1: the run's deadline (epoch s).
 	# One process for the whole watch (the host recording holds every
 	# process's scheduling: a shell loop of date/grep/stat/sleep put ~10
 	# short-lived processes a second of the example's own into it).
 	STREAM_SAMPLE_S=0.5
 	stream_watch() {
-		/usr/bin/python3 "$HERE/../common/waits.py" watch "$1" "$VT_VM_PID" "$OUT" \
+		/usr/bin/python3 "$VT_COMMON_DIR/waits.py" watch "$1" "$VT_VM_PID" "$OUT" \
 			"$WORKLOAD_DONE" "$STREAM_SAMPLE_S"
 	}
 
@@ -78,9 +81,19 @@ guest_part() {
 			[ ! -d "$OUT/guest" ] || echo "python-virtio: what the guest streamed before it stopped is in $OUT/guest" >&2
 	}
 
+	# the guest's uptime at init, from its handshake line, into BOOT_UPTIME
+	# (read by bash: the host is being recorded)
+	boot_uptime() {
+		local l re="$HANDSHAKE ([0-9.]+)"
+		BOOT_UPTIME=?
+		while IFS= read -r l || [ -n "$l" ]; do
+			[[ $l =~ $re ]] && { BOOT_UPTIME=${BASH_REMATCH[1]}; return; }
+		done <"$OUT/console.log"
+	}
+
 	# boot ACCEL BOUND: one guest run; 0 done, 2 no handshake within BOUND s
 	boot() {
-		local accel=$1 bound=$2 method cpu qemu run_end drive
+		local accel=$1 bound=$2 method cpu qemu run_end drive now
 		rm -rf "$OUT/host" "$OUT/guest.stream" "$OUT/stream-growth.txt" "$OUT/console.log" "$OUT/debugcon.bin"
 		if [ -n "${VT_DISK:-}" ]; then
 			mke2fs -q -t ext4 ${VT_MKE2FS_OPTS:-} -F "$VT_DISK" || fail "mke2fs $VT_DISK failed"
@@ -118,10 +131,13 @@ guest_part() {
 			-device isa-debugcon,iobase=0xe9,chardev=vtmk)
 		vt_vm_launch $record "$VT" "$OUT/host" "$OUT/qemu.log" "$OUT/qemu.pid" -- "${qemu[@]}"
 		vt_vm_await_boot "$OUT/console.log" "$HANDSHAKE" "$bound" "$OUT/qemu.pid" || return 2
-		echo "  guest booted ($(sed -n "s/.*$HANDSHAKE \([0-9.]*\).*/\1/p" "$OUT/console.log" | head -1) s guest uptime at init)"
-		run_end=$(($(date +%s) + VT_RUN_TIMEOUT))
+		boot_uptime
+		echo "  guest booted ($BOOT_UPTIME s guest uptime at init)"
+		vt_now now
+		run_end=$((now + VT_RUN_TIMEOUT))
 		stream_watch $run_end
-		if ! vt_vm_wait_exit "$VT_VM_PID" $((run_end > $(date +%s) ? run_end - $(date +%s) : 1)); then
+		vt_now now
+		if ! vt_vm_wait_exit "$VT_VM_PID" $((run_end > now ? run_end - now : 1)); then
 			vt_vm_kill "$OUT/qemu.pid"
 			vt_vm_wait_exit "$VT_VM_PID" 10
 			tail -20 "$OUT/console.log" >&2
@@ -135,14 +151,15 @@ guest_part() {
 	echo "python-virtio: guest image $VT_CACHE (kernel $(cat "$VT_CACHE/kernel.version"))"
 	[ $record = 1 ] || [ "$VT_GUEST_ONLY" = 1 ] ||
 		echo "python-virtio: 'vmtrace record' is not built yet: the host side is not recorded"
-	start=$(date +%s)
+	vt_now start
 	vt_accel_select python-virtio "KVM could not boot the Linux guest: no boot handshake on the serial console within ${VT_BOOT_TIMEOUT} s (a PVM-based KVM, as some cloud VMs have, hangs Linux kernels right after decompression)" boot
 	if [ -z "$ACCEL_USED" ]; then
 		echo "python-virtio: $ACCEL_NOTE -> using TCG (software emulation; markers go through isa-debugcon)"
 		boot tcg "$TCG_BOOT_TIMEOUT" ||
 			{ tail -20 "$OUT/console.log" >&2; fail "the guest did not boot under TCG within $TCG_BOOT_TIMEOUT s (console: $OUT/console.log)"; }
 	fi
-	echo "python-virtio: guest ran under $ACCEL_USED in $(($(date +%s) - start)) s"
+	vt_now now
+	echo "python-virtio: guest ran under $ACCEL_USED in $((now - start)) s"
 	vt_accel_save "$OUT"
 	# how often the host's copy grew before the guest's workload ended, and
 	# how much of the stream was in by then

@@ -38,6 +38,7 @@ struct run_opts {
 	uint64_t depth;
 	uint64_t bufsize;
 	int entries_only;
+	int dir_default;	/* no -o: say where the trace went */
 	int ns;
 	int force;
 	char **argv;
@@ -46,17 +47,18 @@ struct run_opts {
 static void run_usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: vmtrace run -o DIR [options] -- PROGRAM [ARGS...]\n"
+		"usage: vmtrace run [-o DIR] [options] -- PROGRAM [ARGS...]\n"
 		"Trace PROGRAM (built with -pg, -pg -mfentry or -finstrument-functions)\n"
 		"into the uftrace data directory DIR; timestamps are raw TSC ticks.\n\n"
-		"  -o, --output DIR     output directory (required)\n"
+		"  -o, --output DIR     output directory (default %s)\n"
 		"  -D, --depth N        record calls up to depth N (1..%d, default %d)\n"
 		"      --entries-only   record entries only, hook no returns\n"
-		"  -b, --bufsize SIZE   per-thread buffer, K/M or a bare number of bytes (as\n"
-		"                       uftrace record -b; default %d): flushed when full\n"
+		"  -b, --bufsize SIZE   per-thread buffer, flushed when full: a bare number\n"
+		"                       of KB (as record -b), or with a unit: 512K, 4M, 64KB\n"
+		"                       (default %d KB)\n"
 		"      --ns             also write DIR%s in nanoseconds (for uftrace replay)\n"
 		"  -f, --force          replace an existing trace in DIR\n",
-		VT_UFT_MAX_DEPTH, MCOUNT_DEFAULT_DEPTH, MCOUNT_DEFAULT_BUF_BYTES, RUN_NS_SUFFIX);
+		MCOUNT_DEFAULT_DIR, VT_UFT_MAX_DEPTH, MCOUNT_DEFAULT_DEPTH, MCOUNT_DEFAULT_BUF_BYTES >> 10, RUN_NS_SUFFIX);
 }
 
 static int run_parse(int argc, char **argv, struct run_opts *o)
@@ -91,10 +93,11 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			o->entries_only = 1;
 			break;
 		case 'b':
-			if (vt_parse_size(optarg, 1, MCOUNT_MIN_BUF_BYTES, MCOUNT_MAX_BUF_BYTES,
+			if (vt_parse_size(optarg, 1024, MCOUNT_MIN_BUF_BYTES, MCOUNT_MAX_BUF_BYTES,
 					  &o->bufsize))
-				return vt_err_set("--bufsize %s: want %d..%d bytes", optarg,
-						  MCOUNT_MIN_BUF_BYTES, MCOUNT_MAX_BUF_BYTES);
+				return vt_err_set("--bufsize %s: want %d..%d KB (a bare number is KB; "
+						  "B for bytes: 8192B)", optarg,
+						  MCOUNT_MIN_BUF_BYTES >> 10, MCOUNT_MAX_BUF_BYTES >> 10);
 			break;
 		case 'n':
 			o->ns = 1;
@@ -109,10 +112,12 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			return vt_err_set("bad option (see vmtrace run --help)");
 		}
 	}
-	if (!o->dir)
-		return vt_err_set("no output directory: -o DIR is required");
+	if (!o->dir) {
+		o->dir = MCOUNT_DEFAULT_DIR;
+		o->dir_default = 1;
+	}
 	if (optind >= argc)
-		return vt_err_set("no program to run (vmtrace run -o DIR -- PROGRAM ARGS)");
+		return vt_err_set("no program to run (vmtrace run [-o DIR] -- PROGRAM ARGS)");
 	o->argv = argv + optind;
 	return 0;
 }
@@ -391,6 +396,9 @@ int cmd_run(int argc, char **argv)
 		if (crc == VT_UFT_PARTIAL)
 			vt_warn("%s", vt_err_msg());
 	}
+	if (o.dir_default)
+		fprintf(stderr, "vmtrace: run: trace in %s%s\n", MCOUNT_DEFAULT_DIR,
+			o.ns ? " (and " MCOUNT_DEFAULT_DIR RUN_NS_SUFFIX " in ns)" : "");
 	if (WIFEXITED(status))
 		rc = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))

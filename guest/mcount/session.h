@@ -15,7 +15,7 @@
 #define MCOUNT_ENV_ENTRIES	"VMTRACE_ENTRIES_ONLY"	/* "1": no return hooks */
 #define MCOUNT_ENV_BUFSIZE	"VMTRACE_BUFSIZE"	/* per-thread buffer bytes */
 #define MCOUNT_ENV_RUN		"VMTRACE_RUN"		/* "1": dir prepared by run */
-#define MCOUNT_DEFAULT_DIR	"vmtrace.data"
+#define MCOUNT_DEFAULT_DIR	"vmtrace-mcount"	/* docs/cli.md, Default output */
 #define MCOUNT_DEFAULT_DEPTH	VT_UFT_MAX_DEPTH
 /* 64 KiB: 4096 records; a SIGKILL loses at most this much per thread */
 #define MCOUNT_DEFAULT_BUF_BYTES (64 * 1024)

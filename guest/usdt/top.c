@@ -290,15 +290,17 @@ static int top_set_pids(struct tracefs_instance *inst, pid_t pid)
 static void top_usage(FILE *fp)
 {
 	fprintf(fp,
-"usage: vmtrace top --python[=FILE] -p PID [-n ROWS] [-i SECONDS] [--once]\n"
+"usage: vmtrace top --python[=FILE] -p PID [-n ROWS] [-i MS] [--once]\n"
 "                   [--duration SECONDS]\n"
 "  the Python functions PID calls most per second, from CPython's USDT\n"
 "  function__return marker through a uprobe (no change to the process;\n"
 "  a CPython built --with-dtrace; root).  Counted at return: on 3.11 every\n"
 "  Python call; 3.12/3.13 have no function markers (use `vmtrace attach`).\n"
 "  --once: one table after one interval; --duration: stop after SECONDS;\n"
-"  -i: a bare number of seconds, or with a unit (500ms, 2s);\n"
-"  stops by itself when PID exits.\n");
+"  stops by itself when PID exits.\n"
+"  -i, --interval MS  a table every MS milliseconds (default 1s, at least\n"
+"                     %d ms); a unit may be given instead: 500ms, 2s\n",
+		TOP_MIN_INTERVAL_MS);
 }
 
 /* Parse a positive number for @opt; exits with a usage error if bad. */
@@ -374,12 +376,11 @@ int usdt_top_main(int argc, char **argv)
 			pid = (pid_t)top_num(a, argv[++i]);
 		} else if (!strcmp(a, "-n") && i + 1 < argc) {
 			rows = (int)top_num(a, argv[++i]);
-		} else if (!strcmp(a, "-i") && i + 1 < argc) {
+		} else if ((!strcmp(a, "-i") || !strcmp(a, "--interval")) && i + 1 < argc) {
 			uint64_t ms;
 
-			if (vt_parse_ms(argv[++i], 1000, 1, 86400000, &ms))
-				vt_die(VT_EXIT_USAGE, "top: bad value for -i: %s (a bare number of "
-				       "seconds, or with a unit: 500ms, 2s)", argv[i]);
+			if (top_parse_interval(argv[++i], &ms))
+				return VT_EXIT_USAGE;
 			interval = (double)ms / 1000;
 		} else if (!strcmp(a, "--duration") && i + 1 < argc) {
 			duration = top_num(a, argv[++i]);

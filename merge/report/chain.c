@@ -257,7 +257,14 @@ static int exit_count(struct report *r, int32_t vcpu, uint32_t name, uint64_t ns
 	return 0;
 }
 
-static int fn_add(struct report *r, uint32_t name, uint64_t incl, uint64_t wait)
+/* The bit of machine @m in a machine set (63: 63 and up). */
+static uint64_t machine_bit(uint32_t m)
+{
+	return 1ULL << (m < 63 ? m : 63);
+}
+
+static int fn_add(struct report *r, uint32_t name, uint32_t machine, uint64_t incl,
+		  uint64_t wait)
 {
 	if (name >= r->fncap) {
 		uint32_t nc = r->fncap ? r->fncap : NAME_CAP0;
@@ -275,6 +282,7 @@ static int fn_add(struct report *r, uint32_t name, uint64_t incl, uint64_t wait)
 	r->fns[name].calls++;
 	r->fns[name].incl += incl;
 	r->fns[name].wait += wait;
+	r->fns[name].machines |= machine_bit(machine);
 	return 0;
 }
 
@@ -322,7 +330,8 @@ static int on_end(struct report *r, const struct merge_event *ev, struct tstate 
 		return exit_count(r, vcpu_of(ev), f->name, dur, 1);
 	for (int32_t s = f->sys_head; s != CHAIN_NONE; s = r->sys.a[s].next_in_frame)
 		r->sys.a[s].py_end = ev->ts_ns;
-	return fn_add(r, f->name, dur, t->sys_total_ns - f->sys_at_begin);
+	return fn_add(r, f->name, merge_track(ev->track)->machine, dur,
+		      t->sys_total_ns - f->sys_at_begin);
 }
 
 /* The track holding the function slices of guest thread @tid (@self first). */
@@ -356,6 +365,7 @@ static int on_sys_enter(struct report *r, const struct merge_event *ev, struct t
 {
 	const struct merge_track *mt = merge_track(ev->track);
 
+	r->sys_machines |= machine_bit(mt->machine);
 	if (t->kind != TS_OTHER) {
 		if (t->kind == TS_QEMU) {
 			uint64_t v;

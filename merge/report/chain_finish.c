@@ -678,6 +678,8 @@ int report_finish(struct report *r)
 		f->calls = r->fns[i].calls;
 		f->incl_ns = r->fns[i].incl;
 		f->wait_ns = r->fns[i].wait;
+		/* no syscall events of a call's machine: its waiting is unknown */
+		f->wait_known = !(r->fns[i].machines & ~r->sys_machines);
 	}
 	if (r->fnlist.n)
 		qsort(r->fnlist.a, r->fnlist.n, sizeof(*r->fnlist.a), cmp_fn);

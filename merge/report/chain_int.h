@@ -64,7 +64,8 @@ struct hostio {
 /* a guest device's learned offset rule */
 struct devmap { uint32_t machine, dev; int64_t fd, delta; int ok; };
 struct girq { uint64_t ts; uint32_t machine; int32_t cpu; };
-struct fnacc { uint64_t calls, incl, wait; };
+/* machines: a bit per machine of the calls (machine_bit) */
+struct fnacc { uint64_t calls, incl, wait, machines; };
 
 #define CHAIN_VEC(T) struct { T *a; size_t n, cap; }
 
@@ -104,6 +105,7 @@ struct report {
 	struct report_pct pct[REPORT_NR_STAGES];
 	uint32_t *slow;
 	int have_exit_slices;
+	uint64_t sys_machines;	/* a bit per machine with syscall events */
 	int oom;
 	struct crit *crit;	/* states and critical path (crit.h), or NULL */
 };

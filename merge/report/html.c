@@ -424,7 +424,9 @@ static void functions(const struct report *r, FILE *fp, int max)
 	}
 	fprintf(fp, "<p class=note>Inclusive time split into running and waiting (inside "
 		"syscalls of its thread).<span class=sw style='background:#4e79a7'></span>running"
-		"<span class=sw style='background:#e15759'></span>waiting</p><table><tr>"
+		"<span class=sw style='background:#e15759'></span>waiting"
+		"<span class=sw style='background:#bab0ac'></span>unknown (no syscall events of "
+		"the machine: -)</p><table><tr>"
 		"<th>calls</th><th>total &micro;s</th><th>running &micro;s</th>"
 		"<th>waiting &micro;s</th><th class=l></th><th class=l>function</th></tr>");
 	for (size_t i = 0; i < n && i < (size_t)max; i++) {
@@ -432,12 +434,20 @@ static void functions(const struct report *r, FILE *fp, int max)
 		uint64_t w = f->wait_ns > f->incl_ns ? f->incl_ns : f->wait_ns;
 		double scale = 200.0 / (double)(big ? big : 1);
 
-		fprintf(fp, "<tr><td>%" PRIu64 "</td><td>%s</td><td>%s</td><td>%s</td>"
-			"<td class=l style='min-width:205px'><span class=bar style='width:%.0fpx;"
-			"background:#4e79a7'></span><span class=bar style='width:%.0fpx;"
-			"background:#e15759'></span></td><td class='l mono'>", f->calls,
-			us(f->incl_ns, a), us(f->incl_ns - w, b), us(w, c),
-			(double)(f->incl_ns - w) * scale, (double)w * scale);
+		if (!f->wait_known)	/* no syscall events: one grey bar */
+			fprintf(fp, "<tr><td>%" PRIu64 "</td><td>%s</td><td>-</td><td>-</td>"
+				"<td class=l style='min-width:205px'><span class=bar style="
+				"'width:%.0fpx;background:#bab0ac' title='running and waiting "
+				"unknown: no syscall events of the machine'></span></td>"
+				"<td class='l mono'>", f->calls, us(f->incl_ns, a),
+				(double)f->incl_ns * scale);
+		else
+			fprintf(fp, "<tr><td>%" PRIu64 "</td><td>%s</td><td>%s</td><td>%s</td>"
+				"<td class=l style='min-width:205px'><span class=bar style='width:%.0fpx;"
+				"background:#4e79a7'></span><span class=bar style='width:%.0fpx;"
+				"background:#e15759'></span></td><td class='l mono'>", f->calls,
+				us(f->incl_ns, a), us(f->incl_ns - w, b), us(w, c),
+				(double)(f->incl_ns - w) * scale, (double)w * scale);
 		esc(fp, merge_str(f->name));
 		fprintf(fp, "</td></tr>");
 	}

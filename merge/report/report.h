@@ -115,6 +115,7 @@ struct report_pct {
 struct report_fn {
 	uint32_t name;
 	uint64_t calls, incl_ns, wait_ns;
+	int wait_known;		/* 0: a call's machine has no syscall events */
 };
 
 /* VM exits (or PVM exit-causing events) per vCPU and reason. */

@@ -328,6 +328,7 @@ static void functions(const struct report *r, FILE *fp, int max)
 {
 	char a[US_BUF], b[US_BUF], c[US_BUF];
 	size_t n = report_nr_fns(r);
+	int unknown = 0;
 
 	fprintf(fp, "\nTime per function (Python/C tracer slices; inclusive; waiting = inside syscalls of its "
 		"thread; recursion counted per call):\n");
@@ -341,11 +342,20 @@ static void functions(const struct report *r, FILE *fp, int max)
 		const struct report_fn *f = report_fn_at(r, i);
 		uint64_t w = f->wait_ns > f->incl_ns ? f->incl_ns : f->wait_ns;
 
+		if (!f->wait_known) {
+			fprintf(fp, "  %10" PRIu64 " %14s %14s %14s %6s  %s\n", f->calls,
+				us(f->incl_ns, a), "-", "-", "-", merge_str(f->name));
+			unknown = 1;
+			continue;
+		}
 		fprintf(fp, "  %10" PRIu64 " %14s %14s %14s %5.1f%%  %s\n", f->calls,
 			us(f->incl_ns, a), us(f->incl_ns - w, b), us(w, c),
 			f->incl_ns ? 100.0 * (double)w / (double)f->incl_ns : 0.0,
 			merge_str(f->name));
 	}
+	if (unknown)
+		fprintf(fp, "  -: unknown, no syscall events of the machine (a guest: record it "
+			"with `vmtrace record --guest`)\n");
 	if (n > (size_t)max)
 		fprintf(fp, "  ... %zu more (--functions N)\n", n - (size_t)max);
 }

@@ -30,10 +30,10 @@ print("%s: %d records, seq %d..%d, kind %d at 0x%x" % (path, n, first, first + n
 PYEOF
 }
 expect 2 "marker: bad count '0' (1..1000000)" -- "$VT_BIN" marker -n 0 -o d
-expect 2 'usage: vmtrace marker' -- "$VT_BIN" marker
 "$VT_BIN" marker --help | grep -q 'markers.dat' || fail "no help"
 expect 2 "marker: bad interval 'x' (ms)" -- "$VT_BIN" marker --interval x -o d
 expect 2 "marker: bad interval '3600001' (ms)" -- "$VT_BIN" marker --interval 3600001 -o d
+expect 2 "marker: bad interval '2h' (ms)" -- "$VT_BIN" marker --interval 2h -o d
 expect 2 "marker: bad port '0x10000'" -- "$VT_BIN" marker --port 0x10000 -o d
 # an outl at 0xfffd would reach past port 0xffff: refused before ioperm
 # (which said EINVAL, reported as "no port access")
@@ -66,8 +66,11 @@ fi
 if lscpu 2>/dev/null | grep -q '^Hypervisor vendor: *KVM$'; then
 	"$VT_BIN" marker --hypercall -n 3 --interval 0 -o hc
 	records hc/markers.dat 3 0 3 0x56540001
-	"$VT_BIN" marker --hypercall -n 2 --interval 1 -o hc
+	"$VT_BIN" marker --hypercall -n 2 --interval 10ms -o hc
 	records hc/markers.dat 5 0 3 0x56540001
+	# no -o: ./vmtrace-markers (docs/cli.md, Default output)
+	mkdir dflt && (cd dflt && "$VT_BIN" marker --hypercall -n 1)
+	records dflt/vmtrace-markers/markers.dat 1 0 3 0x56540001
 	# a corrupt record: kept, warned of, the next seq after the last valid one
 	printf 'VTMKjunkjunkjunkjunkjunkjunkjunkjunkjunkjunkjunk' >>hc/markers.dat
 	"$VT_BIN" marker --hypercall -n 1 -o hc 2>err.txt

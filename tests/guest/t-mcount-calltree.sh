@@ -34,16 +34,29 @@ for v in mt-pg mt-fentry mt-cyg; do
 	echo "$v: ok"
 done
 
-# linked in instead of preloaded, no `vmtrace run`: $VMTRACE_DIR or ./vmtrace.data
+# no -o: ./vmtrace-mcount (docs/cli.md, Default output), said on stderr
+mkdir -p "$VT_TMP/dflt" && cd "$VT_TMP/dflt"
+"$VT_BIN" run -- "$GPROGS/mt-pg" >/dev/null 2>"$VT_TMP/run.err"
+grep -qx 'vmtrace: run: trace in vmtrace-mcount' "$VT_TMP/run.err" || { cat "$VT_TMP/run.err"; exit 1; }
+[ "$(ls vmtrace-mcount/*.dat | wc -l)" = 3 ]
+echo "run without -o: ok"
+# -b: a bare number is KB, as record's (docs/cli.md, Units); B for bytes
+for b in 128:131072 128K:131072 8192B:8192; do
+	"$VT_BIN" run -f -o b -b "${b%%:*}" -- "$GPROGS/mt-pg" >/dev/null
+	grep -qx "mcount.bufsize=${b#*:}" b/vmtrace.meta || { grep bufsize b/vmtrace.meta; exit 1; }
+done
+echo "run -b: ok"
+
+# linked in instead of preloaded, no `vmtrace run`: $VMTRACE_DIR or ./vmtrace-mcount
 mkdir -p "$VT_TMP/linked" && cd "$VT_TMP/linked"
 gcc -std=gnu11 -O1 -fno-inline -pg -pthread -o mt-linked "$VT_SRC/tests/guest/progs/mt.c" \
 	-L"$VT_BUILD/lib" -Wl,-rpath,"$VT_BUILD/lib" -lvmtrace-mcount
 ./mt-linked >/dev/null
-grep -q '^clock=tsc$' vmtrace.data/vmtrace.meta
-replay_tid vmtrace.data "$(ls vmtrace.data/*.dat | sort -t/ -k2 -n | head -1 | sed 's|.*/||; s|\.dat||')" \
+grep -q '^clock=tsc$' vmtrace-mcount/vmtrace.meta
+replay_tid vmtrace-mcount "$(ls vmtrace-mcount/*.dat | sort -t/ -k2 -n | head -1 | sed 's|.*/||; s|\.dat||')" \
 	>"$VT_TMP/tree"
 same_text "linked in" "$EXPECT/mt-main.txt" "$VT_TMP/tree"
-chrome_balanced vmtrace.data 30
+chrome_balanced vmtrace-mcount 30
 cd "$VT_TMP"
 echo "linked in: ok"
 

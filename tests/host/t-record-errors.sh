@@ -1,6 +1,7 @@
 #!/bin/bash
 # Bad input to `vmtrace record`: an existing output directory without
-# --force (refused, nothing touched), --force, an output path under a
+# --force (refused, nothing touched), --force, the default directories
+# (with python3 -m vmtrace beside), an output path under a
 # file, an unknown event, bad -b, and no root (setpriv to nobody): each a
 # clear message naming the file and a documented exit code, no tracefs
 # instance or half-made directory left behind.
@@ -26,6 +27,23 @@ expect 2 "old: output directory exists (use --force" -- record --guest -o old --
 
 "$VT_BIN" record --guest --force -o old -e sched:sched_switch -- true
 "$TDCOUNT" old/trace.dat | grep -q '^cpus ' || fail "--force did not produce a readable trace.dat"
+
+# no -o: ./vmtrace-host, ./vmtrace-guest with --guest (docs/cli.md, Default
+# output); `record -- python3 -m vmtrace` in one directory: two directories
+mkdir dflt
+pre=
+nm -D "$VT_BUILD"/python/vmtrace/_vmtrace*.so 2>/dev/null | grep -q __asan_init &&
+	pre="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+echo 'print("hi")' >dflt/hi.py
+(cd dflt && "$VT_BIN" record -e sched:sched_switch -- true &&
+	ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$VT_BIN" record --guest -e sched:sched_switch -- \
+	env LD_PRELOAD="$pre" PYTHONPATH="$VT_BUILD/python" /usr/bin/python3 -m vmtrace -q hi.py) 2>out.txt ||
+	{ cat out.txt; fail "record without -o"; }
+for d in vmtrace-host vmtrace-guest; do
+	"$TDCOUNT" "dflt/$d/trace.dat" | grep -q '^cpus ' || fail "record without -o: no dflt/$d/trace.dat"
+done
+grep -q '^clock=' dflt/vmtrace-python/vmtrace.meta || fail "record -- python3 -m vmtrace: no dflt/vmtrace-python"
+[ ! -e dflt/vmtrace-guest/info ] || fail "python3 -m vmtrace wrote into record's directory"
 
 touch afile
 expect 1 "afile/sub: cannot create the output directory" -- record --guest -o afile/sub -- true

@@ -20,6 +20,21 @@ kill -0 $pid || vt_fail "the target died"
 # tracing stopped: the files do not grow any more
 s1=$(cat "$VT_TMP"/d/*.dat | wc -c); sleep 0.5; s2=$(cat "$VT_TMP"/d/*.dat | wc -c)
 [ "$s1" = "$s2" ] || vt_fail "trace still growing after the attach ended"
+# no -o, two processes from one directory: ./vmtrace-python-PID each
+# (docs/cli.md, Default output)
+LD_PRELOAD=$VT_PRELOAD "$PY" "$SCRIPTS/busy.py" 30 0.001 > out2 2>&1 &
+pid2=$!
+trap 'kill $pid $pid2 2>/dev/null || true' EXIT
+for _ in $(seq 100); do grep -q ready out2 && break; sleep 0.1; done
+mkdir two
+for p in $pid $pid2; do
+	(cd two && "$VT_BIN" attach --duration 0.5 --pythonpath "$PYDIR" $p) 2>err ||
+		vt_fail "attach $p without -o: $(cat err)"
+	grep -q "into .*/two/vmtrace-python-$p\$" err || vt_fail "attach $p: $(cat err)"
+done
+for p in $pid $pid2; do
+	[ "$(vt_calls "two/vmtrace-python-$p" "__main__.tick ")" -gt 10 ] || vt_fail "no -o: $p's ticks not in two/vmtrace-python-$p"
+done
 # errors: no such process, bad pid
 rc=0; "$VT_BIN" attach 12abc 2>err || rc=$?
 [ $rc = 2 ] || vt_fail "bad pid: exit $rc"

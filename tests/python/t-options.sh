@@ -24,6 +24,11 @@ for f in glob.glob(sys.argv[1] + "/*.dat"):
             sys.exit(1)
 P
 
+# no -o: ./vmtrace-python (docs/cli.md, Default output), named on stderr
+mkdir dflt && (cd dflt && vt_py -m vmtrace --clock ns -m ctxmod 2>../dflt.err) || vt_fail "no -o: exit $?"
+[ "$(vt_calls dflt/vmtrace-python "__main__.inner ")" = 1 ] || vt_fail "no -o: nothing in ./vmtrace-python"
+grep -q '^vmtrace: trace in vmtrace-python ' dflt.err || vt_fail "no -o: $(cat dflt.err)"
+
 vt_py "$SCRIPTS/ctxmod.py" ctx "$VT_TMP/c" || vt_fail "context manager script exited $?"
 [ "$(vt_calls c "__main__.outer ")" = 1 ] || vt_fail "trace(): outer() traced $(vt_calls c "__main__.outer ") times, want 1"
 echo "ok: options on $("$PY" -V 2>&1)"

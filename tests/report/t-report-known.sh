@@ -4,7 +4,8 @@
 # Python uftrace data): every stage's count/p50/p90/p99/max is found to the
 # ns, every link is present, the slowest requests come in the right order
 # with their Python stack, the sync-marker PIO is not taken for a kick, the
-# exits per vCPU and the Python wait time add up; the text goes to -o too.
+# exits per vCPU and the Python wait time add up (unknown without the
+# guest kernel trace); the text goes to -o too.
 set -eu
 . "$VT_SRC/tests/report/common.sh"
 cd "$VT_TMP"
@@ -39,6 +40,15 @@ if not m or ns(m.group(1)) != 40 * exp["call_ns"] or ns(m.group(3)) != exp["wait
     fail("app.save time %s" % (m and m.groups(),))
 print("ok: %d stages exact, slowest order, stacks, exits, wait time" % len(got))
 PYEOF
+
+# the guest's Python calls without its kernel trace: their waiting (time
+# in syscalls) is unknown, not 0 and not drawn as running in --html
+mkdir nok && cp -r g nok/ && rm nok/g/trace.dat
+"$VT_BIN" report h nok/g --no-align -q -n 5 -o nok.txt --html nok.html
+grep -Eq '^ +40 +[0-9.]+ +- +- +- +app\.save' nok.txt ||
+	{ grep -A4 '^Time per function' nok.txt; echo "FAIL: app.save's waiting without a guest kernel trace not unknown"; exit 1; }
+grep -q "#bab0ac' title='running and waiting unknown" nok.html ||
+	{ echo "FAIL: --html: app.save's unknown waiting not drawn as unknown"; exit 1; }
 
 # PVM: no kvm_exit/kvm_entry events: exit-causing events counted instead,
 # and said so; the chain is unchanged

@@ -7,7 +7,7 @@
 # same long one in every command and in docs/cli.md's shared table; and the
 # exit codes of docs/exit-codes.md where they were once wrong (info on a
 # directory without trace data, unpack of a file that is no stream, convert
-# onto an existing directory).
+# onto an existing directory); a bare -i is ms in top as in stream.
 set -u
 PY=/usr/bin/python3
 fail() { echo "FAIL: $*"; exit 1; }
@@ -77,3 +77,21 @@ rc=0; "$VT_BIN" convert src busy >/dev/null 2>conv.err || rc=$?
 [ $rc = 2 ] && grep -q -- "--force" conv.err || fail "convert onto an existing directory: exit $rc: $(cat conv.err)"
 [ -f busy/keep ] || fail "convert removed a file of the existing directory"
 echo "ok: exit codes: info 1, unpack 1 (nothing left), convert onto an existing directory 2 naming --force"
+# one unit per option letter (docs/cli.md, Units): a bare -i is ms in top as
+# in stream; top's 100 ms floor refuses a bare number meant as seconds
+rc=0; "$VT_BIN" top --once -i 2 src >/dev/null 2>topi.err || rc=$?
+[ $rc = 2 ] && grep -q 'a bare number of ms' topi.err || fail "top -i 2: exit $rc: $(cat topi.err)"
+for i in 250 250ms 0.5s; do
+	"$VT_BIN" top --once -i $i src >/dev/null || fail "top --once -i $i: exit $?"
+	"$VT_BIN" top --once --interval $i src >/dev/null || fail "top --once --interval $i: exit $?"
+done
+echo "ok: top -i: a bare number of ms (2 refused, 250, 250ms, 0.5s taken)"
+# a value holding a newline (a command line typed on two lines) is listed
+# as the file holds it, escaped: one line a key in `meta DIR` and `info DIR`
+"$VT_BIN" meta src $'cmdline=python3 -c import os\nprint(1) \\' || fail "meta: set a value with a newline"
+[ "$("$VT_BIN" meta src cmdline)" = $'python3 -c import os\nprint(1) \\' ] || fail "meta DIR KEY: not the value"
+"$VT_BIN" meta src >meta.txt
+"$VT_BIN" info src >info.txt || fail "info src: exit $?"
+grep -qxF 'cmdline=python3 -c import os\nprint(1) \\' meta.txt || fail "meta DIR: $(grep -A1 cmdline meta.txt)"
+grep -qxF '  cmdline=python3 -c import os\nprint(1) \\' info.txt || fail "info DIR: $(grep -A1 cmdline info.txt)"
+echo "ok: a value with a newline listed escaped on one line"

@@ -22,7 +22,7 @@ no_instance_left() {
 $PY $S/hot.py 6 >hot.txt &
 py=$!
 sleep 0.5
-$VT_BIN top --python -p $py --once -i 1.5 -n 5 >top.txt 2>top.err || { cat top.err; exit 1; }
+$VT_BIN top --python -p $py --once -i 1.5s -n 5 >top.txt 2>top.err || { cat top.err; exit 1; }
 cat top.txt
 no_probes_left "top --once"
 no_instance_left "top --once"
@@ -34,7 +34,7 @@ echo "hotfn $hot coldfn $cold"
 [ "$cold" -gt 0 ] && [ $((hot / cold)) -ge 980 ] && [ $((hot / cold)) -le 1020 ]
 
 # SIGINT while it runs
-$VT_BIN top --python -p $py -i 0.5 >top2.txt 2>&1 &
+$VT_BIN top --python -p $py -i 500 >top2.txt 2>&1 &
 top=$!
 sleep 1.5
 kill -INT $top
@@ -49,7 +49,7 @@ $PY $S/hot.py 2 >/dev/null &
 py=$!
 sleep 0.3
 rc=0
-timeout 30 $VT_BIN top --python -p $py -i 0.5 >top3.txt 2>top3.err || rc=$?
+timeout 30 $VT_BIN top --python -p $py -i 500 >top3.txt 2>top3.err || rc=$?
 [ $rc -eq 0 ] || { cat top3.err; echo "top exit $rc"; exit 1; }
 grep -q "process $py exited" top3.err
 no_probes_left "process exited"

@@ -5,7 +5,7 @@ written as it happens into a uftrace data directory, one memory-mapped file
 per thread, timestamps in the TSC clock of the machine (guest) it runs on.
 
     import vmtrace
-    vmtrace.start("trace.data", lines=["myproject"])
+    vmtrace.start("trace.data", lines=["myproject"])   # default: ./vmtrace-python
     ...
     vmtrace.stop()
 
@@ -21,7 +21,9 @@ from . import _vmtrace
 
 __all__ = ["start", "stop", "trace", "active", "finalize", "marker", "backend", "DEFAULT_DIR"]
 
-DEFAULT_DIR = "vmtrace.data"
+# where a trace goes without a dir: vmtrace-KIND in the current directory
+# (docs/cli.md, "Default output")
+DEFAULT_DIR = "vmtrace-python"
 _MARKERS_MAX_MS = 3600 * 1000
 backend = _vmtrace.backend
 _atexit_done = False
