@@ -134,9 +134,9 @@ static uint64_t dev_cpu_key(const struct report_req *q, int32_t cpu)
 
 /* The request's direction as QEMU's operations have it: 'R', 'W', 'F',
  * 'D' (discard and write-zeroes, rwbs 'N': QEMU's fallocate), 0 unknown. */
-static char req_dir(const struct report_req *q)
+static char req_dir(const struct report *r, const struct report_req *q)
 {
-	char d = q->rwbs == MERGE_NO_STR ? 0 : report_rwbs_op(merge_str(q->rwbs));
+	char d = q->rwbs == MERGE_NO_STR ? 0 : report_rwbs_op(merge_str(r->tables, q->rwbs));
 
 	return d == 'N' ? 'D' : d;
 }
@@ -233,7 +233,7 @@ static int learn_offsets(struct report *r, struct modes *off)
 
 	for (size_t i = 0; i < r->reqs.n; i++) {
 		struct report_req *q = &r->reqs.a[i];
-		char d = req_dir(q);
+		char d = req_dir(r, q);
 
 		if (!chain_has(q, RL_ISSUE) || !chain_has(q, RL_COMPLETE) || !q->nr_sector ||
 		    (d != 'R' && d != 'W'))
@@ -268,7 +268,7 @@ static int learn_offsets(struct report *r, struct modes *off)
 			continue;
 		for (size_t j = i; j < r->reqs.n; j++) {
 			const struct report_req *o = &r->reqs.a[j];
-			char od = req_dir(o);
+			char od = req_dir(r, o);
 
 			nrw += o->machine == q->machine && o->dev == q->dev &&
 			       (od == 'R' || od == 'W') && chain_has(o, RL_COMPLETE);
@@ -353,7 +353,7 @@ static int covers(const struct report *r, const uint32_t *idx, size_t n, uint64_
 static int host_exact(struct report *r, struct report_req *q)
 {
 	const struct devmap *m = dev_map(r, q);
-	char d = req_dir(q);
+	char d = req_dir(r, q);
 	uint64_t hi = req_until(q);
 	uint32_t idx[SCAN_MAX + RMW_MAX];
 	size_t n = 0;
@@ -438,7 +438,7 @@ static int host_exact(struct report *r, struct report_req *q)
 static int host_guess(struct report *r, struct report_req *q)
 {
 	const struct devmap *m = dev_map(r, q);
-	char d = req_dir(q);
+	char d = req_dir(r, q);
 	uint64_t lo = chain_has(q, RL_KICK) ? q->t[RL_KICK] : q->t[RL_ISSUE];
 	uint64_t hi = chain_has(q, RL_IRQ) ? q->t[RL_IRQ] : req_until(q);
 	struct hostio *h;
@@ -450,7 +450,7 @@ static int host_guess(struct report *r, struct report_req *q)
 		if (h->claimed || h->rmw_read || (d && h->p.dir != d && h->p.dir != '?') ||
 		    (m && m->ok && h->p.has_off))
 			continue;
-		if (r->have_uring && !strcmp(merge_str(h->p.name), "io_uring_enter"))
+		if (r->have_uring && !strcmp(merge_str(r->tables, h->p.name), "io_uring_enter"))
 			continue;	/* its io_uring operations are there */
 		if (h->p.dir != '?')	/* a submission may carry several */
 			h->claimed = (uint64_t)q->nr_sector * SECTOR_BYTES + 1;
@@ -588,8 +588,9 @@ static int cmp_fn(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
-static int cmp_exit(const void *a, const void *b)
+static int cmp_exit(const void *a, const void *b, void *tables)
 {
+	const struct merge_tables *tb = tables;
 	const struct report_exit *x = a, *y = b;
 
 	if (x->vcpu != y->vcpu)
@@ -598,7 +599,7 @@ static int cmp_exit(const void *a, const void *b)
 		return y->is_slice - x->is_slice;
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
-	return strcmp(merge_str(x->name), merge_str(y->name));
+	return strcmp(merge_str(tb, x->name), merge_str(tb, y->name));
 }
 
 static uint64_t nearest_rank(const uint64_t *v, size_t n, unsigned pct)
@@ -682,6 +683,6 @@ int report_finish(struct report *r)
 	if (r->fnlist.n)
 		qsort(r->fnlist.a, r->fnlist.n, sizeof(*r->fnlist.a), cmp_fn);
 	if (r->exits.n)
-		qsort(r->exits.a, r->exits.n, sizeof(*r->exits.a), cmp_exit);
+		qsort_r(r->exits.a, r->exits.n, sizeof(*r->exits.a), cmp_exit, r->tables);
 	return 0;
 }
