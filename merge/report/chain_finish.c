@@ -294,16 +294,14 @@ static const struct devmap *dev_map(const struct report *r, const struct report_
 	return NULL;
 }
 
-static int cmp_idx_enter(const void *a, const void *b);
-static const struct report *idx_ctx;
+static int cmp_idx_enter(const void *a, const void *b, void *report);
 
 /* Give request @q the QEMU operations @idx[0..n) (any order), matched by @how. */
 static int host_give(struct report *r, struct report_req *q, uint32_t *idx, size_t n, int how)
 {
 	uint64_t b = UINT64_MAX, e = 0;
 
-	idx_ctx = r;
-	qsort(idx, n, sizeof(*idx), cmp_idx_enter);
+	qsort_r(idx, n, sizeof(*idx), cmp_idx_enter, r);
 	q->host_first = (uint32_t)r->hlinks.n;
 	q->host_n = (uint32_t)n;
 	for (size_t i = 0; i < n; i++) {
@@ -545,10 +543,11 @@ static int link_host(struct report *r)
 	return ret;
 }
 
-static int cmp_idx_enter(const void *a, const void *b)
+static int cmp_idx_enter(const void *a, const void *b, void *report)
 {
-	uint64_t x = idx_ctx->hostio.a[*(const uint32_t *)a].p.enter;
-	uint64_t y = idx_ctx->hostio.a[*(const uint32_t *)b].p.enter;
+	const struct report *r = report;
+	uint64_t x = r->hostio.a[*(const uint32_t *)a].p.enter;
+	uint64_t y = r->hostio.a[*(const uint32_t *)b].p.enter;
 
 	return x < y ? -1 : x > y;
 }
@@ -567,12 +566,11 @@ static int cmp_hostio(const void *a, const void *b)
 	return x->p.enter < y->p.enter ? -1 : x->p.enter > y->p.enter;
 }
 
-static const struct report *sort_ctx;
-
-static int cmp_slow(const void *a, const void *b)
+static int cmp_slow(const void *a, const void *b, void *report)
 {
-	uint64_t x = report_req_latency(&sort_ctx->reqs.a[*(const uint32_t *)a]);
-	uint64_t y = report_req_latency(&sort_ctx->reqs.a[*(const uint32_t *)b]);
+	const struct report *r = report;
+	uint64_t x = report_req_latency(&r->reqs.a[*(const uint32_t *)a]);
+	uint64_t y = report_req_latency(&r->reqs.a[*(const uint32_t *)b]);
 
 	if (x != y)
 		return x > y ? -1 : 1;
@@ -666,8 +664,7 @@ int report_finish(struct report *r)
 		return vt_err_set("report: out of memory");
 	for (size_t i = 0; i < r->reqs.n; i++)
 		r->slow[i] = (uint32_t)i;
-	sort_ctx = r;
-	qsort(r->slow, r->reqs.n, sizeof(uint32_t), cmp_slow);
+	qsort_r(r->slow, r->reqs.n, sizeof(uint32_t), cmp_slow, r);
 	for (uint32_t i = 0; i < r->fncap; i++) {
 		if (!r->fns[i].calls)
 			continue;
