@@ -181,13 +181,15 @@ struct merge_sort_slot;		/* sort.c */
 struct merge_sort_hent;
 /* A k-way merge of the streams (one per pipeline; zero-filled = empty). */
 struct merge_sorter {
-	struct merge_sort_slot *slots;
-	struct merge_sort_hent *heap;
-	uint32_t nr_slots, cap_slots, heap_len;
+	struct merge_sort_slot *slots;	/* by stream */
+	struct merge_sort_hent *heap;	/* 2 * cap_slots + 2 entries at least */
+	size_t cap_slots, cap_heap;	/* grown together (lib/grow.h) */
+	uint32_t nr_slots, heap_len;
 	int started;
 };
 
-/* Register a stream with @so (takes ownership); -1 when out of memory. */
+/* Register a stream with @so (takes ownership), before the first
+ * merge_sort_next(); -1 when out of memory. */
 int merge_sort_add(struct merge_sorter *so, struct merge_stream *s);
 /* The next event in time order (NULL at the end of all streams); it stays
  * valid, and may be changed by the caller, until the next call. */
