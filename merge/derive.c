@@ -47,21 +47,21 @@ struct merge_derive_thread {
 
 static void init_keys(struct merge_deriver *dv)
 {
-	dv->k_id = merge_str_intern0("id");
-	dv->k_nr = merge_str_intern0("__syscall_nr");
-	dv->k_prev_pid = merge_str_intern0("prev_pid");
-	dv->k_prev_state = merge_str_intern0("prev_state");
-	dv->k_next_pid = merge_str_intern0("next_pid");
-	dv->k_pid = merge_str_intern0("pid");
-	dv->n_syscalls = merge_str_intern0("syscalls");
-	dv->n_state = merge_str_intern0("thread state");
-	dv->n_running = merge_str_intern0("Running");
-	dv->n_runnable = merge_str_intern0("Runnable");
+	dv->k_id = merge_str_intern0(dv->tables, "id");
+	dv->k_nr = merge_str_intern0(dv->tables, "__syscall_nr");
+	dv->k_prev_pid = merge_str_intern0(dv->tables, "prev_pid");
+	dv->k_prev_state = merge_str_intern0(dv->tables, "prev_state");
+	dv->k_next_pid = merge_str_intern0(dv->tables, "next_pid");
+	dv->k_pid = merge_str_intern0(dv->tables, "pid");
+	dv->n_syscalls = merge_str_intern0(dv->tables, "syscalls");
+	dv->n_state = merge_str_intern0(dv->tables, "thread state");
+	dv->n_running = merge_str_intern0(dv->tables, "Running");
+	dv->n_runnable = merge_str_intern0(dv->tables, "Runnable");
 }
 
-static int classify(uint32_t name)
+static int classify(const struct merge_tables *tb, uint32_t name)
 {
-	const char *s = merge_str(name);
+	const char *s = merge_str(tb, name);
 
 	if (!strcmp(s, "sys_enter"))
 		return K_RAW_ENTER;
@@ -108,11 +108,11 @@ static struct merge_derive_thread *thread_of(struct merge_deriver *dv, uint32_t 
  * to know: QEMU's threads are grouped by the recording's facts, not here;
  * a thread's own first event - the sched_switch that switches it out -
  * places it). */
-static uint32_t thread_track(uint32_t machine, int64_t tid)
+static uint32_t thread_track(const struct merge_tables *tb, uint32_t machine, int64_t tid)
 {
 	if (tid <= 0 || tid > INT32_MAX)
 		return UINT32_MAX;
-	return merge_track_find_tid(machine, (int32_t)tid);
+	return merge_track_find_tid(tb, machine, (int32_t)tid);
 }
 
 static struct merge_event *out_ev(struct merge_event *out, int *n, const struct merge_event *ev,
@@ -134,11 +134,11 @@ static struct merge_event *out_ev(struct merge_event *out, int *n, const struct 
 }
 
 /* The track of lane @lane of the thread of lane-0 track @main. */
-static uint32_t lane_of(uint32_t main, uint32_t lane, uint32_t name)
+static uint32_t lane_of(struct merge_tables *tb, uint32_t main, uint32_t lane, uint32_t name)
 {
-	const struct merge_track *t = merge_track(main);
+	const struct merge_track *t = merge_track(tb, main);
 
-	return merge_track_get_lane(t->machine, t->pid, t->tid, lane, t->pname, name);
+	return merge_track_get_lane(tb, t->machine, t->pid, t->tid, lane, t->pname, name);
 }
 
 /* Switch thread (lane-0 track @main) to state @state (0: none) at @ev. */
@@ -150,7 +150,7 @@ static void set_state(struct merge_deriver *dv, struct merge_event *out, int *n,
 
 	if (!d || d->state == state)
 		return;
-	lane = lane_of(main, LANE_STATE, dv->n_state);
+	lane = lane_of(dv->tables, main, LANE_STATE, dv->n_state);
 	if (lane == UINT32_MAX)
 		return;
 	if (d->state)
@@ -177,17 +177,18 @@ static uint32_t state_name(const struct merge_deriver *dv, const char *l)
 	};
 
 	if (l[0] == 'R')
-		return l[1] == '+' ? merge_str_intern0("Runnable (Preempted)") : dv->n_runnable;
+		return l[1] != '+' ? dv->n_runnable :
+		       merge_str_intern0(dv->tables, "Runnable (Preempted)");
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
 		if (l[0] == tab[i].c)
-			return merge_str_intern0(tab[i].name);
-	return merge_str_intern0(l);
+			return merge_str_intern0(dv->tables, tab[i].name);
+	return merge_str_intern0(dv->tables, l);
 }
 
 static void sched(struct merge_deriver *dv, struct merge_event *out, int *n,
 		  const struct merge_event *ev, int kind)
 {
-	uint32_t machine = merge_track(ev->track)->machine;
+	uint32_t machine = merge_track(dv->tables, ev->track)->machine;
 	int64_t prev, next;
 
 	if (kind == K_WAKE) {
@@ -196,7 +197,7 @@ static void sched(struct merge_deriver *dv, struct merge_event *out, int *n,
 
 		if (arg_num(ev, dv->k_pid, &next) < 0)
 			return;
-		tr = thread_track(machine, next);
+		tr = thread_track(dv->tables, machine, next);
 		d = tr == UINT32_MAX ? NULL : thread_of(dv, tr);
 		/* a sleeping (or not yet seen) thread becomes runnable */
 		if (d && d->state != dv->n_running && d->state != dv->n_runnable)
@@ -215,27 +216,27 @@ static void sched(struct merge_deriver *dv, struct merge_event *out, int *n,
 		letters = ps->type == MERGE_ARG_STR ? ps->v.str :
 			  (ev->sym_mask & (1u << i)) ? ev->sym_text[i] : MERGE_NO_STR;
 	}
-	uint32_t tr = thread_track(machine, prev);
+	uint32_t tr = thread_track(dv->tables, machine, prev);
 
 	if (tr != UINT32_MAX)
-		set_state(dv, out, n, ev, tr, letters ? state_name(dv, merge_str(letters)) : 0,
-			  letters);
-	tr = thread_track(machine, next);
+		set_state(dv, out, n, ev, tr,
+			  letters ? state_name(dv, merge_str(dv->tables, letters)) : 0, letters);
+	tr = thread_track(dv->tables, machine, next);
 	if (tr != UINT32_MAX)
 		set_state(dv, out, n, ev, tr, dv->n_running, 0);
 }
 
 /* The slice name of syscall @nr entered by event @name (sys_enter_NAME). */
-static uint32_t syscall_name(uint32_t name, int kind, int64_t nr)
+static uint32_t syscall_name(struct merge_tables *tb, uint32_t name, int kind, int64_t nr)
 {
 	char buf[48];
 
 	if (kind == K_ENTER)
-		return merge_str_intern0(merge_str(name) + 10);
+		return merge_str_intern0(tb, merge_str(tb, name) + 10);
 	if (nr >= 0 && (uint64_t)nr < NR_SYSCALL_NAMES && syscall_names[nr])
-		return merge_str_intern0(syscall_names[nr]);
+		return merge_str_intern0(tb, syscall_names[nr]);
 	snprintf(buf, sizeof(buf), "syscall %lld", (long long)nr);
-	return merge_str_intern0(buf);
+	return merge_str_intern0(tb, buf);
 }
 
 static int syscall_slice(struct merge_deriver *dv, struct merge_event *out, int *n,
@@ -243,13 +244,13 @@ static int syscall_slice(struct merge_deriver *dv, struct merge_event *out, int 
 {
 	int enter = kind == K_RAW_ENTER || kind == K_ENTER;
 	int64_t nr;
-	uint32_t main = merge_track(ev->track)->main, lane;
+	uint32_t main = merge_track(dv->tables, ev->track)->main, lane;
 	struct merge_derive_thread *d = thread_of(dv, main);
 	uint32_t k_id = dv->k_id, k_nr = dv->k_nr;
 
 	if (arg_num(ev, kind == K_RAW_ENTER || kind == K_RAW_EXIT ? k_id : k_nr, &nr) < 0 || !d)
 		return 1;
-	lane = lane_of(main, LANE_SYSCALLS, dv->n_syscalls);
+	lane = lane_of(dv->tables, main, LANE_SYSCALLS, dv->n_syscalls);
 	if (lane == UINT32_MAX)
 		return 1;
 	if (enter) {
@@ -258,7 +259,7 @@ static int syscall_slice(struct merge_deriver *dv, struct merge_event *out, int 
 		if (d->sys_nr >= 0)	/* its exit was not recorded */
 			out_ev(out, n, ev, lane, MERGE_EV_END, 0);
 		struct merge_event *o = out_ev(out, n, ev, lane, MERGE_EV_BEGIN,
-					       syscall_name(ev->name, kind, nr));
+					       syscall_name(dv->tables, ev->name, kind, nr));
 
 		for (int i = 0; i < ev->nr_args; i++)
 			if (ev->args[i].key != k_id && ev->args[i].key != k_nr)
@@ -303,7 +304,7 @@ int merge_derive(struct merge_deriver *dv, const struct merge_event *ev, struct 
 			return 0;
 	}
 	if (unlikely(!dv->kinds[ev->name]))
-		dv->kinds[ev->name] = (uint8_t)(classify(ev->name) + 1);
+		dv->kinds[ev->name] = (uint8_t)(classify(dv->tables, ev->name) + 1);
 	kind = dv->kinds[ev->name] - 1;
 	if (likely(kind == K_NONE))
 		return 0;
@@ -312,6 +313,12 @@ int merge_derive(struct merge_deriver *dv, const struct merge_event *ev, struct 
 	else
 		*keep = syscall_slice(dv, out, &n, ev, kind);
 	return n;
+}
+
+void merge_derive_init(struct merge_deriver *dv, struct merge_tables *tb)
+{
+	memset(dv, 0, sizeof(*dv));
+	dv->tables = tb;
 }
 
 void merge_derive_free(struct merge_deriver *dv)

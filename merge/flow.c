@@ -47,9 +47,9 @@ static const char *const guest_irq_names[] = {
 	"call_function_entry", "call_function_single_entry", "reschedule_entry", NULL,
 };
 
-static int classify(uint32_t id, int guest)
+static int classify(const struct merge_tables *tb, uint32_t id, int guest)
 {
-	const char *s = merge_str(id);
+	const char *s = merge_str(tb, id);
 
 	if (!strcmp(s, "sync marker"))
 		return CL_MARKER;
@@ -75,7 +75,7 @@ static int class_of(struct merge_flows *f, uint32_t id, int guest)
 	if (unlikely(i >= f->classes_cap) && merge_table_grow(&f->classes, &f->classes_cap, i + 1, 1))
 		return CL_NONE;
 	if (unlikely(f->classes[i] == CL_UNKNOWN))
-		f->classes[i] = (uint8_t)classify(id, guest);
+		f->classes[i] = (uint8_t)classify(f->tables, id, guest);
 	return f->classes[i];
 }
 
@@ -133,17 +133,18 @@ static void mark_skip(struct merge_flows *f, uint32_t id)
 	f->skip[id] = 1;
 }
 
-void merge_flows_init(struct merge_flows *f)
+void merge_flows_init(struct merge_flows *f, struct merge_tables *tb)
 {
 	memset(f, 0, sizeof(*f));
 	f->next_id = 1;
+	f->tables = tb;
 }
 
 void merge_flows_free(struct merge_flows *f)
 {
 	free(f->skip);
 	free(f->classes);
-	merge_flows_init(f);
+	merge_flows_init(f, f->tables);
 }
 
 void merge_flow_check(struct merge_flows *f, struct merge_event *ev)
@@ -151,7 +152,7 @@ void merge_flow_check(struct merge_flows *f, struct merge_event *ev)
 	if (!ev->name)
 		return;
 
-	const struct merge_track *t = merge_track(ev->track);
+	const struct merge_track *t = merge_track(f->tables, ev->track);
 	int guest = t->machine != MERGE_MACHINE_HOST;
 	int cls = class_of(f, ev->name, guest);
 
@@ -161,8 +162,8 @@ void merge_flow_check(struct merge_flows *f, struct merge_event *ev)
 		return;
 	}
 	if (unlikely(!f->kick_name)) {
-		f->kick_name = merge_str_intern0("kick");
-		f->irq_name = merge_str_intern0("irq");
+		f->kick_name = merge_str_intern0(f->tables, "kick");
+		f->irq_name = merge_str_intern0(f->tables, "irq");
 	}
 	if (cls == CL_MARKER) {
 		/* the second instant of a key ends the flow the first started */
@@ -171,7 +172,7 @@ void merge_flow_check(struct merge_flows *f, struct merge_event *ev)
 
 		if (unlikely(!f->sync_name))	/* only where there are markers: other
 						 * outputs keep their string tables */
-			f->sync_name = merge_str_intern0("sync");
+			f->sync_name = merge_str_intern0(f->tables, "sync");
 		if (m->valid && f->marker_key[key % FLOW_MARKERS] == key) {
 			link(f, ev, m, f->sync_name);
 		} else {

@@ -6,10 +6,10 @@
  * Everything runs on the command's one thread.  Memory is bounded by the
  * number of distinct names, threads and sources, never by the number of
  * events: each stream holds a batch of pending events (the sorter's), sinks
- * write as they go.  The pipeline's state is its context's (merge/pipeline.h:
- * sources, sorter, flows, derived slices); the string and track tables are
- * the process's one intern table (ids in every event), emptied when a
- * pipeline is freed.
+ * write as they go.  All the state is the pipeline's context's
+ * (merge/pipeline.h: sources, sorter, flows, derived slices and the string
+ * and track tables, struct merge_tables), handed to each part explicitly:
+ * merge keeps no state of its own.
  */
 #ifndef MERGE_MERGE_H
 #define MERGE_MERGE_H
@@ -19,46 +19,74 @@
 #include "align/clock.h"
 #include "event.h"
 
+/* ---- the string and track tables ----------------------------------- */
+
+/* The interned strings (ids in every event: names, argument keys and
+ * string values) and the track table (struct merge_track, event.h) of one
+ * merge: a member of its pipeline's context (merge/pipeline.h), handed to
+ * the readers (struct merge_source .tables), the flow matcher, the deriver
+ * and the sinks (their open).  Zero-filled = empty; merge_tables_free()
+ * empties it again.  Fields are tables.c's but for merge_track(). */
+struct merge_str_ent;		/* tables.c */
+struct merge_tables {
+	struct merge_str_ent *str_ents;	/* by id; id 0 = "" */
+	uint32_t str_nr, str_cap;
+	uint32_t *str_slots;		/* hash -> id + 1 (0 empty) */
+	uint32_t str_mask;
+	int str_failed;
+	char **chunks;			/* the strings' storage */
+	size_t nr_chunks;
+	char *chunk_pos;
+	size_t chunk_left;
+	struct merge_track *tracks;	/* by index */
+	uint32_t nr_tracks, cap_tracks;
+	uint32_t track_last;		/* merge_track_get's last hit */
+};
+
+/* Free @tb's storage (@tb is empty again). */
+void merge_tables_free(struct merge_tables *tb);
+
 /* ---- interned strings ---------------------------------------------- */
 
-/* Intern @s (length @len): returns its id (0 is ""), or 0 if out of memory
- * (then the message is set and merge_strtab_failed() says so). */
-uint32_t merge_str_intern(const char *s, size_t len);
-uint32_t merge_str_intern0(const char *s);
-const char *merge_str(uint32_t id);
-uint32_t merge_str_len(uint32_t id);
-uint32_t merge_str_count(void);
-int merge_strtab_failed(void);
-void merge_strtab_free(void);
+/* Intern @s (length @len) in @tb: returns its id (0 is ""), or 0 if out of
+ * memory (then the message is set and merge_strtab_failed() says so). */
+uint32_t merge_str_intern(struct merge_tables *tb, const char *s, size_t len);
+uint32_t merge_str_intern0(struct merge_tables *tb, const char *s);
+const char *merge_str(const struct merge_tables *tb, uint32_t id);
+uint32_t merge_str_len(const struct merge_tables *tb, uint32_t id);
+uint32_t merge_str_count(const struct merge_tables *tb);
+int merge_strtab_failed(const struct merge_tables *tb);
 
 /* ---- tracks -------------------------------------------------------- */
 
-/* The track of (machine, pid, tid), created on first use with the given
- * names (0 = a default name); UINT32_MAX when out of memory. */
-uint32_t merge_track_get(uint32_t machine, int32_t pid, int32_t tid,
+/* The track of (machine, pid, tid) in @tb, created on first use with the
+ * given names (0 = a default name); UINT32_MAX when out of memory. */
+uint32_t merge_track_get(struct merge_tables *tb, uint32_t machine, int32_t pid, int32_t tid,
 			 uint32_t pname, uint32_t tname);
 /* The same for track @lane of the thread (lane 0 is merge_track_get());
  * a lane > 0 creates the thread's lane-0 track first (its .main). */
-uint32_t merge_track_get_lane(uint32_t machine, int32_t pid, int32_t tid, uint32_t lane,
-			      uint32_t pname, uint32_t tname);
+uint32_t merge_track_get_lane(struct merge_tables *tb, uint32_t machine, int32_t pid,
+			      int32_t tid, uint32_t lane, uint32_t pname, uint32_t tname);
 /* The lane-0 track of thread @tid of @machine, whatever its pid (a guest
  * kernel trace does not know a thread's process, its Python trace does);
  * UINT32_MAX if there is none yet. */
-uint32_t merge_track_find_tid(uint32_t machine, int32_t tid);
-extern struct merge_track *merge_tracks_arr;
-static inline struct merge_track *merge_track(uint32_t idx)
+uint32_t merge_track_find_tid(const struct merge_tables *tb, uint32_t machine, int32_t tid);
+static inline struct merge_track *merge_track(const struct merge_tables *tb, uint32_t idx)
 {
-	return &merge_tracks_arr[idx];
+	return &tb->tracks[idx];
 }
-uint32_t merge_track_count(void);
+static inline uint32_t merge_track_count(const struct merge_tables *tb)
+{
+	return tb->nr_tracks;
+}
 /* Rename a process's tracks / a thread (later names win, before output). */
-void merge_track_set_name(uint32_t idx, uint32_t tname);
+void merge_track_set_name(struct merge_tables *tb, uint32_t idx, uint32_t tname);
 /* Rename process (@machine, @pid) on all its tracks. */
-void merge_track_set_pname(uint32_t machine, int32_t pid, uint32_t pname);
+void merge_track_set_pname(struct merge_tables *tb, uint32_t machine, int32_t pid,
+			   uint32_t pname);
 /* Mark process (@machine, @pid) as the traced QEMU (struct merge_track
  * .qemu): its tracks, and the ones its threads get later. */
-void merge_track_mark_qemu(uint32_t machine, int32_t pid);
-void merge_tracks_free(void);
+void merge_track_mark_qemu(struct merge_tables *tb, uint32_t machine, int32_t pid);
 
 /* ---- clocks -------------------------------------------------------- */
 
@@ -111,6 +139,7 @@ struct merge_host_facts {
 /* A source = one input directory / file, holding streams. */
 struct merge_source {
 	struct merge_sorter *sorter;	/* where its readers add their streams */
+	struct merge_tables *tables;	/* where they intern names and tracks */
 	char path[4096];
 	char label[64];		/* "host", "guest", "guest NAME" (a VM), "trace" */
 	uint32_t machine;	/* 0 host, N: VM N (all its inputs share it) */
@@ -152,13 +181,15 @@ struct merge_sort_slot;		/* sort.c */
 struct merge_sort_hent;
 /* A k-way merge of the streams (one per pipeline; zero-filled = empty). */
 struct merge_sorter {
-	struct merge_sort_slot *slots;
-	struct merge_sort_hent *heap;
-	uint32_t nr_slots, cap_slots, heap_len;
+	struct merge_sort_slot *slots;	/* by stream */
+	struct merge_sort_hent *heap;	/* 2 * cap_slots + 2 entries at least */
+	size_t cap_slots, cap_heap;	/* grown together (lib/grow.h) */
+	uint32_t nr_slots, heap_len;
 	int started;
 };
 
-/* Register a stream with @so (takes ownership); -1 when out of memory. */
+/* Register a stream with @so (takes ownership), before the first
+ * merge_sort_next(); -1 when out of memory. */
 int merge_sort_add(struct merge_sorter *so, struct merge_stream *s);
 /* The next event in time order (NULL at the end of all streams); it stays
  * valid, and may be changed by the caller, until the next call. */
@@ -191,10 +222,12 @@ struct merge_flows {
 	uint64_t marker_key[MERGE_FLOW_MARKERS];
 	uint64_t next_id, nr_flows;
 	uint32_t kick_name, irq_name, sync_name;
+	struct merge_tables *tables;	/* the events' names and tracks */
 };
 
-/* Empty @f (no flow yet); merge_flows_free() releases what it grew. */
-void merge_flows_init(struct merge_flows *f);
+/* Empty @f (no flow yet) on the names and tracks of @tb;
+ * merge_flows_free() releases what it grew. */
+void merge_flows_init(struct merge_flows *f, struct merge_tables *tb);
 void merge_flows_free(struct merge_flows *f);
 /* Look at @ev (events in time order): when it is the second end of a flow
  * (docs/merge.md: matching rules), set its flow_* fields.  The inline part
@@ -213,8 +246,9 @@ static inline void merge_flow_feed(struct merge_flows *f, struct merge_event *ev
 #define MERGE_DERIVE_MAX	4	/* events one event derives, at most */
 
 struct merge_derive_thread;	/* derive.c */
-/* What derive.c keeps (one per pipeline; zero-filled = empty). */
+/* What derive.c keeps (one per pipeline). */
 struct merge_deriver {
+	struct merge_tables *tables;
 	uint8_t *kinds;		/* by name id: the name's kind + 1 (1 = derives nothing) */
 	uint32_t kinds_cap;
 	struct merge_derive_thread *threads;	/* by lane-0 track index */
@@ -240,7 +274,9 @@ static inline int merge_derive_feed(struct merge_deriver *dv, const struct merge
 		return 0;
 	return merge_derive(dv, ev, out, keep);
 }
-/* Free @dv's storage (@dv is empty again). */
+/* Empty @dv (nothing derived yet) on the names and tracks of @tb. */
+void merge_derive_init(struct merge_deriver *dv, struct merge_tables *tb);
+/* Free @dv's storage (@dv is empty, and on no tables, again). */
 void merge_derive_free(struct merge_deriver *dv);
 
 /* ---- sinks --------------------------------------------------------- */
@@ -254,8 +290,9 @@ struct merge_sink_ops {
 	int derive;			/* shows syscalls as slices and thread
 					 * states (merge/derive.c) */
 	/* open output @out with the sink's own options @opts (its struct,
-	 * or NULL for its defaults); NULL with the message set */
-	void *(*open)(const char *out, const void *opts);
+	 * or NULL for its defaults), for events whose names and tracks are
+	 * @tb's; NULL with the message set */
+	void *(*open)(struct merge_tables *tb, const char *out, const void *opts);
 	/* write one event; -1 on an I/O error (message set) */
 	int (*event)(void *sink, const struct merge_event *ev);
 	/* finish the output; -1 on an I/O error */

@@ -40,6 +40,7 @@ struct merge_ctx {
 	struct align_model *models[MERGE_MAX_SOURCES];	/* by VM */
 	size_t vm_bad_markers[MERGE_MAX_SOURCES];	/* by VM: rejected markers.dat records */
 	int meta_bad;		/* a vmtrace.meta did not parse: VT_EXIT_PARTIAL */
+	struct merge_tables tables;	/* the events' interned names and tracks */
 	struct merge_sorter sorter;
 	struct merge_flows flows;
 	struct merge_deriver deriver;
@@ -435,7 +436,8 @@ struct merge_ctx *merge_new(const struct merge_opts *o)
 		return NULL;
 	}
 	mc->opts = *o;
-	merge_flows_init(&mc->flows);
+	merge_flows_init(&mc->flows, &mc->tables);
+	merge_derive_init(&mc->deriver, &mc->tables);
 	return mc;
 }
 
@@ -463,8 +465,10 @@ int merge_plan(struct merge_ctx *mc, char *const *args, int n)
 	if (merge_plan_decide(mc->in, mc->plan.nin, mc->opts.tsc_hz, mc->opts.offset_tsc,
 			      &mc->plan, mc->sources) < 0)
 		return VT_EXIT_FAIL;
-	for (int i = 0; i < mc->plan.nin; i++)
+	for (int i = 0; i < mc->plan.nin; i++) {
 		mc->sources[i].sorter = &mc->sorter;
+		mc->sources[i].tables = &mc->tables;
+	}
 	return VT_EXIT_OK;
 }
 
@@ -570,9 +574,9 @@ int merge_open(struct merge_ctx *mc)
 
 /* Keep the open slices of @e's track counted: 0 for an end whose begin is
  * not in the trace (dropped), else 1. */
-static int slice_depth(const struct merge_event *e)
+static int slice_depth(struct merge_tables *tb, const struct merge_event *e)
 {
-	struct merge_track *t = merge_track(e->track);
+	struct merge_track *t = merge_track(tb, e->track);
 
 	if (e->kind == MERGE_EV_BEGIN) {
 		t->depth++;
@@ -614,7 +618,7 @@ int merge_run(struct merge_ctx *mc, const struct merge_sink_ops *sink, const cha
 	int tty = !quiet && isatty(STDERR_FILENO);
 	uint64_t total = 0, first_ns = 0, last_ns = 0;
 	struct merge_event *e, ev, derived[MERGE_DERIVE_MAX];
-	void *sk = sink->open(out, sink_opts);
+	void *sk = sink->open(&mc->tables, out, sink_opts);
 
 	if (!sk)
 		return VT_EXIT_FAIL;
@@ -625,7 +629,7 @@ int merge_run(struct merge_ctx *mc, const struct merge_sink_ops *sink, const cha
 
 		if (sink->derive)
 			nd = merge_derive_feed(&mc->deriver, e, derived, &keep);
-		if (keep && !slice_depth(e))
+		if (keep && !slice_depth(&mc->tables, e))
 			continue;	/* an end whose begin is not in the trace */
 		if (likely(!s->samples))
 			merge_flow_feed(&mc->flows, e);
@@ -634,7 +638,8 @@ int merge_run(struct merge_ctx *mc, const struct merge_sink_ops *sink, const cha
 			break;
 		}
 		for (int k = 0; k < nd; k++)
-			if (slice_depth(&derived[k]) && unlikely(sink->event(sk, &derived[k]) < 0)) {
+			if (slice_depth(&mc->tables, &derived[k]) &&
+			    unlikely(sink->event(sk, &derived[k]) < 0)) {
 				ret = VT_EXIT_FAIL;
 				break;
 			}
@@ -651,8 +656,8 @@ int merge_run(struct merge_ctx *mc, const struct merge_sink_ops *sink, const cha
 			progress(mc, total, e->ts_ns, first_ns, 0);
 	}
 	/* close slices still open at the end (a recording stopped inside) */
-	for (uint32_t i = 0; ret == VT_EXIT_OK && i < merge_track_count(); i++) {
-		struct merge_track *t = merge_track(i);
+	for (uint32_t i = 0; ret == VT_EXIT_OK && i < merge_track_count(&mc->tables); i++) {
+		struct merge_track *t = merge_track(&mc->tables, i);
 
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = MERGE_EV_END;
@@ -678,7 +683,7 @@ int merge_run(struct merge_ctx *mc, const struct merge_sink_ops *sink, const cha
 	}
 	if (sink->close(sk) < 0)
 		return VT_EXIT_FAIL;
-	if (merge_strtab_failed())
+	if (merge_strtab_failed(&mc->tables))
 		return vt_err_set("out of memory for names"), VT_EXIT_FAIL;
 	if (!quiet)
 		summary(mc, sink, out, total, first_ns, last_ns);
@@ -695,7 +700,6 @@ void merge_free(struct merge_ctx *mc)
 			align_model_free(mc->models[v]);
 	merge_flows_free(&mc->flows);
 	merge_derive_free(&mc->deriver);
-	merge_tracks_free();
-	merge_strtab_free();
+	merge_tables_free(&mc->tables);
 	free(mc);
 }

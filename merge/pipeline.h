@@ -15,8 +15,10 @@
  * Each step returns an exit status (err.h's enum vt_exit): VT_EXIT_OK, or
  * the failure's status with its message set (vt_err_msg; the command
  * prints it).  merge_run also returns VT_EXIT_PARTIAL after warning of a
- * truncated or corrupt input.  One context at a time (the string and
- * track tables are the process's, merge.h), on one thread.
+ * truncated or corrupt input.  The context holds all the state, the
+ * string and track tables too (struct merge_tables, merge.h: handed to
+ * the readers, flows, deriver and sink), so contexts are independent of
+ * each other; each is used on one thread.
  */
 #ifndef MERGE_PIPELINE_H
 #define MERGE_PIPELINE_H
@@ -51,7 +53,7 @@ int merge_open(struct merge_ctx *m);
  * them, syscall and thread-state slices; the summary (unless quiet). */
 int merge_run(struct merge_ctx *m, const struct merge_sink_ops *sink, const char *out,
 	      const void *sink_opts);
-/* Free @m, its readers and models, and empty the string and track tables. */
+/* Free @m: its readers, models and string and track tables. */
 void merge_free(struct merge_ctx *m);
 
 #endif

@@ -67,21 +67,23 @@ static int mk_next(struct merge_stream *ms, struct merge_event *ev)
 		.v.u = p->outlier };
 	if (s->host) {
 		char tname[32];
-		uint32_t tr = p->host_tid > 0 ? merge_track_find_tid(MERGE_MACHINE_HOST, p->host_tid)
-					      : UINT32_MAX;
+		struct merge_tables *tb = s->src->tables;
+		uint32_t tr = UINT32_MAX;
 
+		if (p->host_tid > 0)
+			tr = merge_track_find_tid(tb, MERGE_MACHINE_HOST, p->host_tid);
 		/* the thread's track, made here as the host trace's reader makes
 		 * it (QEMU's pid, the thread's tid: that reader adopts it, the
 		 * sorter pulls this stream ahead of it) or as it already did */
 		vcpu_name(tname, sizeof(tname), "vCPU", p->vcpu);
 		if (tr == UINT32_MAX && p->host_tid > 0) {
-			tr = merge_track_get(MERGE_MACHINE_HOST,
+			tr = merge_track_get(tb, MERGE_MACHINE_HOST,
 					     s->src->host.qemu_pid > 0 ? s->src->host.qemu_pid : p->host_tid,
-					     p->host_tid, 0, merge_str_intern0(tname));
+					     p->host_tid, 0, merge_str_intern0(tb, tname));
 		} else if (tr == UINT32_MAX) {	/* no thread known: a track of its own */
-			tr = merge_track_get(MERGE_MACHINE_HOST, MARKERS_PID,
+			tr = merge_track_get(tb, MERGE_MACHINE_HOST, MARKERS_PID,
 					     MARKERS_PID + 2 + (p->vcpu < 0 ? -1 : p->vcpu),
-					     s->pname_host, merge_str_intern0(tname));
+					     s->pname_host, merge_str_intern0(tb, tname));
 		}
 		ev->track = tr;
 		ev->ts_raw = p->tsc_host;
@@ -142,24 +144,24 @@ static int mk_open(struct merge_source *src, uint16_t idx, const struct align_mo
 		s->key[i] = ((uint64_t)vm_machine << 32) | (uint64_t)(s->p[i] - align_model_pair(m, 0) + 1);
 	s->src = src;
 	s->host = host;
-	s->name = merge_str_intern0("sync marker");
-	s->seq_key = merge_str_intern0("seq");
-	s->vcpu_key = merge_str_intern0("vcpu");
-	s->bracket_key = merge_str_intern0("guest_bracket_ns");
-	s->outlier_key = merge_str_intern0("outlier");
+	s->name = merge_str_intern0(src->tables, "sync marker");
+	s->seq_key = merge_str_intern0(src->tables, "seq");
+	s->vcpu_key = merge_str_intern0(src->tables, "vcpu");
+	s->bracket_key = merge_str_intern0(src->tables, "guest_bracket_ns");
+	s->outlier_key = merge_str_intern0(src->tables, "outlier");
 	if (host) {
-		s->pname_host = merge_str_intern0("host: sync markers");
+		s->pname_host = merge_str_intern0(src->tables, "host: sync markers");
 	} else {
 		snprintf(buf, sizeof(buf), "%s: sync markers", src->label);
-		uint32_t pn = merge_str_intern0(buf);
+		uint32_t pn = merge_str_intern0(src->tables, buf);
 
 		if (vcpu == ALIGN_VCPU_ANY)
 			snprintf(buf, sizeof(buf), "sync markers");
 		else
 			snprintf(buf, sizeof(buf), "sync markers vCPU %d", (int)vcpu);
-		s->guest_track = merge_track_get(vm_machine, MARKERS_PID,
+		s->guest_track = merge_track_get(src->tables, vm_machine, MARKERS_PID,
 						 MARKERS_PID + 2 + (vcpu == ALIGN_VCPU_ANY ? -1 : vcpu),
-						 pn, merge_str_intern0(buf));
+						 pn, merge_str_intern0(src->tables, buf));
 	}
 	s->base.ops = &mk_ops;
 	s->base.clock = &src->clock;

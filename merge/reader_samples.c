@@ -40,8 +40,9 @@ static uint32_t smp_track(struct smp_stream *s, uint32_t vcpu)
 	if (likely(s->track[vcpu]))
 		return s->track[vcpu] - 1;
 	snprintf(buf, sizeof(buf), "samples vCPU %u", vcpu);
-	t = merge_track_get(s->src->machine, SAMPLES_PID, SAMPLES_PID + 1 + (int32_t)vcpu,
-			    s->pname, merge_str_intern0(buf));
+	t = merge_track_get(s->src->tables, s->src->machine, SAMPLES_PID,
+			    SAMPLES_PID + 1 + (int32_t)vcpu, s->pname,
+			    merge_str_intern0(s->src->tables, buf));
 	if (t != UINT32_MAX)
 		s->track[vcpu] = t + 1;
 	return t;
@@ -72,10 +73,10 @@ static int smp_next(struct merge_stream *ms, struct merge_event *ev)
 	ev->ts_raw = smp.time;
 	ev->cpu = (int32_t)smp.vcpu;
 	ev->kind = MERGE_EV_INSTANT;
-	ev->name = merge_str_intern0(smp.leaf);
+	ev->name = merge_str_intern0(s->src->tables, smp.leaf);
 	ev->nr_args = 3;
 	ev->args[0] = (struct merge_arg){ .key = s->stack_key, .type = MERGE_ARG_STR,
-		.v.str = merge_str_intern0(smp.stack) };
+		.v.str = merge_str_intern0(s->src->tables, smp.stack) };
 	ev->args[1] = (struct merge_arg){ .key = s->pc_key, .type = MERGE_ARG_U64,
 		.v.u = smp.pc };
 	/* a duration, not a stamp: scaled by the clock's rate, no offset */
@@ -126,10 +127,10 @@ int merge_reader_samples(struct merge_source *src, uint16_t idx)
 		}
 	}
 	snprintf(buf, sizeof(buf), "%s: samples", src->label);
-	s->pname = merge_str_intern0(buf);
-	s->stack_key = merge_str_intern0("stack");
-	s->pc_key = merge_str_intern0("pc");
-	s->error_key = merge_str_intern0("error_ns");
+	s->pname = merge_str_intern0(src->tables, buf);
+	s->stack_key = merge_str_intern0(src->tables, "stack");
+	s->pc_key = merge_str_intern0(src->tables, "pc");
+	s->error_key = merge_str_intern0(src->tables, "error_ns");
 	s->src = src;
 	s->base.ops = &smp_ops;
 	s->base.clock = &src->clock;

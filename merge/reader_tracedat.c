@@ -110,6 +110,7 @@ static uint32_t track_of(struct td_src *t, int tid)
 
 	const char *comm = vt_td_read_comm(t->r, tid);
 	struct merge_source *src = t->src;
+	struct merge_tables *tb = src->tables;
 	char tname[96], pname[128];
 	int vcpu = vcpu_of_comm(comm), pid = tid, known = 0;
 	uint32_t pn;
@@ -129,18 +130,18 @@ static uint32_t track_of(struct td_src *t, int tid)
 	int qemu = src->machine == MERGE_MACHINE_HOST && tid && (known || is_qemu_tid(src, tid, comm));
 	/* a thread another input of this machine (its uftrace data) already
 	 * placed: one track, with that input's pid and this one's names */
-	uint32_t tn = merge_str_intern0(tname);
-	uint32_t tr = tid ? merge_track_find_tid(src->machine, tid) : UINT32_MAX;
+	uint32_t tn = merge_str_intern0(tb, tname);
+	uint32_t tr = tid ? merge_track_find_tid(tb, src->machine, tid) : UINT32_MAX;
 
 	if (tr != UINT32_MAX && qemu && src->host.qemu_pid <= 0)
-		src->host.qemu_pid = merge_track(tr)->pid;	/* QEMU's pid, from uftrace */
+		src->host.qemu_pid = merge_track(tb, tr)->pid;	/* QEMU's pid, from uftrace */
 	if (qemu) {
 		if (src->host.qemu_pid <= 0)
 			src->host.qemu_pid = tid;	/* unknown: group under the first */
 		pid = src->host.qemu_pid;
 		if (!t->qemu_pname) {
 			snprintf(pname, sizeof(pname), "host: QEMU (pid %d)", pid);
-			t->qemu_pname = merge_str_intern0(pname);
+			t->qemu_pname = merge_str_intern0(tb, pname);
 		}
 		pn = t->qemu_pname;
 	} else {
@@ -149,22 +150,22 @@ static uint32_t track_of(struct td_src *t, int tid)
 		else
 			snprintf(pname, sizeof(pname), "%s: %s (pid %d)", src->label,
 				 *comm ? comm : "?", tid);
-		pn = merge_str_intern0(pname);
+		pn = merge_str_intern0(tb, pname);
 	}
 	if (tr != UINT32_MAX) {
-		struct merge_track *mt = merge_track(tr);
+		struct merge_track *mt = merge_track(tb, tr);
 
-		merge_track_set_name(tr, tn);
+		merge_track_set_name(tb, tr, tn);
 		if (qemu ? mt->pid == pid : mt->pid == tid)
-			merge_track_set_pname(src->machine, mt->pid, pn);
+			merge_track_set_pname(tb, src->machine, mt->pid, pn);
 	} else {
-		tr = merge_track_get(src->machine, pid, tid, pn, tn);
+		tr = merge_track_get(tb, src->machine, pid, tid, pn, tn);
 	}
 	if (tr != UINT32_MAX) {
 		if (qemu)
-			merge_track_mark_qemu(src->machine, pid);
+			merge_track_mark_qemu(tb, src->machine, pid);
 		if (vcpu >= 0 && src->machine == MERGE_MACHINE_HOST)
-			merge_track(tr)->vcpu = vcpu + 1;
+			merge_track(tb, tr)->vcpu = vcpu + 1;
 		t->tid_key[h] = (uint64_t)(uint32_t)tid + 1;
 		t->tid_track[h] = tr;
 	}
@@ -186,7 +187,7 @@ static uint32_t exit_name(struct td_src *t, const struct vt_td_event *e, uint64_
 		snprintf(buf, sizeof(buf), "exit: %s", word);
 	else
 		snprintf(buf, sizeof(buf), "exit: %llu", (unsigned long long)reason);
-	uint32_t id = merge_str_intern0(buf);
+	uint32_t id = merge_str_intern0(t->src->tables, buf);
 
 	if (t->nr_reasons < REASON_CACHE) {
 		t->reason_num[t->nr_reasons] = (uint32_t)reason;
@@ -211,7 +212,7 @@ static struct evinfo *info_of(struct td_src *t, const struct vt_td_event *e)
 
 	in->kind = kvm && !strcmp(e->name, "kvm_exit") ? K_EXIT :
 		   kvm && !strcmp(e->name, "kvm_entry") ? K_ENTRY : K_OTHER;
-	in->name = merge_str_intern0(e->name);
+	in->name = merge_str_intern0(t->src->tables, e->name);
 	in->reason = -1;
 	in->usdt = (uint8_t)merge_usdt_kind(e->system, e->name);
 	if (in->usdt)
@@ -226,7 +227,7 @@ static struct evinfo *info_of(struct td_src *t, const struct vt_td_event *e)
 
 			if (k == VT_TD_FIELD_OTHER)
 				continue;
-			in->key[in->nr] = merge_str_intern0(fname);
+			in->key[in->nr] = merge_str_intern0(t->src->tables, fname);
 			in->ftype[in->nr] = (uint8_t)k;
 			in->sym[in->nr] = (uint8_t)(k == VT_TD_FIELD_UNSIGNED || k == VT_TD_FIELD_SIGNED) &&
 					  vt_td_field_is_symbolic(e, i);
@@ -263,7 +264,7 @@ static uint32_t sym_text(struct td_src *t, const struct vt_td_event *e, int i,
 			 * "vec=%u [action=%s]"): the text is elsewhere, keep it a number */
 			if (n && n < sizeof(word) && strspn(p + nl + 1, "0123456789xabcdef") < n) {
 				memcpy(word, p + nl + 1, n);
-				id = merge_str_intern(word, n);
+				id = merge_str_intern(t->src->tables, word, n);
 			}
 			break;
 		}
@@ -288,7 +289,8 @@ static void add_fields(struct td_src *t, struct merge_event *ev, const struct vt
 				continue;
 			a->type = in->ftype[i] == VT_TD_FIELD_SIGNED ? MERGE_ARG_I64 : MERGE_ARG_U64;
 			if (unlikely(in->sym[i])) {
-				uint32_t txt = sym_text(t, e, in->idx[i], merge_str(in->key[i]),
+				uint32_t txt = sym_text(t, e, in->idx[i],
+							merge_str(t->src->tables, in->key[i]),
 							a->v.u);
 
 				if (txt) {
@@ -303,7 +305,7 @@ static void add_fields(struct td_src *t, struct merge_event *ev, const struct vt
 			if (!sv)
 				continue;
 			a->type = MERGE_ARG_STR;
-			a->v.str = merge_str_intern0(sv);
+			a->v.str = merge_str_intern0(t->src->tables, sv);
 			break;
 		}
 		default:	/* arrays of numbers */
@@ -397,6 +399,7 @@ int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *fi
 	if (vt_td_read_warning(t->r))
 		vt_warn("%s", vt_td_read_warning(t->r));
 	t->src = src;
+	t->usdt.tables = src->tables;
 	t->refs = 1;
 	if (vt_td_read_truncated(t->r)) {
 		vt_warn("%s: CPU data cut short: each CPU is read up to its last whole record",

@@ -17,6 +17,7 @@
 
 struct uft_src {
 	struct vt_uft_reader *r;
+	struct merge_tables *tables;	/* its source's */
 	int refs;
 	uint64_t cache_addr[NAME_CACHE_SIZE];
 	uint32_t cache_id[NAME_CACHE_SIZE];
@@ -43,12 +44,12 @@ static __attribute__((noinline)) uint32_t sym_id_miss(struct uft_src *us, uint64
 	uint32_t id;
 
 	if (n && *n) {
-		id = merge_str_intern0(n);
+		id = merge_str_intern0(us->tables, n);
 	} else {
 		char buf[32];
 
 		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
-		id = merge_str_intern0(buf);
+		id = merge_str_intern0(us->tables, buf);
 	}
 	us->cache_addr[h] = addr;
 	us->cache_id[h] = id;
@@ -247,7 +248,7 @@ static uint32_t task_pname(const struct merge_source *src, int pid, int qemu_exe
 		snprintf(buf, sizeof(buf), "%s: QEMU (pid %d)", src->label, pid);
 	else
 		snprintf(buf, sizeof(buf), "%s: pid %d", src->label, pid);
-	return merge_str_intern0(buf);
+	return merge_str_intern0(src->tables, buf);
 }
 
 /* Thread name of task @tid ("vCPU n" for a vCPU thread the host recorder
@@ -260,10 +261,10 @@ static uint32_t task_tname(const struct merge_source *src, int tid, int lane)
 	for (int i = 0; i < src->host.nr_vthreads; i++)
 		if (src->host.vthread_tid[i] == tid) {
 			snprintf(buf, sizeof(buf), "vCPU %d%s", src->host.vthread_vcpu[i], what);
-			return merge_str_intern0(buf);
+			return merge_str_intern0(src->tables, buf);
 		}
 	snprintf(buf, sizeof(buf), "tid %d%s", tid, what);
-	return merge_str_intern0(buf);
+	return merge_str_intern0(src->tables, buf);
 }
 
 int merge_reader_uftrace(struct merge_source *src, uint16_t idx)
@@ -277,10 +278,11 @@ int merge_reader_uftrace(struct merge_source *src, uint16_t idx)
 		free(us);
 		return -1;
 	}
-	us->lost_name = merge_str_intern0("uftrace: records lost");
-	us->event_name = merge_str_intern0("uftrace: event");
-	us->count_key = merge_str_intern0("count");
-	us->addr_key = merge_str_intern0("id");
+	us->tables = src->tables;
+	us->lost_name = merge_str_intern0(us->tables, "uftrace: records lost");
+	us->event_name = merge_str_intern0(us->tables, "uftrace: event");
+	us->count_key = merge_str_intern0(us->tables, "count");
+	us->addr_key = merge_str_intern0(us->tables, "id");
 	us->refs = 1;	/* held until all streams are added */
 
 	int n = vt_uft_nr_tasks(us->r), ret = 0;
@@ -306,10 +308,11 @@ int merge_reader_uftrace(struct merge_source *src, uint16_t idx)
 		uint32_t pname = task_pname(src, pid, qemu_exe), tname = task_tname(src, tid, 0);
 
 		/* a second lane: its thread's own track first, plainly named */
-		s->track = merge_track_get(src->machine, pid, tid, pname, tname);
+		s->track = merge_track_get(src->tables, src->machine, pid, tid, pname, tname);
 		if (src->lane && s->track != UINT32_MAX)
-			s->track = merge_track_get_lane(src->machine, pid, tid, (uint32_t)src->lane,
-							pname, task_tname(src, tid, 1));
+			s->track = merge_track_get_lane(src->tables, src->machine, pid, tid,
+							(uint32_t)src->lane, pname,
+							task_tname(src, tid, 1));
 		if (s->track == UINT32_MAX) {
 			vt_uft_stream_close(s->st);
 			free(s);
@@ -317,7 +320,7 @@ int merge_reader_uftrace(struct merge_source *src, uint16_t idx)
 			break;
 		}
 		if (is_qemu_task(src, pid, qemu_exe))
-			merge_track_mark_qemu(src->machine, pid);
+			merge_track_mark_qemu(src->tables, src->machine, pid);
 		s->base.ops = &uft_ops;
 		s->base.clock = &src->clock;
 		s->base.src = idx;

@@ -21,6 +21,7 @@ struct csink {
 	uint32_t named_cap;
 	struct merge_idset procs;	/* pids whose process_name is written */
 	int nr_events;
+	const struct merge_tables *tables;	/* the events' names and tracks */
 };
 
 static inline char *put(char *p, const char *s, size_t n)
@@ -66,11 +67,11 @@ static char *put_ts(char *p, uint64_t ns)
 	return p;
 }
 
-static char *put_jstr(char *p, uint32_t id)
+static char *put_jstr(char *p, const struct merge_tables *tb, uint32_t id)
 {
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *s = (const unsigned char *)merge_str(id);
-	uint32_t n = merge_str_len(id);
+	const unsigned char *s = (const unsigned char *)merge_str(tb, id);
+	uint32_t n = merge_str_len(tb, id);
 
 	/* merge's strings are valid UTF-8 (merge/tables.c): cut on a
 	 * character boundary, multi-byte characters pass through */
@@ -141,7 +142,7 @@ static char *put_head(char *p, struct csink *s, const char *ph, const struct mer
 
 static int name_track(struct csink *s, uint32_t idx)
 {
-	const struct merge_track *t = merge_track(idx);
+	const struct merge_track *t = merge_track(s->tables, idx);
 	int64_t pid = json_pid(t);
 	char *p = merge_out_reserve(&s->out, 16 * JSON_NAME_MAX);
 	int added;
@@ -156,18 +157,18 @@ static int name_track(struct csink *s, uint32_t idx)
 	if (added) {
 		p = put_head(p, s, "M", t);
 		p = PUTS(p, ",\"name\":\"process_name\",\"args\":{\"name\":");
-		p = put_jstr(p, t->pname);
+		p = put_jstr(p, s->tables, t->pname);
 		p = PUTS(p, "}}");
 	}
 	p = put_head(p, s, "M", t);
 	p = PUTS(p, ",\"name\":\"thread_name\",\"args\":{\"name\":");
-	p = put_jstr(p, t->name);
+	p = put_jstr(p, s->tables, t->name);
 	p = PUTS(p, "}}");
 	s->out.len += (size_t)(p - start);
 	return 0;
 }
 
-static void *chrome_open(const char *out, const void *opts)
+static void *chrome_open(struct merge_tables *tb, const char *out, const void *opts)
 {
 	static const char head[] = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
 	struct csink *s = merge_file_sink_open(sizeof(*s), out);
@@ -175,6 +176,7 @@ static void *chrome_open(const char *out, const void *opts)
 	if (!s)
 		return NULL;
 
+	s->tables = tb;
 	memcpy(s->out.buf, head, sizeof(head) - 1);
 	s->out.len = sizeof(head) - 1;
 	return s;
@@ -193,11 +195,12 @@ static int need_track(struct csink *s, uint32_t idx)
 
 /* The rest of a flow event (s or f of @ev's flow @id) after its "ts" key:
  * the time @ns, category, name and id. */
-static char *put_flow(char *p, uint64_t ns, uint64_t id, const struct merge_event *ev)
+static char *put_flow(char *p, const struct merge_tables *tb, uint64_t ns, uint64_t id,
+		       const struct merge_event *ev)
 {
 	p = put_ts(p, ns);
 	p = PUTS(p, ",\"cat\":\"flow\",\"name\":");
-	p = put_jstr(p, ev->flow_name);
+	p = put_jstr(p, tb, ev->flow_name);
 	p = PUTS(p, ",\"id\":");
 	p = put_u64(p, id);
 	return PUTS(p, "}");
@@ -206,7 +209,7 @@ static char *put_flow(char *p, uint64_t ns, uint64_t id, const struct merge_even
 static int chrome_event(void *sink, const struct merge_event *ev)
 {
 	struct csink *s = sink;
-	const struct merge_track *t = merge_track(ev->track);
+	const struct merge_track *t = merge_track(s->tables, ev->track);
 
 	if (unlikely(need_track(s, ev->track) < 0))
 		return -1;
@@ -236,7 +239,7 @@ static int chrome_event(void *sink, const struct merge_event *ev)
 	p = put_ts(p, ev->ts_ns);
 	if (ev->kind != MERGE_EV_END) {
 		p = PUTS(p, ",\"name\":");
-		p = put_jstr(p, ev->name);
+		p = put_jstr(p, s->tables, ev->name);
 	}
 	if (ev->kind == MERGE_EV_COUNTER) {
 		p = PUTS(p, ",\"args\":{\"value\":");
@@ -249,12 +252,12 @@ static int chrome_event(void *sink, const struct merge_event *ev)
 
 			if (i)
 				*p++ = ',';
-			p = put_jstr(p, a->key);
+			p = put_jstr(p, s->tables, a->key);
 			*p++ = ':';
 			if (a->type == MERGE_ARG_STR)
-				p = put_jstr(p, a->v.str);
+				p = put_jstr(p, s->tables, a->v.str);
 			else if (unlikely(ev->sym_mask & (1u << i)))
-				p = put_jstr(p, ev->sym_text[i]);
+				p = put_jstr(p, s->tables, ev->sym_text[i]);
 			else if (a->type == MERGE_ARG_I64)
 				p = put_i64(p, a->v.i);
 			else if (a->type == MERGE_ARG_U64)
@@ -269,12 +272,12 @@ static int chrome_event(void *sink, const struct merge_event *ev)
 		/* a start, at this event (bound to the slice enclosing it) */
 		p = put_head(p, s, "s", t);
 		p = PUTS(p, ",\"ts\":");
-		p = put_flow(p, ev->ts_ns, ev->flow_start_id, ev);
+		p = put_flow(p, s->tables, ev->ts_ns, ev->flow_start_id, ev);
 	}
 	if (unlikely(ev->flow_id)) {
 		p = put_head(p, s, "f", t);
 		p = PUTS(p, ",\"bp\":\"e\",\"ts\":");
-		p = put_flow(p, ev->ts_ns, ev->flow_id, ev);
+		p = put_flow(p, s->tables, ev->ts_ns, ev->flow_id, ev);
 	}
 	s->out.len += (size_t)(p - start);
 	return 0;

@@ -78,10 +78,12 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 #define PID_MACHINE_STRIDE 10000000	/* without machine ids: guest N's pid
 					 * p is N * stride + p (as in Chrome JSON) */
 
+struct psink;
 struct pb {
 	uint8_t *p;
 	uint8_t *start[NESTED_MAX];
 	int depth;
+	struct psink *s;	/* its sink (packet_head): strings, names cut */
 };
 
 /* A track's state in the output (track_state[]). */
@@ -102,6 +104,8 @@ struct psink {
 	uint32_t tracks_cap;
 	struct merge_idset procs;	/* process uuids emitted */
 	int first;
+	const struct merge_tables *tables;	/* the events' names and tracks */
+	uint64_t names_cut;		/* strings cut to MAX_NAME_LEN (said at close) */
 };
 
 /* TrackEvent.type by enum merge_ev_kind */
@@ -145,14 +149,12 @@ static inline void pb_fixed64(struct pb *b, unsigned field, uint64_t v)
 	b->p += 8;
 }
 
-static uint64_t names_cut;	/* strings cut to MAX_NAME_LEN (said at close) */
-
 static inline void pb_bytes(struct pb *b, unsigned field, const char *s, size_t len)
 {
 	if (unlikely(len > MAX_NAME_LEN)) {
 		/* merge's strings are valid UTF-8: cut between characters */
 		len = vt_utf8_cut(s, len, MAX_NAME_LEN);
-		names_cut++;
+		b->s->names_cut++;
 	}
 	pb_tag(b, field, WT_LEN);
 	pb_varint(b, len);
@@ -162,7 +164,9 @@ static inline void pb_bytes(struct pb *b, unsigned field, const char *s, size_t 
 
 static inline void pb_str(struct pb *b, unsigned field, uint32_t id)
 {
-	pb_bytes(b, field, merge_str(id), merge_str_len(id));
+	const struct merge_tables *tb = b->s->tables;
+
+	pb_bytes(b, field, merge_str(tb, id), merge_str_len(tb, id));
 }
 
 /* Nested message: one length byte reserved, moved when it needs more. */
@@ -220,6 +224,7 @@ static int packet_head(struct psink *s, struct pb *b, uint32_t machine)
 		return -1;
 	b->p = (uint8_t *)o;
 	b->depth = 0;
+	b->s = s;
 	pb_begin(b, F_TRACE_PACKET);
 	pb_u64(b, F_TP_SEQ_ID, SEQ_ID);
 	if (machine != MERGE_MACHINE_HOST && s->machine_ids)
@@ -245,7 +250,7 @@ static inline int need_track(struct psink *s, uint32_t idx);
 
 static int send_track(struct psink *s, uint32_t idx)
 {
-	struct merge_track *t = merge_track(idx);
+	struct merge_track *t = merge_track(s->tables, idx);
 	uint64_t pu = proc_uuid(t);
 	struct pb b;
 	int added;
@@ -304,18 +309,19 @@ static inline int need_track(struct psink *s, uint32_t idx)
 		return vt_err_set("perfetto: out of memory");
 	if (likely(s->track_state[idx] != TRACK_UNSENT))
 		return 0;
-	s->track_state[idx] = merge_track(idx)->machine != MERGE_MACHINE_HOST &&
+	s->track_state[idx] = merge_track(s->tables, idx)->machine != MERGE_MACHINE_HOST &&
 			      s->machine_ids ? TRACK_MACHINE : TRACK_PLAIN;
 	return send_track(s, idx);
 }
 
-static void *perfetto_open(const char *out, const void *opts)
+static void *perfetto_open(struct merge_tables *tb, const char *out, const void *opts)
 {
 	const struct merge_perfetto_opts *o = opts;
 	struct psink *s = merge_file_sink_open(sizeof(*s), out);
 
 	if (s) {
 		s->first = 1;
+		s->tables = tb;
 		s->machine_ids = o ? o->machine_ids : 0;
 	}
 	return s;
@@ -352,7 +358,7 @@ static __attribute__((noinline)) int event_slow(struct psink *s, const struct me
 	     merge_table_grow(&s->ann_sent, &s->ann_cap, max_id + 1, 1) < 0))
 		return vt_err_set("perfetto: out of memory");
 
-	if (unlikely(packet_head(s, &b, merge_track(ev->track)->machine) < 0))
+	if (unlikely(packet_head(s, &b, merge_track(s->tables, ev->track)->machine) < 0))
 		return -1;
 	pb_u64(&b, F_TP_TIMESTAMP, ev->ts_ns);
 	pb_u64(&b, F_TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
@@ -487,9 +493,9 @@ static int perfetto_close(void *sink)
 	free(s->ann_sent);
 	free(s->track_state);
 	merge_idset_free(&s->procs);
-	if (names_cut)
+	if (s->names_cut)
 		vt_warn("perfetto: %llu names or strings longer than %d bytes were cut to %d",
-			(unsigned long long)names_cut, MAX_NAME_LEN, MAX_NAME_LEN);
+			(unsigned long long)s->names_cut, MAX_NAME_LEN, MAX_NAME_LEN);
 	return merge_file_sink_close(s);
 }
 

@@ -38,6 +38,7 @@ struct usink {
 	uint64_t first_ns;
 	uint64_t dropped;	/* slices deeper than uftrace's limit */
 	int failed;
+	const struct merge_tables *tables;	/* the events' names and tracks */
 };
 
 static int out_tid(const struct merge_track *t, int tid)
@@ -51,7 +52,7 @@ static int thread_tid(const struct merge_track *t)
 	return out_tid(t, t->tid) + (int)(t->lane * MERGE_LANE_TID_STRIDE);
 }
 
-static void *uftrace_open(const char *out, const void *opts)
+static void *uftrace_open(struct merge_tables *tb, const char *out, const void *opts)
 {
 	const struct merge_uftrace_opts *o = opts;
 	struct usink *s = calloc(1, sizeof(*s));
@@ -67,6 +68,7 @@ static void *uftrace_open(const char *out, const void *opts)
 		free(s);
 		return NULL;
 	}
+	s->tables = tb;
 	return s;
 }
 
@@ -82,7 +84,7 @@ static struct utrack *get_track(struct usink *s, uint32_t idx, uint64_t ts)
 	if (likely(u->fp))
 		return u;
 
-	const struct merge_track *t = merge_track(idx);
+	const struct merge_track *t = merge_track(s->tables, idx);
 	char path[4200];
 
 	u->stack = malloc((VT_UFT_MAX_DEPTH + 1) * sizeof(*u->stack));
@@ -166,7 +168,7 @@ static int uftrace_event(void *sink, const struct merge_event *ev)
 /* Per process: a session (task.txt SESS + its map); then TASK lines. */
 static int write_tasks(struct usink *s, int **tids_out, int *nr_out)
 {
-	uint32_t n = merge_track_count();
+	uint32_t n = merge_track_count(s->tables), nr_strs = merge_str_count(s->tables);
 	int *tids = calloc(n + 1, sizeof(*tids)), nr = 0;
 	int64_t *pids = calloc(n + 1, sizeof(*pids));
 	int nr_pids = 0;
@@ -178,7 +180,7 @@ static int write_tasks(struct usink *s, int **tids_out, int *nr_out)
 		return vt_err_set("%s: out of memory", s->dir);
 	}
 	for (uint32_t i = 0; i < n && i < s->nr_tr; i++) {
-		const struct merge_track *t = merge_track(i);
+		const struct merge_track *t = merge_track(s->tables, i);
 		int pid = out_tid(t, t->pid), j;
 
 		if (!s->tr[i].fp)
@@ -190,7 +192,7 @@ static int write_tasks(struct usink *s, int **tids_out, int *nr_out)
 			vt_uft_sid_make(sid, pid, s->first_ns);
 			if (vt_uft_task_session(s->dir, s->first_ns, pid, sid, UFT_EXE) < 0 ||
 			    vt_uft_write_map_fixed(s->dir, sid, UFT_BASE,
-						   UFT_BASE + (uint64_t)(merge_str_count() + 1) *
+						   UFT_BASE + (uint64_t)(nr_strs + 1) *
 						   UFT_SYM_STRIDE, UFT_EXE) < 0)
 				goto fail;
 		}
@@ -221,7 +223,7 @@ static int write_syms(struct usink *s)
 		syms[nr++] = (struct vt_uft_sym){
 			.addr = UFT_BASE + (uint64_t)id * UFT_SYM_STRIDE,
 			.size = UFT_SYM_STRIDE, .type = 'T',
-			.name = id ? merge_str(id) : "(unnamed)",
+			.name = id ? merge_str(s->tables, id) : "(unnamed)",
 		};
 	}
 	int ret = vt_uft_write_syms(s->dir, UFT_EXE, syms, nr);

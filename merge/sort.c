@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "err.h"
+#include "grow.h"
 #include "merge.h"
 
 #define SORT_BATCH	16	/* events taken from a stream at a time */
+#define SORT_MIN_SLOTS	16	/* slots of the first allocation */
 
 /* A stream and its pending events ev[pos..len), already converted to ns. */
 struct merge_sort_slot {
@@ -21,9 +23,10 @@ struct merge_sort_slot {
 };
 
 /* A heap entry: the slot's pending time, kept next to its index so that
- * sifting reads one array.  Entries at heap_len and above (up to twice
- * the capacity) hold HEAP_EMPTY: a missing child compares as the latest,
- * so no bounds test is needed. */
+ * sifting reads one array.  The heap holds 2 * slots + 2 entries, so that
+ * each entry's children are in it; those at heap_len and above hold
+ * HEAP_EMPTY: a missing child compares as the latest, so no bounds test
+ * is needed. */
 struct merge_sort_hent {
 	uint64_t ts_ns;
 	uint32_t slot;
@@ -31,23 +34,16 @@ struct merge_sort_hent {
 
 #define HEAP_EMPTY	UINT64_MAX
 
+/* The slots and the heap grow together (vt_grow: doubled, new entries
+ * zero); a heap that could not grow leaves the stream out, and the heap
+ * still fits the slots in use. */
 int merge_sort_add(struct merge_sorter *so, struct merge_stream *s)
 {
-	if (so->nr_slots == so->cap_slots) {
-		uint32_t nc = so->cap_slots ? 2 * so->cap_slots : 16;
-		struct merge_sort_slot *ns = realloc(so->slots, nc * sizeof(*ns));
-		struct merge_sort_hent *nh;
-
-		if (!ns)
-			return vt_err_set("merge: out of memory for streams");
-		so->slots = ns;
-		nh = realloc(so->heap, (2 * (size_t)nc + 2) * sizeof(*nh));
-		if (!nh)
-			return vt_err_set("merge: out of memory for streams");
-		so->heap = nh;
-		so->cap_slots = nc;
-	}
-	memset(&so->slots[so->nr_slots], 0, sizeof(so->slots[so->nr_slots]));
+	if (vt_grow(&so->slots, &so->cap_slots, (size_t)so->nr_slots + 1, sizeof(*so->slots),
+		    SORT_MIN_SLOTS) < 0 ||
+	    vt_grow(&so->heap, &so->cap_heap, 2 * so->cap_slots + 2, sizeof(*so->heap),
+		    2 * SORT_MIN_SLOTS + 2) < 0)
+		return vt_err_set("merge: out of memory for streams");
 	so->slots[so->nr_slots].s = s;
 	so->nr_slots++;
 	return 0;
@@ -107,7 +103,7 @@ static void start(struct merge_sorter *so)
 
 	so->started = 1;
 	so->heap_len = 0;
-	for (uint32_t i = 0; i < 2 * so->cap_slots + 2; i++)
+	for (size_t i = 0; i < so->cap_heap; i++)
 		heap[i].ts_ns = HEAP_EMPTY;
 	for (uint32_t i = 0; i < so->nr_slots; i++)
 		if (fill(&so->slots[i]))

@@ -120,29 +120,29 @@ static void module_of(const char *file, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)n, b);
 }
 
-static void arg_u64(struct merge_event *ev, const char *key, uint64_t v)
+static void arg_u64(struct merge_tables *tb, struct merge_event *ev, const char *key, uint64_t v)
 {
 	struct merge_arg *a = &ev->args[ev->nr_args++];
 
-	a->key = merge_str_intern0(key);
+	a->key = merge_str_intern0(tb, key);
 	a->type = MERGE_ARG_I64;
 	a->v.i = (int64_t)v;
 }
 
-static void arg_str(struct merge_event *ev, const char *key, const char *v)
+static void arg_str(struct merge_tables *tb, struct merge_event *ev, const char *key, const char *v)
 {
 	struct merge_arg *a = &ev->args[ev->nr_args++];
 
-	a->key = merge_str_intern0(key);
+	a->key = merge_str_intern0(tb, key);
 	a->type = MERGE_ARG_STR;
-	a->v.str = merge_str_intern0(v);
+	a->v.str = merge_str_intern0(tb, v);
 }
 
 /* Function markers: entry -> begin "module.func (file:line)"; a return
  * closing an entry of ours -> end; any other return -> an instant
  * "module.func (file)" with the line of the return. */
-static void on_function(struct merge_usdt_track *t, int kind, const struct vt_td_event *e,
-			struct merge_event *ev)
+static void on_function(struct merge_tables *tb, struct merge_usdt_track *t, int kind,
+			const struct vt_td_event *e, struct merge_event *ev)
 {
 	char file[USDT_STR_MAX], func[USDT_STR_MAX], mod[USDT_STR_MAX], name[USDT_NAME_MAX];
 	uint64_t line = 0;
@@ -155,7 +155,7 @@ static void on_function(struct merge_usdt_track *t, int kind, const struct vt_td
 	vt_td_field_u64(e, "line", &line);
 	module_of(file, mod, sizeof(mod));
 	snprintf(name, sizeof(name), "%s.%s (%s)", mod, func, file);
-	key = merge_str_intern0(name);
+	key = merge_str_intern0(tb, name);
 	if (kind == MERGE_USDT_RETURN && pop_if(t, key)) {
 		ev->kind = MERGE_EV_END;
 		ev->name = MERGE_NO_STR;
@@ -164,20 +164,21 @@ static void on_function(struct merge_usdt_track *t, int kind, const struct vt_td
 	if (kind == MERGE_USDT_ENTRY) {
 		snprintf(name, sizeof(name), "%s.%s (%s:%d)", mod, func, file, (int)line);
 		ev->kind = MERGE_EV_BEGIN;
-		ev->name = merge_str_intern0(name);
+		ev->name = merge_str_intern0(tb, name);
 		push(t, key);
 		return;
 	}
 	ev->kind = MERGE_EV_INSTANT;
 	ev->name = key;
-	arg_str(ev, "marker", "function__return");
-	arg_u64(ev, "line", line);
+	arg_str(tb, ev, "marker", "function__return");
+	arg_u64(tb, ev, "line", line);
 }
 
 int merge_usdt_event(struct merge_usdt *u, int kind, uint32_t track,
 		     const struct vt_td_event *e, struct merge_event *ev)
 {
 	struct merge_usdt_track *t = trk_of(u, track);
+	struct merge_tables *tb = u->tables;
 	char buf[USDT_STR_MAX], name[USDT_NAME_MAX];
 	uint64_t v = 0;
 
@@ -187,14 +188,14 @@ int merge_usdt_event(struct merge_usdt *u, int kind, uint32_t track,
 	switch (kind) {
 	case MERGE_USDT_ENTRY:
 	case MERGE_USDT_RETURN:
-		on_function(t, kind, e, ev);
+		on_function(tb, t, kind, e, ev);
 		break;
 	case MERGE_USDT_GC_START:
 		vt_td_field_u64(e, "generation", &v);
 		snprintf(name, sizeof(name), "gc (generation %d)", (int)v);
 		ev->kind = MERGE_EV_BEGIN;
-		ev->name = merge_str_intern0(name);
-		arg_u64(ev, "generation", v);
+		ev->name = merge_str_intern0(tb, name);
+		arg_u64(tb, ev, "generation", v);
 		push(t, USDT_KEY_OTHER);
 		break;
 	case MERGE_USDT_IMPORT_START:
@@ -202,7 +203,7 @@ int merge_usdt_event(struct merge_usdt *u, int kind, uint32_t track,
 			snprintf(buf, sizeof(buf), "?");
 		snprintf(name, sizeof(name), "import %s", buf);
 		ev->kind = MERGE_EV_BEGIN;
-		ev->name = merge_str_intern0(name);
+		ev->name = merge_str_intern0(tb, name);
 		push(t, USDT_KEY_OTHER);
 		break;
 	case MERGE_USDT_GC_DONE:
@@ -213,9 +214,9 @@ int merge_usdt_event(struct merge_usdt *u, int kind, uint32_t track,
 			ev->name = MERGE_NO_STR;
 		} else {
 			ev->kind = MERGE_EV_INSTANT;
-			ev->name = merge_str_intern0(e->name);
+			ev->name = merge_str_intern0(tb, e->name);
 		}
-		arg_u64(ev, kind == MERGE_USDT_GC_DONE ? "collected" : "found", v);
+		arg_u64(tb, ev, kind == MERGE_USDT_GC_DONE ? "collected" : "found", v);
 		break;
 	}
 	return 0;

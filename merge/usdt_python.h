@@ -12,10 +12,13 @@
 #include "tracedat.h"
 #include "event.h"
 
+struct merge_tables;
+
 /* Per trace.dat state: which python slices are open on each track. */
 struct merge_usdt {
 	struct merge_usdt_track *trk;	/* by track index */
 	uint32_t nr;
+	struct merge_tables *tables;	/* where its names are interned */
 };
 
 /* Non-zero (a MERGE_USDT_* kind) if (@system, @name) is one of our

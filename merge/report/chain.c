@@ -65,7 +65,7 @@ enum ncls {
  * config 0xcf8, fw_cfg, ACPI) and the sync markers' 0x5f0 and 0xe9. */
 #define PIO_PCI_MIN		0x1000
 
-struct report *report_new(int all_calls)
+struct report *report_new(struct merge_tables *tb, int all_calls)
 {
 	struct report *r = calloc(1, sizeof(*r));
 
@@ -73,33 +73,39 @@ struct report *report_new(int all_calls)
 		vt_err_set("report: out of memory");
 		return NULL;
 	}
+	r->tables = tb;
 	r->all_calls = all_calls;
-	r->k_dev = merge_str_intern0("dev");
-	r->k_sector = merge_str_intern0("sector");
-	r->k_nr_sector = merge_str_intern0("nr_sector");
-	r->k_rwbs = merge_str_intern0("rwbs");
-	r->k_name = merge_str_intern0("name");
-	r->k_id = merge_str_intern0("id");
-	r->k_port = merge_str_intern0("port");
-	r->k_fd = merge_str_intern0("fd");
-	r->k_pos = merge_str_intern0("pos");
-	r->k_count = merge_str_intern0("count");
-	r->k_pos_l = merge_str_intern0("pos_l");
-	r->k_ret = merge_str_intern0("ret");
-	r->k_rw = merge_str_intern0("rw");
-	r->k_type = merge_str_intern0("type");
-	r->k_gpa = merge_str_intern0("gpa");
-	r->k_address = merge_str_intern0("address");
-	r->k_data = merge_str_intern0("data");
-	r->k_vector = merge_str_intern0("vector");
-	r->k_gsi = merge_str_intern0("gsi");
-	r->k_user_data = merge_str_intern0("user_data");
-	r->k_opcode = merge_str_intern0("opcode");
-	r->k_res = merge_str_intern0("res");
-	r->k_offset = merge_str_intern0("offset");
-	r->k_len = merge_str_intern0("len");
+	r->k_dev = merge_str_intern0(r->tables, "dev");
+	r->k_sector = merge_str_intern0(r->tables, "sector");
+	r->k_nr_sector = merge_str_intern0(r->tables, "nr_sector");
+	r->k_rwbs = merge_str_intern0(r->tables, "rwbs");
+	r->k_name = merge_str_intern0(r->tables, "name");
+	r->k_id = merge_str_intern0(r->tables, "id");
+	r->k_port = merge_str_intern0(r->tables, "port");
+	r->k_fd = merge_str_intern0(r->tables, "fd");
+	r->k_pos = merge_str_intern0(r->tables, "pos");
+	r->k_count = merge_str_intern0(r->tables, "count");
+	r->k_pos_l = merge_str_intern0(r->tables, "pos_l");
+	r->k_ret = merge_str_intern0(r->tables, "ret");
+	r->k_rw = merge_str_intern0(r->tables, "rw");
+	r->k_type = merge_str_intern0(r->tables, "type");
+	r->k_gpa = merge_str_intern0(r->tables, "gpa");
+	r->k_address = merge_str_intern0(r->tables, "address");
+	r->k_data = merge_str_intern0(r->tables, "data");
+	r->k_vector = merge_str_intern0(r->tables, "vector");
+	r->k_gsi = merge_str_intern0(r->tables, "gsi");
+	r->k_user_data = merge_str_intern0(r->tables, "user_data");
+	r->k_opcode = merge_str_intern0(r->tables, "opcode");
+	r->k_res = merge_str_intern0(r->tables, "res");
+	r->k_offset = merge_str_intern0(r->tables, "offset");
+	r->k_len = merge_str_intern0(r->tables, "len");
 	r->inj_kind = 3;
 	return r;
+}
+
+const char *report_str(const struct report *r, uint32_t id)
+{
+	return merge_str(r->tables, id);
 }
 
 /* QEMU's disk I/O syscalls (block/file-posix.c: thread pool, linux-aio,
@@ -133,10 +139,10 @@ char report_rwbs_op(const char *s)
 
 static uint8_t classify(struct report *r, uint32_t id)
 {
-	const char *s = merge_str(id);
+	const char *s = merge_str(r->tables, id);
 
 	if (!strncmp(s, "sys_enter_", 10) || !strcmp(s, "sys_enter")) {
-		r->sysname[id] = merge_str_intern0(s[9] ? s + 10 : "syscall");
+		r->sysname[id] = merge_str_intern0(r->tables, s[9] ? s + 10 : "syscall");
 		r->sysio[id] = io_syscall_dir(s[9] ? s + 10 : "");
 		return N_SYS_ENTER;
 	}
@@ -214,7 +220,7 @@ static struct tstate *tstate(struct report *r, uint32_t track)
 	struct tstate *t = &r->ts[track];
 
 	if (unlikely(!t->kind)) {
-		const struct merge_track *mt = merge_track(track);
+		const struct merge_track *mt = merge_track(r->tables, track);
 
 		/* QEMU's threads are the host side of the chain; every other
 		 * thread (guests, or a single guest input read as machine 0)
@@ -224,9 +230,9 @@ static struct tstate *tstate(struct report *r, uint32_t track)
 	return t;
 }
 
-static int32_t vcpu_of(const struct merge_event *ev)
+static int32_t vcpu_of(const struct report *r, const struct merge_event *ev)
 {
-	const struct merge_track *mt = merge_track(ev->track);
+	const struct merge_track *mt = merge_track(r->tables, ev->track);
 
 	if (mt->machine == MERGE_MACHINE_HOST)
 		return mt->vcpu ? (int32_t)mt->vcpu - 1 : CHAIN_NONE;
@@ -288,7 +294,7 @@ static int fn_add(struct report *r, uint32_t name, uint32_t machine, uint64_t in
 
 static int on_begin(struct report *r, const struct merge_event *ev, struct tstate *t)
 {
-	const struct merge_track *mt = merge_track(ev->track);
+	const struct merge_track *mt = merge_track(r->tables, ev->track);
 
 	if (t->nfr == t->capfr) {
 		uint32_t nc = t->capfr ? t->capfr * 2 : 16;
@@ -327,10 +333,10 @@ static int on_end(struct report *r, const struct merge_event *ev, struct tstate 
 	uint64_t dur = ev->ts_ns - f->ts;
 
 	if (f->is_exit)
-		return exit_count(r, vcpu_of(ev), f->name, dur, 1);
+		return exit_count(r, vcpu_of(r, ev), f->name, dur, 1);
 	for (int32_t s = f->sys_head; s != CHAIN_NONE; s = r->sys.a[s].next_in_frame)
 		r->sys.a[s].py_end = ev->ts_ns;
-	return fn_add(r, f->name, merge_track(ev->track)->machine, dur,
+	return fn_add(r, f->name, merge_track(r->tables, ev->track)->machine, dur,
 		      t->sys_total_ns - f->sys_at_begin);
 }
 
@@ -351,19 +357,19 @@ static uint32_t stack_of(struct report *r, const struct tstate *pt)
 
 	buf[0] = 0;
 	for (uint32_t i = 0; i < pt->nfr; i++) {
-		const char *nm = merge_str(pt->fr[i].name);
+		const char *nm = merge_str(r->tables, pt->fr[i].name);
 		int w = snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? STACK_SEP : "", nm);
 
 		if (w < 0 || (size_t)w >= sizeof(buf) - n)
 			break;
 		n += (size_t)w;
 	}
-	return merge_str_intern(buf, n);
+	return merge_str_intern(r->tables, buf, n);
 }
 
 static int on_sys_enter(struct report *r, const struct merge_event *ev, struct tstate *t)
 {
-	const struct merge_track *mt = merge_track(ev->track);
+	const struct merge_track *mt = merge_track(r->tables, ev->track);
 
 	r->sys_machines |= machine_bit(mt->machine);
 	if (t->kind != TS_OTHER) {
@@ -397,13 +403,13 @@ static int on_sys_enter(struct report *r, const struct merge_event *ev, struct t
 	s->machine = mt->machine;
 	s->tid = mt->tid;
 	s->next_in_frame = CHAIN_NONE;
-	if (ev->name < r->ncap && !strcmp(merge_str(s->name), "syscall")) {
+	if (ev->name < r->ncap && !strcmp(merge_str(r->tables, s->name), "syscall")) {
 		uint64_t nr;
 		char b[32];
 
 		if (arg_u64(ev, r->k_id, &nr) == 0) {
 			snprintf(b, sizeof(b), "syscall %llu", (unsigned long long)nr);
-			s->name = merge_str_intern0(b);
+			s->name = merge_str_intern0(r->tables, b);
 		}
 	}
 	s->py_track = py_track_of(r, ev->track, t, mt->tid);
@@ -439,7 +445,7 @@ static int on_sys_exit(struct report *r, const struct merge_event *ev, struct ts
 			h->p.enter = t->host_enter;
 			/* a submission returns before its I/O is done */
 			h->p.exit = t->host_io == 'S' ? 0 : ev->ts_ns;
-			h->p.tid = merge_track(ev->track)->tid;
+			h->p.tid = merge_track(r->tables, ev->track)->tid;
 			h->p.name = t->host_name;
 			h->p.fd = t->host_fd;
 			h->p.dir = t->host_io == 'S' ? '?' : (char)t->host_io;
@@ -479,7 +485,7 @@ static uint64_t ev_sector(struct report *r, const struct merge_event *ev)
 	uint32_t rwbs = arg_str(ev, r->k_rwbs);
 
 	arg_u64(ev, r->k_sector, &sector);
-	if (rwbs != MERGE_NO_STR && report_rwbs_op(merge_str(rwbs)) == 'F')
+	if (rwbs != MERGE_NO_STR && report_rwbs_op(merge_str(r->tables, rwbs)) == 'F')
 		return FLUSH_SECTOR;
 	return sector;
 }
@@ -499,7 +505,7 @@ static int same_rq(const struct report_req *q, uint32_t machine, uint64_t dev, u
 static int on_rq_start(struct report *r, const struct merge_event *ev, struct tstate *t,
 		       int link)
 {
-	const struct merge_track *mt = merge_track(ev->track);
+	const struct merge_track *mt = merge_track(r->tables, ev->track);
 	uint64_t dev = 0, sector = ev_sector(r, ev), nr = 0;
 
 	arg_u64(ev, r->k_dev, &dev);
@@ -559,7 +565,7 @@ static int on_rq_start(struct report *r, const struct merge_event *ev, struct ts
 
 static int on_rq_complete(struct report *r, const struct merge_event *ev)
 {
-	const struct merge_track *mt = merge_track(ev->track);
+	const struct merge_track *mt = merge_track(r->tables, ev->track);
 	uint64_t dev = 0, sector = ev_sector(r, ev);
 
 	arg_u64(ev, r->k_dev, &dev);
@@ -587,9 +593,9 @@ static int on_rq_complete(struct report *r, const struct merge_event *ev)
 	return 0;
 }
 
-static int is_host(const struct merge_event *ev)
+static int is_host(const struct report *r, const struct merge_event *ev)
 {
-	return merge_track(ev->track)->machine == MERGE_MACHINE_HOST;
+	return merge_track(r->tables, ev->track)->machine == MERGE_MACHINE_HOST;
 }
 
 int chain_kick_addr(const struct report *r, const struct merge_event *ev, uint64_t *addr)
@@ -616,10 +622,10 @@ int chain_kick_addr(const struct report *r, const struct merge_event *ev, uint64
  * when it can be a device notify (chain_kick_addr) */
 static int on_kick(struct report *r, const struct merge_event *ev)
 {
-	const struct merge_track *mt = merge_track(ev->track);
+	const struct merge_track *mt = merge_track(r->tables, ev->track);
 	uint64_t addr;
 
-	if (exit_count(r, vcpu_of(ev), ev->name, 0, 0) < 0)
+	if (exit_count(r, vcpu_of(r, ev), ev->name, 0, 0) < 0)
 		return -1;
 	if (!chain_kick_addr(r, ev, &addr))
 		return 0;
@@ -628,7 +634,7 @@ static int on_kick(struct report *r, const struct merge_event *ev)
 	if (!k)
 		return -1;
 	k->ts = ev->ts_ns;
-	k->vcpu = vcpu_of(ev);
+	k->vcpu = vcpu_of(r, ev);
 	k->tid = mt->tid;
 	k->addr = addr;
 	return 0;
@@ -638,14 +644,14 @@ static int on_kick(struct report *r, const struct merge_event *ev)
  * interrupt (MSI address and data, gsi, vector) */
 static int on_inject(struct report *r, const struct merge_event *ev)
 {
-	const char *nm = merge_str(ev->name);
+	const char *nm = merge_str(r->tables, ev->name);
 	struct inj *j = CHAIN_VEC_PUSH(r, r->injects);
 
 	if (!j)
 		return -1;
 	memset(j, 0, sizeof(*j));
 	j->ts = ev->ts_ns;
-	j->tid = merge_track(ev->track)->tid;
+	j->tid = merge_track(r->tables, ev->track)->tid;
 	if (!strcmp(nm, "kvm_msi_set_irq")) {
 		j->kind = 0;
 		arg_u64(ev, r->k_address, &j->addr);
@@ -699,8 +705,8 @@ static int on_uring(struct report *r, const struct merge_event *ev, struct tstat
 			return vt_err_set("report: out of memory");
 		memset(h, 0, sizeof(*h));
 		h->p.enter = ev->ts_ns;
-		h->p.tid = merge_track(ev->track)->tid;
-		h->p.name = merge_str_intern0(ops[i].name);
+		h->p.tid = merge_track(r->tables, ev->track)->tid;
+		h->p.name = merge_str_intern0(r->tables, ops[i].name);
 		h->p.fd = CHAIN_NONE;
 		h->p.dir = ops[i].dir;
 		*v = (uint32_t)(r->hostio.n - 1);
@@ -747,25 +753,26 @@ int report_feed(struct report *r, const struct merge_event *ev)
 	case N_KICK:
 		return t->kind == TS_OTHER ? 0 : on_kick(r, ev);
 	case N_EXIT_EVENT:
-		return t->kind == TS_OTHER ? 0 : exit_count(r, vcpu_of(ev), ev->name, 0, 0);
+		return t->kind == TS_OTHER ? 0 : exit_count(r, vcpu_of(r, ev), ev->name, 0, 0);
 	/* injections and io_uring completions: from any host context (an
 	 * irqfd's kworker, an interrupt): what they carry identifies them */
 	case N_INJECT:
-		return is_host(ev) ? on_inject(r, ev) : 0;
+		return is_host(r, ev) ? on_inject(r, ev) : 0;
 	case N_URING_SUBMIT:
 	case N_URING_DONE:
-		return is_host(ev) ? on_uring(r, ev, t, c == N_URING_DONE) : 0;
+		return is_host(r, ev) ? on_uring(r, ev, t, c == N_URING_DONE) : 0;
 	case N_IRQ: {
 		uint32_t nm = arg_str(ev, r->k_name);
 
-		if (t->kind != TS_OTHER || (nm != MERGE_NO_STR && !strstr(merge_str(nm), "virtio")))
+		if (t->kind != TS_OTHER ||
+		    (nm != MERGE_NO_STR && !strstr(merge_str(r->tables, nm), "virtio")))
 			return 0;
 		struct girq *g = CHAIN_VEC_PUSH(r, r->irqs);
 
 		if (!g)
 			return -1;
 		g->ts = ev->ts_ns;
-		g->machine = merge_track(ev->track)->machine;
+		g->machine = merge_track(r->tables, ev->track)->machine;
 		g->cpu = ev->cpu;
 		return 0;
 	}

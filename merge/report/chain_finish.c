@@ -134,9 +134,9 @@ static uint64_t dev_cpu_key(const struct report_req *q, int32_t cpu)
 
 /* The request's direction as QEMU's operations have it: 'R', 'W', 'F',
  * 'D' (discard and write-zeroes, rwbs 'N': QEMU's fallocate), 0 unknown. */
-static char req_dir(const struct report_req *q)
+static char req_dir(const struct report *r, const struct report_req *q)
 {
-	char d = q->rwbs == MERGE_NO_STR ? 0 : report_rwbs_op(merge_str(q->rwbs));
+	char d = q->rwbs == MERGE_NO_STR ? 0 : report_rwbs_op(merge_str(r->tables, q->rwbs));
 
 	return d == 'N' ? 'D' : d;
 }
@@ -233,7 +233,7 @@ static int learn_offsets(struct report *r, struct modes *off)
 
 	for (size_t i = 0; i < r->reqs.n; i++) {
 		struct report_req *q = &r->reqs.a[i];
-		char d = req_dir(q);
+		char d = req_dir(r, q);
 
 		if (!chain_has(q, RL_ISSUE) || !chain_has(q, RL_COMPLETE) || !q->nr_sector ||
 		    (d != 'R' && d != 'W'))
@@ -268,7 +268,7 @@ static int learn_offsets(struct report *r, struct modes *off)
 			continue;
 		for (size_t j = i; j < r->reqs.n; j++) {
 			const struct report_req *o = &r->reqs.a[j];
-			char od = req_dir(o);
+			char od = req_dir(r, o);
 
 			nrw += o->machine == q->machine && o->dev == q->dev &&
 			       (od == 'R' || od == 'W') && chain_has(o, RL_COMPLETE);
@@ -294,16 +294,14 @@ static const struct devmap *dev_map(const struct report *r, const struct report_
 	return NULL;
 }
 
-static int cmp_idx_enter(const void *a, const void *b);
-static const struct report *idx_ctx;
+static int cmp_idx_enter(const void *a, const void *b, void *report);
 
 /* Give request @q the QEMU operations @idx[0..n) (any order), matched by @how. */
 static int host_give(struct report *r, struct report_req *q, uint32_t *idx, size_t n, int how)
 {
 	uint64_t b = UINT64_MAX, e = 0;
 
-	idx_ctx = r;
-	qsort(idx, n, sizeof(*idx), cmp_idx_enter);
+	qsort_r(idx, n, sizeof(*idx), cmp_idx_enter, r);
 	q->host_first = (uint32_t)r->hlinks.n;
 	q->host_n = (uint32_t)n;
 	for (size_t i = 0; i < n; i++) {
@@ -353,7 +351,7 @@ static int covers(const struct report *r, const uint32_t *idx, size_t n, uint64_
 static int host_exact(struct report *r, struct report_req *q)
 {
 	const struct devmap *m = dev_map(r, q);
-	char d = req_dir(q);
+	char d = req_dir(r, q);
 	uint64_t hi = req_until(q);
 	uint32_t idx[SCAN_MAX + RMW_MAX];
 	size_t n = 0;
@@ -438,7 +436,7 @@ static int host_exact(struct report *r, struct report_req *q)
 static int host_guess(struct report *r, struct report_req *q)
 {
 	const struct devmap *m = dev_map(r, q);
-	char d = req_dir(q);
+	char d = req_dir(r, q);
 	uint64_t lo = chain_has(q, RL_KICK) ? q->t[RL_KICK] : q->t[RL_ISSUE];
 	uint64_t hi = chain_has(q, RL_IRQ) ? q->t[RL_IRQ] : req_until(q);
 	struct hostio *h;
@@ -450,7 +448,7 @@ static int host_guess(struct report *r, struct report_req *q)
 		if (h->claimed || h->rmw_read || (d && h->p.dir != d && h->p.dir != '?') ||
 		    (m && m->ok && h->p.has_off))
 			continue;
-		if (r->have_uring && !strcmp(merge_str(h->p.name), "io_uring_enter"))
+		if (r->have_uring && !strcmp(merge_str(r->tables, h->p.name), "io_uring_enter"))
 			continue;	/* its io_uring operations are there */
 		if (h->p.dir != '?')	/* a submission may carry several */
 			h->claimed = (uint64_t)q->nr_sector * SECTOR_BYTES + 1;
@@ -545,10 +543,11 @@ static int link_host(struct report *r)
 	return ret;
 }
 
-static int cmp_idx_enter(const void *a, const void *b)
+static int cmp_idx_enter(const void *a, const void *b, void *report)
 {
-	uint64_t x = idx_ctx->hostio.a[*(const uint32_t *)a].p.enter;
-	uint64_t y = idx_ctx->hostio.a[*(const uint32_t *)b].p.enter;
+	const struct report *r = report;
+	uint64_t x = r->hostio.a[*(const uint32_t *)a].p.enter;
+	uint64_t y = r->hostio.a[*(const uint32_t *)b].p.enter;
 
 	return x < y ? -1 : x > y;
 }
@@ -567,12 +566,11 @@ static int cmp_hostio(const void *a, const void *b)
 	return x->p.enter < y->p.enter ? -1 : x->p.enter > y->p.enter;
 }
 
-static const struct report *sort_ctx;
-
-static int cmp_slow(const void *a, const void *b)
+static int cmp_slow(const void *a, const void *b, void *report)
 {
-	uint64_t x = report_req_latency(&sort_ctx->reqs.a[*(const uint32_t *)a]);
-	uint64_t y = report_req_latency(&sort_ctx->reqs.a[*(const uint32_t *)b]);
+	const struct report *r = report;
+	uint64_t x = report_req_latency(&r->reqs.a[*(const uint32_t *)a]);
+	uint64_t y = report_req_latency(&r->reqs.a[*(const uint32_t *)b]);
 
 	if (x != y)
 		return x > y ? -1 : 1;
@@ -588,8 +586,9 @@ static int cmp_fn(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
-static int cmp_exit(const void *a, const void *b)
+static int cmp_exit(const void *a, const void *b, void *tables)
 {
+	const struct merge_tables *tb = tables;
 	const struct report_exit *x = a, *y = b;
 
 	if (x->vcpu != y->vcpu)
@@ -598,7 +597,7 @@ static int cmp_exit(const void *a, const void *b)
 		return y->is_slice - x->is_slice;
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
-	return strcmp(merge_str(x->name), merge_str(y->name));
+	return strcmp(merge_str(tb, x->name), merge_str(tb, y->name));
 }
 
 static uint64_t nearest_rank(const uint64_t *v, size_t n, unsigned pct)
@@ -665,8 +664,7 @@ int report_finish(struct report *r)
 		return vt_err_set("report: out of memory");
 	for (size_t i = 0; i < r->reqs.n; i++)
 		r->slow[i] = (uint32_t)i;
-	sort_ctx = r;
-	qsort(r->slow, r->reqs.n, sizeof(uint32_t), cmp_slow);
+	qsort_r(r->slow, r->reqs.n, sizeof(uint32_t), cmp_slow, r);
 	for (uint32_t i = 0; i < r->fncap; i++) {
 		if (!r->fns[i].calls)
 			continue;
@@ -684,6 +682,6 @@ int report_finish(struct report *r)
 	if (r->fnlist.n)
 		qsort(r->fnlist.a, r->fnlist.n, sizeof(*r->fnlist.a), cmp_fn);
 	if (r->exits.n)
-		qsort(r->exits.a, r->exits.n, sizeof(*r->exits.a), cmp_exit);
+		qsort_r(r->exits.a, r->exits.n, sizeof(*r->exits.a), cmp_exit, r->tables);
 	return 0;
 }

@@ -70,6 +70,7 @@ struct fnacc { uint64_t calls, incl, wait, machines; };
 #define CHAIN_VEC(T) struct { T *a; size_t n, cap; }
 
 struct report {
+	struct merge_tables *tables;	/* the pipeline's: the events' names and tracks */
 	uint8_t *cls;		/* by name id */
 	uint32_t *sysname;	/* by name id: interned syscall name */
 	uint8_t *sysio;		/* by name id: an I/O syscall */

@@ -25,7 +25,7 @@ struct report_sink {
 	struct report_opts o;
 };
 
-static void *rs_open(const char *out, const void *opts)
+static void *rs_open(struct merge_tables *tb, const char *out, const void *opts)
 {
 	struct report_sink *rs = calloc(1, sizeof(*rs));
 
@@ -34,7 +34,7 @@ static void *rs_open(const char *out, const void *opts)
 		return NULL;
 	}
 	rs->o = *(const struct report_opts *)opts;
-	rs->r = report_new(rs->o.all_calls);
+	rs->r = report_new(tb, rs->o.all_calls);
 	if (!rs->r) {
 		free(rs);
 		return NULL;

@@ -84,6 +84,7 @@ enum ccls {
 enum crole { CR_UNKNOWN = 0, CR_VCPU, CR_QEMU, CR_THREAD };
 
 struct crit {
+	struct merge_tables *tables;	/* the report's: the events' names and tracks */
 	uint8_t *cls;
 	uint32_t ncls;
 	uint8_t *role;		/* by track */
@@ -120,8 +121,8 @@ struct crit {
 };
 
 /* vstate.c */
-/* @all_calls: as report_new's */
-struct crit *crit_new(int all_calls);
+/* @tb, @all_calls: as report_new's */
+struct crit *crit_new(struct merge_tables *tb, int all_calls);
 void crit_free(struct crit *c);
 /* Feed one merged event (after the chain analyser saw it); 0 or -1. */
 int crit_feed(struct report *r, const struct merge_event *ev);

@@ -129,7 +129,7 @@ static void close_call(struct crit *c, struct gthr *g, const struct cframe *f, u
 		/* the parts are integrated from the same clock as the call:
 		 * a difference is a bug of the state tracker */
 		vt_warn("report: internal: the parts of %s at %llu ns sum to %llu, not %llu",
-			merge_str(f->name), (unsigned long long)f->ts,
+			merge_str(c->tables, f->name), (unsigned long long)f->ts,
 			(unsigned long long)sum, (unsigned long long)x.dur);
 	}
 	x.preempt_overlap = g->pre - f->pre;
@@ -202,7 +202,7 @@ int crit_finish(struct report *r)
 {
 	struct crit *c = r->crit;
 
-	if (!c && !(c = r->crit = crit_new(r->all_calls)))
+	if (!c && !(c = r->crit = crit_new(r->tables, r->all_calls)))
 		return -1;
 	if (c->oom)
 		return vt_err_set("report: out of memory");
@@ -247,10 +247,11 @@ int crit_finish(struct report *r)
 	 * scheduling events did not give one (once each: a linear search) */
 	for (size_t i = 0; i < c->tout.n && i < CRIT_KEEP; i++) {
 		struct report_thread *o = &c->tout.a[i];
-		uint32_t tr = o->name ? UINT32_MAX : merge_track_find_tid(o->machine, o->tid);
+		uint32_t tr = o->name ? UINT32_MAX :
+			      merge_track_find_tid(c->tables, o->machine, o->tid);
 
 		if (tr != UINT32_MAX)
-			o->name = merge_track(tr)->name;
+			o->name = merge_track(c->tables, tr)->name;
 	}
 	for (int k = 0; k < 2; k++)
 		qsort(c->calls[k], c->ncalls[k], sizeof(*c->calls[k]), cmp_call);

@@ -96,7 +96,7 @@ static void headline(const struct report *r, FILE *fp, int sys, int top)
 		int order[RP_NR], k = report_call_order(c, order);
 
 		fprintf(fp, "<tr><td class='l mono'>");
-		esc(fp, merge_str(c->name));
+		esc(fp, report_str(r, c->name));
 		fprintf(fp, "</td><td>%.1f</td><td class=l><div class=stk>", (double)c->dur / 1e6);
 		for (int j = 0; j < k; j++) {
 			int p = order[j];
@@ -104,7 +104,7 @@ static void headline(const struct report *r, FILE *fp, int sys, int top)
 
 			fprintf(fp, "<span class=bar data-part='%s' title='%.0f%% %s' "
 				"style='width:%.1fpx;background:%s'></span>", report_part_ids[p], pct,
-				report_part_label(c, p, lb, sizeof(lb)),
+				report_part_label(r, c, p, lb, sizeof(lb)),
 				(double)c->part[p] * BAR_W / (double)c->dur, part_color[p]);
 		}
 		fprintf(fp, "</div><div class=parts>");
@@ -114,14 +114,14 @@ static void headline(const struct report *r, FILE *fp, int sys, int top)
 			fprintf(fp, "%s<span class=sw style='background:%s'></span>%.0f%% ",
 				j ? ", " : "", part_color[p],
 				100.0 * (double)c->part[p] / (double)c->dur);
-			esc(fp, report_part_label(c, p, lb, sizeof(lb)));
+			esc(fp, report_part_label(r, c, p, lb, sizeof(lb)));
 			fprintf(fp, " (%s &micro;s)", us(c->part[p], a));
 		}
 		fprintf(fp, "; vCPU preempted during the call %s &micro;s; tid %d",
 			us(c->preempt_overlap, a), c->tid);
 		if (c->waker) {
 			fprintf(fp, "; woken by ");
-			esc(fp, merge_str(c->waker));
+			esc(fp, report_str(r, c->waker));
 		}
 		fprintf(fp, "</div></td></tr>");
 	}
@@ -173,7 +173,7 @@ static void states(const struct report *r, FILE *fp, int top)
 		for (int s = 0; s < RT_NR; s++)
 			fprintf(fp, "<td>%s</td>", us(t->ns[s], a));
 		fprintf(fp, "<td class=l>");
-		esc(fp, t->name ? merge_str(t->name) : "?");
+		esc(fp, t->name ? report_str(r, t->name) : "?");
 		fprintf(fp, "</td></tr>");
 	}
 	fprintf(fp, "</table>");
@@ -348,7 +348,7 @@ static void timeline(const struct report *r, FILE *fp, int top)
 				us(q->t[g->to] - q->t[g->from], a));
 			if (y && y->stack) {
 				fprintf(fp, "\n");
-				esc(fp, merge_str(y->stack));
+				esc(fp, report_str(r, y->stack));
 			}
 			fprintf(fp, "</title></rect>");
 		}
@@ -367,9 +367,9 @@ static void timeline(const struct report *r, FILE *fp, int top)
 			"%s%.0u %u:%u sector %" PRIu64 " +%u %s</td><td class='l stack'>", i + 1,
 			us(report_req_latency(q), a), report_mask_str(q->mask, mb),
 			q->machine ? "guest" : "host", q->machine, q->dev >> 20, q->dev & ((1u << 20) - 1), q->sector, q->nr_sector,
-			y ? merge_str(y->name) : "");
+			y ? report_str(r, y->name) : "");
 		if (y && y->stack)
-			short_stack(fp, merge_str(y->stack));
+			short_stack(fp, report_str(r, y->stack));
 		else
 			fprintf(fp, "(no Python call in the data)");
 		fprintf(fp, "</td></tr>");
@@ -404,7 +404,7 @@ static void exits(const struct report *r, FILE *fp)
 		else
 			fprintf(fp, "%d", e->vcpu);
 		fprintf(fp, "</td><td class=l>");
-		esc(fp, merge_str(e->name));
+		esc(fp, report_str(r, e->name));
 		fprintf(fp, "</td><td>%" PRIu64 "</td><td>%s</td></tr>", e->count,
 			e->is_slice ? us(e->ns, a) : "-");
 	}
@@ -448,7 +448,7 @@ static void functions(const struct report *r, FILE *fp, int max)
 				"background:#e15759'></span></td><td class='l mono'>", f->calls,
 				us(f->incl_ns, a), us(f->incl_ns - w, b), us(w, c),
 				(double)(f->incl_ns - w) * scale, (double)w * scale);
-		esc(fp, merge_str(f->name));
+		esc(fp, report_str(r, f->name));
 		fprintf(fp, "</td></tr>");
 	}
 	fprintf(fp, "</table>");

@@ -129,10 +129,11 @@ struct report_exit {
 struct report;
 
 /* The analyser: create, feed every merged event in time order, finish.
- * NULL / -1 with the message set when out of memory.  @all_calls: the
- * slowest calls include interpreter start-up frames and the syscalls of
- * helper processes (--all-calls). */
-struct report *report_new(int all_calls);
+ * NULL / -1 with the message set when out of memory.  @tb: the events'
+ * string and track tables (the sink's open is given them); the results'
+ * names are ids in it.  @all_calls: the slowest calls include interpreter
+ * start-up frames and the syscalls of helper processes (--all-calls). */
+struct report *report_new(struct merge_tables *tb, int all_calls);
 int report_feed(struct report *r, const struct merge_event *ev);
 int report_finish(struct report *r);
 void report_free(struct report *r);
@@ -239,9 +240,12 @@ struct report_thread {
  * slowest first; valid after report_finish. */
 size_t report_nr_calls(const struct report *r, int sys);
 const struct report_call *report_call_at(const struct report *r, int sys, size_t i);
-/* The label of part @p of @c into @buf ("host fdatasync"), and @c's
- * non-zero parts by size, largest first (how many) - text.c. */
-const char *report_part_label(const struct report_call *c, int p, char *buf, size_t len);
+/* The label of part @p of @r's call @c into @buf ("host fdatasync"), and
+ * @c's non-zero parts by size, largest first (how many) - text.c. */
+const char *report_part_label(const struct report *r, const struct report_call *c, int p,
+			      char *buf, size_t len);
+/* The string of name id @id (the tables report_new was given). */
+const char *report_str(const struct report *r, uint32_t id);
 int report_call_order(const struct report_call *c, int *order);
 size_t report_nr_vcpus(const struct report *r);
 const struct report_vcpu *report_vcpu_at(const struct report *r, size_t i);

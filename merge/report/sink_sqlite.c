@@ -52,6 +52,7 @@ struct slstack {
 };
 
 struct sq {
+	struct merge_tables *tables;	/* the events' names and tracks */
 	sqlite3 *db;
 	sqlite3_stmt *ins_slice, *ins_instant, *ins_counter, *ins_flow;
 	struct report *rep;
@@ -82,7 +83,8 @@ static void json_str(char *buf, size_t cap, size_t *n, const char *v)
 }
 
 /* The event's arguments as a JSON object ("" when none) into @buf. */
-static const char *args_json(const struct merge_event *ev, char *buf, size_t cap)
+static const char *args_json(const struct sq *s, const struct merge_event *ev, char *buf,
+			     size_t cap)
 {
 	size_t n = 0;
 
@@ -96,7 +98,7 @@ static const char *args_json(const struct merge_event *ev, char *buf, size_t cap
 		if (i)
 			buf[n++] = ',';
 		buf[n++] = '"';
-		json_str(buf, cap - 16, &n, merge_str(a->key));
+		json_str(buf, cap - 16, &n, merge_str(s->tables, a->key));
 		buf[n++] = '"';
 		buf[n++] = ':';
 		if (a->type == MERGE_ARG_U64)
@@ -116,7 +118,7 @@ static const char *args_json(const struct merge_event *ev, char *buf, size_t cap
 			buf[n++] = ']';
 		} else {
 			buf[n++] = '"';
-			json_str(buf, cap - 16, &n, merge_str(a->v.str));
+			json_str(buf, cap - 16, &n, merge_str(s->tables, a->v.str));
 			buf[n++] = '"';
 		}
 	}
@@ -125,7 +127,7 @@ static const char *args_json(const struct merge_event *ev, char *buf, size_t cap
 	return buf;
 }
 
-static void *sq_open(const char *out, const void *opts)
+static void *sq_open(struct merge_tables *tb, const char *out, const void *opts)
 {
 	struct sq *s = calloc(1, sizeof(*s));
 
@@ -133,6 +135,7 @@ static void *sq_open(const char *out, const void *opts)
 		vt_err_set("%s: out of memory", out);
 		return NULL;
 	}
+	s->tables = tb;
 	s->path = strdup(out);
 	if (!s->path || asprintf(&s->tmp, "%s.tmp", out) < 0) {
 		vt_err_set("%s: out of memory", out);
@@ -158,7 +161,7 @@ static void *sq_open(const char *out, const void *opts)
 		sq_fail(s, "prepare");
 		goto fail;
 	}
-	s->rep = report_new(0);
+	s->rep = report_new(tb, 0);
 	if (!s->rep)
 		goto fail;
 	return s;
@@ -237,7 +240,7 @@ static int sq_event(void *sink, const struct merge_event *ev)
 	if (ev->flow_id) {
 		sqlite3_stmt *st = s->ins_flow;
 
-		bind_text(st, 1, merge_str(ev->flow_name));
+		bind_text(st, 1, merge_str(s->tables, ev->flow_name));
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)ev->flow_ts_ns);
 		sqlite3_bind_int64(st, 3, ev->flow_track);
 		sqlite3_bind_int64(st, 4, (sqlite3_int64)ev->ts_ns);
@@ -261,7 +264,7 @@ static int sq_event(void *sink, const struct merge_event *ev)
 		o->ts = ev->ts_ns;
 		o->name = ev->name;
 		o->cpu = ev->cpu;
-		o->args = ev->nr_args ? strdup(args_json(ev, args, sizeof(args))) : NULL;
+		o->args = ev->nr_args ? strdup(args_json(s, ev, args, sizeof(args))) : NULL;
 		return 0;
 	}
 	case MERGE_EV_END: {
@@ -274,7 +277,7 @@ static int sq_event(void *sink, const struct merge_event *ev)
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)(ev->ts_ns - o->ts));
 		sqlite3_bind_int64(st, 3, ev->track);
 		sqlite3_bind_int(st, 4, (int)k->n);
-		bind_text(st, 5, merge_str(o->name));
+		bind_text(st, 5, merge_str(s->tables, o->name));
 		bind_cpu(st, 6, o->cpu);
 		bind_text(st, 7, o->args);
 		free(o->args);
@@ -285,9 +288,9 @@ static int sq_event(void *sink, const struct merge_event *ev)
 
 		sqlite3_bind_int64(st, 1, (sqlite3_int64)ev->ts_ns);
 		sqlite3_bind_int64(st, 2, ev->track);
-		bind_text(st, 3, merge_str(ev->name));
+		bind_text(st, 3, merge_str(s->tables, ev->name));
 		bind_cpu(st, 4, ev->cpu);
-		bind_text(st, 5, args_json(ev, args, sizeof(args)));
+		bind_text(st, 5, args_json(s, ev, args, sizeof(args)));
 		return step(s, st);
 	}
 	default: {
@@ -295,7 +298,7 @@ static int sq_event(void *sink, const struct merge_event *ev)
 
 		sqlite3_bind_int64(st, 1, (sqlite3_int64)ev->ts_ns);
 		sqlite3_bind_int64(st, 2, ev->track);
-		bind_text(st, 3, merge_str(ev->name));
+		bind_text(st, 3, merge_str(s->tables, ev->name));
 		sqlite3_bind_int64(st, 4, ev->value);
 		return step(s, st);
 	}
@@ -314,20 +317,20 @@ static int write_tracks(struct sq *s)
 		ret = sq_fail(s, "prepare");
 		goto out;
 	}
-	for (uint32_t i = 0; i < merge_track_count() && !ret; i++) {
-		const struct merge_track *t = merge_track(i);
+	for (uint32_t i = 0; i < merge_track_count(s->tables) && !ret; i++) {
+		const struct merge_track *t = merge_track(s->tables, i);
 		/* upid: (machine, pid) packed, as merge's Perfetto process uuid */
 		int64_t upid = (int64_t)((uint64_t)(t->machine + 1) << 32 | (uint32_t)t->pid);
 
 		sqlite3_bind_int64(tp, 1, upid);
 		sqlite3_bind_int64(tp, 2, t->machine);
 		sqlite3_bind_int64(tp, 3, t->pid);
-		bind_text(tp, 4, merge_str(t->pname));
+		bind_text(tp, 4, merge_str(s->tables, t->pname));
 		sqlite3_bind_int64(tt, 1, i);
 		sqlite3_bind_int64(tt, 2, upid);
 		sqlite3_bind_int64(tt, 3, t->machine);
 		sqlite3_bind_int64(tt, 4, t->tid);
-		bind_text(tt, 5, merge_str(t->name));
+		bind_text(tt, 5, merge_str(s->tables, t->name));
 		bind_cpu(tt, 6, t->vcpu ? (int32_t)t->vcpu - 1 : -1);
 		if (step(s, tp) < 0 || step(s, tt) < 0)
 			ret = -1;
@@ -379,16 +382,16 @@ static int write_requests(struct sq *s)
 		sqlite3_bind_int64(st, 3, q->dev);
 		sqlite3_bind_int64(st, 4, (sqlite3_int64)q->sector);
 		sqlite3_bind_int64(st, 5, q->nr_sector);
-		bind_text(st, 6, merge_str(q->rwbs));
+		bind_text(st, 6, merge_str(s->tables, q->rwbs));
 		bind_cpu(st, 7, q->cpu);
 		sqlite3_bind_int64(st, 8, q->tid);
 		bind_text(st, 9, report_mask_str(q->mask, mb));
 		sqlite3_bind_int64(st, 10, q->mask);
 		sqlite3_bind_int64(st, 11, (sqlite3_int64)report_req_latency(q));
-		bind_text(st, 12, y ? merge_str(y->name) : NULL);
-		bind_text(st, 13, y && y->stack ? merge_str(y->stack) : NULL);
+		bind_text(st, 12, y ? merge_str(s->tables, y->name) : NULL);
+		bind_text(st, 13, y && y->stack ? merge_str(s->tables, y->stack) : NULL);
 		bind_cpu(st, 14, q->host_tid);
-		bind_text(st, 15, q->host_tid >= 0 ? merge_str(q->host_sys) : NULL);
+		bind_text(st, 15, q->host_tid >= 0 ? merge_str(s->tables, q->host_sys) : NULL);
 		bind_cpu(st, 16, q->kick_vcpu);
 		for (int l = 0; l < RL_NR; l++)
 			if (q->mask & (1u << l))
@@ -439,7 +442,7 @@ static int write_links(struct sq *s)
 					else
 						sqlite3_bind_null(st, 4);
 					sqlite3_bind_int64(st, 6, h->tid);
-					bind_text(st, 7, merge_str(h->name));
+					bind_text(st, 7, merge_str(s->tables, h->name));
 					if (h->fd >= 0)
 						sqlite3_bind_int64(st, 8, h->fd);
 					if (h->has_off) {
@@ -462,7 +465,7 @@ static int write_links(struct sq *s)
 				sqlite3_bind_int64(st, 13, (sqlite3_int64)q->inj_data);
 			} else if (l == RL_SYS_ENTER || l == RL_SYS_EXIT) {
 				sqlite3_bind_int64(st, 6, y ? y->tid : q->tid);
-				bind_text(st, 7, y ? merge_str(y->name) : NULL);
+				bind_text(st, 7, y ? merge_str(s->tables, y->name) : NULL);
 			} else if (l != RL_IRQ && l != RL_COMPLETE) {
 				sqlite3_bind_int64(st, 6, q->tid);
 			}

@@ -22,10 +22,11 @@ static const char *us(uint64_t ns, char *buf)
 }
 
 /* The label of part @p of call @c ("host fdatasync" for the disk). */
-const char *report_part_label(const struct report_call *c, int p, char *buf, size_t len)
+const char *report_part_label(const struct report *r, const struct report_call *c, int p,
+			      char *buf, size_t len)
 {
 	if (p == RP_HOST_IO && c->host_sys) {
-		snprintf(buf, len, "host %s", merge_str(c->host_sys));
+		snprintf(buf, len, "host %s", report_str(r, c->host_sys));
 		return buf;
 	}
 	return report_part_names[p];
@@ -68,7 +69,7 @@ static void headline(const struct report *r, FILE *fp, int sys, int top)
 		int order[RP_NR], k = report_call_order(c, order), shown = 0;
 		uint64_t rest = 0;
 
-		fprintf(fp, "  %s %.1f ms =", merge_str(c->name), (double)c->dur / 1e6);
+		fprintf(fp, "  %s %.1f ms =", report_str(r, c->name), (double)c->dur / 1e6);
 		for (int j = 0; j < k; j++) {
 			double pct = 100.0 * (double)c->part[order[j]] / (double)c->dur;
 
@@ -77,7 +78,7 @@ static void headline(const struct report *r, FILE *fp, int sys, int top)
 				continue;
 			}
 			fprintf(fp, "%s %.0f%% %s", shown++ ? "," : "", pct,
-				report_part_label(c, order[j], lb, sizeof(lb)));
+				report_part_label(r, c, order[j], lb, sizeof(lb)));
 		}
 		if (rest)
 			fprintf(fp, "%s %.0f%% other parts", shown ? "," : "",
@@ -88,7 +89,7 @@ static void headline(const struct report *r, FILE *fp, int sys, int top)
 			fprintf(fp, " %s=%s", report_part_ids[order[j]], us(c->part[order[j]], a));
 		fprintf(fp, "; vCPU preempted during the call %s us", us(c->preempt_overlap, a));
 		if (c->waker)
-			fprintf(fp, "; woken by %s", merge_str(c->waker));
+			fprintf(fp, "; woken by %s", report_str(r, c->waker));
 		fprintf(fp, "\n");
 	}
 }
@@ -142,7 +143,7 @@ static void thread_states(const struct report *r, FILE *fp, int max)
 		fprintf(fp, "  %-8s %-8d", t->machine ? "guest" : "host", t->tid);
 		for (int s = 0; s < RT_NR; s++)
 			fprintf(fp, " %16s", us(t->ns[s], a));
-		fprintf(fp, "  %s\n", t->name ? merge_str(t->name) : "?");
+		fprintf(fp, "  %s\n", t->name ? report_str(r, t->name) : "?");
 	}
 	if (n > (size_t)max)
 		fprintf(fp, "  ... %zu more threads\n", n - (size_t)max);
@@ -271,11 +272,11 @@ static void slowest(const struct report *r, FILE *fp, int top)
 		fprintf(fp, "  #%zu %s us  [%s]  %s%.0u dev %u:%u sector %" PRIu64 " +%u %s",
 			i + 1, us(report_req_latency(q), a), report_mask_str(q->mask, mb),
 			q->machine ? "guest" : "host", q->machine, q->dev >> 20, q->dev & ((1u << 20) - 1), q->sector,
-			q->nr_sector, merge_str(q->rwbs));
+			q->nr_sector, report_str(r, q->rwbs));
 		if (s)
-			fprintf(fp, " %s() tid %d", merge_str(s->name), s->tid);
+			fprintf(fp, " %s() tid %d", report_str(r, s->name), s->tid);
 		if (q->host_tid >= 0)
-			fprintf(fp, "; host %s() tid %d", merge_str(q->host_sys), q->host_tid);
+			fprintf(fp, "; host %s() tid %d", report_str(r, q->host_sys), q->host_tid);
 		fprintf(fp, "\n     ");
 		for (int st = 0; st < REPORT_NR_STAGES; st++) {
 			const struct report_stage *g = &report_stages[st];
@@ -285,7 +286,7 @@ static void slowest(const struct report *r, FILE *fp, int top)
 				fprintf(fp, " %s %s", g->name, us(q->t[g->to] - q->t[g->from], a));
 		}
 		fprintf(fp, "\n      python: %s\n",
-			s && s->stack ? merge_str(s->stack) : "(no Python call in the data)");
+			s && s->stack ? report_str(r, s->stack) : "(no Python call in the data)");
 	}
 }
 
@@ -316,11 +317,11 @@ static void exits(const struct report *r, FILE *fp)
 		else
 			snprintf(v, sizeof(v), "%d", e->vcpu);
 		if (e->is_slice)
-			fprintf(fp, "  %-6s %-36s %10" PRIu64 " %14s %12s\n", v, merge_str(e->name),
-				e->count, us(e->ns, a), us(e->ns / e->count, b));
+			fprintf(fp, "  %-6s %-36s %10" PRIu64 " %14s %12s\n", v,
+				report_str(r, e->name), e->count, us(e->ns, a), us(e->ns / e->count, b));
 		else
 			fprintf(fp, "  %-6s %-36s %10" PRIu64 " %14s %12s\n", v,
-				merge_str(e->name), e->count, "-", "-");
+				report_str(r, e->name), e->count, "-", "-");
 	}
 }
 
@@ -344,14 +345,14 @@ static void functions(const struct report *r, FILE *fp, int max)
 
 		if (!f->wait_known) {
 			fprintf(fp, "  %10" PRIu64 " %14s %14s %14s %6s  %s\n", f->calls,
-				us(f->incl_ns, a), "-", "-", "-", merge_str(f->name));
+				us(f->incl_ns, a), "-", "-", "-", report_str(r, f->name));
 			unknown = 1;
 			continue;
 		}
 		fprintf(fp, "  %10" PRIu64 " %14s %14s %14s %5.1f%%  %s\n", f->calls,
 			us(f->incl_ns, a), us(f->incl_ns - w, b), us(w, c),
 			f->incl_ns ? 100.0 * (double)w / (double)f->incl_ns : 0.0,
-			merge_str(f->name));
+			report_str(r, f->name));
 	}
 	if (unknown)
 		fprintf(fp, "  -: unknown, no syscall events of the machine (a guest: record it "

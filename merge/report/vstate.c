@@ -23,7 +23,7 @@ const char *const report_tstate_names[RT_NR] = {
 
 static void vcpu_cats(const struct crit *c, struct vcpu *v);
 
-struct crit *crit_new(int all_calls)
+struct crit *crit_new(struct merge_tables *tb, int all_calls)
 {
 	struct crit *c = calloc(1, sizeof(*c));
 
@@ -31,19 +31,20 @@ struct crit *crit_new(int all_calls)
 		vt_err_set("report: out of memory");
 		return NULL;
 	}
-	c->k_prev_pid = merge_str_intern0("prev_pid");
-	c->k_prev_state = merge_str_intern0("prev_state");
-	c->k_next_pid = merge_str_intern0("next_pid");
-	c->k_pid = merge_str_intern0("pid");
-	c->k_target_cpu = merge_str_intern0("target_cpu");
-	c->k_next_comm = merge_str_intern0("next_comm");
-	c->k_prev_comm = merge_str_intern0("prev_comm");
-	c->k_comm = merge_str_intern0("comm");
-	c->k_name = merge_str_intern0("name");
-	c->k_dev = merge_str_intern0("dev");
-	c->s_irq = merge_str_intern0("an irq");
-	c->k_sector = merge_str_intern0("sector");
-	c->k_nr_sector = merge_str_intern0("nr_sector");
+	c->tables = tb;
+	c->k_prev_pid = merge_str_intern0(c->tables, "prev_pid");
+	c->k_prev_state = merge_str_intern0(c->tables, "prev_state");
+	c->k_next_pid = merge_str_intern0(c->tables, "next_pid");
+	c->k_pid = merge_str_intern0(c->tables, "pid");
+	c->k_target_cpu = merge_str_intern0(c->tables, "target_cpu");
+	c->k_next_comm = merge_str_intern0(c->tables, "next_comm");
+	c->k_prev_comm = merge_str_intern0(c->tables, "prev_comm");
+	c->k_comm = merge_str_intern0(c->tables, "comm");
+	c->k_name = merge_str_intern0(c->tables, "name");
+	c->k_dev = merge_str_intern0(c->tables, "dev");
+	c->s_irq = merge_str_intern0(c->tables, "an irq");
+	c->k_sector = merge_str_intern0(c->tables, "sector");
+	c->k_nr_sector = merge_str_intern0(c->tables, "nr_sector");
 	c->v[0].tid = -1;
 	c->nv = 1;
 	vcpu_cats(c, &c->v[0]);
@@ -245,7 +246,7 @@ static struct vcpu *vcpu_register(struct crit *c, int32_t tid, int num, uint64_t
 		g->is_vcpu = 1;
 	}
 	for (uint32_t t = 0; t < c->nrole; t++) {
-		const struct merge_track *mt = merge_track(t);
+		const struct merge_track *mt = merge_track(c->tables, t);
 
 		if (c->role[t] && mt->machine == MERGE_MACHINE_HOST && mt->tid == tid && !mt->lane)
 			c->role[t] = CR_VCPU;
@@ -256,10 +257,10 @@ static struct vcpu *vcpu_register(struct crit *c, int32_t tid, int num, uint64_t
 /* New tracks since the last look: register host vCPU threads. */
 static void scan_tracks(struct crit *c, uint64_t ts)
 {
-	uint32_t n = merge_track_count();
+	uint32_t n = merge_track_count(c->tables);
 
 	for (; c->tracks_seen < n; c->tracks_seen++) {
-		const struct merge_track *mt = merge_track(c->tracks_seen);
+		const struct merge_track *mt = merge_track(c->tables, c->tracks_seen);
 
 		if (mt->machine == MERGE_MACHINE_HOST && mt->vcpu && !mt->lane &&
 		    mt->vcpu <= CRIT_MAX_VCPUS && !vcpu_by_tid(c, mt->tid))
@@ -283,7 +284,7 @@ static struct vcpu *vcpu_by_comm(struct crit *c, int32_t tid, uint32_t comm, uin
 	}
 	if (!c->vname[comm]) {
 		int n, end = 0;
-		const char *s = merge_str(comm);
+		const char *s = merge_str(c->tables, comm);
 
 		c->vname[comm] = -1;
 		if (sscanf(s, "CPU %d/%*[A-Z]%n", &n, &end) == 1 && end && !s[end] &&
@@ -425,7 +426,7 @@ static struct gthr *thread_of_track(struct crit *c, uint32_t track, uint64_t ts)
 {
 	if (c->thr[track])
 		return &c->th.a[c->thr[track] - 1];
-	const struct merge_track *mt = merge_track(track);
+	const struct merge_track *mt = merge_track(c->tables, track);
 	struct gthr *g = thread_get(c, mt->machine, mt->tid, ts);
 
 	if (g)
@@ -450,7 +451,7 @@ static uint8_t role_of(struct crit *c, uint32_t track)
 	}
 	if (likely(c->role[track]))
 		return c->role[track];
-	const struct merge_track *mt = merge_track(track);
+	const struct merge_track *mt = merge_track(c->tables, track);
 
 	if (mt->machine == MERGE_MACHINE_HOST && mt->vcpu && !mt->lane)
 		c->role[track] = CR_VCPU;
@@ -528,7 +529,7 @@ static int on_wakeup(struct crit *c, const struct merge_event *ev, uint32_t mach
 	/* who woke it: the link from a wait to the thread that ended it (an
 	 * fsync to jbd2, a read to the irq that completed it); an event in
 	 * an irq handler sits on the thread it interrupted */
-	const struct merge_track *wt = merge_track(ev->track);
+	const struct merge_track *wt = merge_track(c->tables, ev->track);
 	uint32_t waker = c->s_irq;
 
 	if (wt->tid) {
@@ -644,7 +645,7 @@ static void on_pipe(struct crit *c, const struct merge_event *ev, uint8_t k, uin
 		    (c->injected || c->done || !c->have_inject)) {
 			uint32_t nm = arg_str(ev, c->k_name);
 
-			if (nm == MERGE_NO_STR || strstr(merge_str(nm), "virtio"))
+			if (nm == MERGE_NO_STR || strstr(merge_str(c->tables, nm), "virtio"))
 				PIPE(c, ts, { c->done = c->injected = 0; c->irq_done = 1; });
 		}
 		break;
@@ -658,7 +659,7 @@ static void on_pipe(struct crit *c, const struct merge_event *ev, uint8_t k, uin
 static int on_instant(struct report *r, struct crit *c, const struct merge_event *ev,
 		      uint8_t k, uint8_t role)
 {
-	const struct merge_track *mt = merge_track(ev->track);
+	const struct merge_track *mt = merge_track(c->tables, ev->track);
 	struct gthr *g;
 	struct vcpu *v;
 	uint64_t addr;
@@ -731,7 +732,7 @@ int crit_feed(struct report *r, const struct merge_event *ev)
 	struct crit *c = r->crit;
 	uint8_t k = K_NONE;
 
-	if (unlikely(!c) && !(c = r->crit = crit_new(r->all_calls)))
+	if (unlikely(!c) && !(c = r->crit = crit_new(r->tables, r->all_calls)))
 		return -1;
 	if (ev->kind == MERGE_EV_COUNTER)
 		return 0;
@@ -741,28 +742,28 @@ int crit_feed(struct report *r, const struct merge_event *ev)
 			return -1;
 		k = c->cls[ev->name];
 		if (unlikely(k == K_UNKNOWN))
-			k = c->cls[ev->name] = classify(merge_str(ev->name));
+			k = c->cls[ev->name] = classify(merge_str(c->tables, ev->name));
 		if (ev->kind == MERGE_EV_INSTANT && (k == K_NONE || k >= K_FN_STARTUP))
 			return 0;
 	}
 	c->last_ts = ev->ts_ns;
-	if (unlikely(merge_track_count() != c->tracks_seen))
+	if (unlikely(merge_track_count(c->tables) != c->tracks_seen))
 		scan_tracks(c, ev->ts_ns);
 	uint8_t role = role_of(c, ev->track);
 
 	if (unlikely(role == CR_UNKNOWN))
 		return -1;
 	if (unlikely(k == K_EXIT_SLICE && role != CR_VCPU && ev->kind == MERGE_EV_BEGIN) &&
-	    merge_track(ev->track)->machine == MERGE_MACHINE_HOST) {
+	    merge_track(c->tables, ev->track)->machine == MERGE_MACHINE_HOST) {
 		/* a thread in kvm_exit is a vCPU thread, whatever its name */
-		if (vcpu_register(c, merge_track(ev->track)->tid, -1, ev->ts_ns))
+		if (vcpu_register(c, merge_track(c->tables, ev->track)->tid, -1, ev->ts_ns))
 			role = c->role[ev->track];
 	}
 	if (role == CR_VCPU && (ev->kind != MERGE_EV_INSTANT || k == K_KICK || k == K_INJECT ||
 				k == K_USER_EXIT))
 		c->have_kick = c->have_inject = 1;	/* a KVM recording */
 	if (role == CR_VCPU && k != K_SWITCH) {
-		struct vcpu *v = vcpu_by_tid(c, merge_track(ev->track)->tid);
+		struct vcpu *v = vcpu_by_tid(c, merge_track(c->tables, ev->track)->tid);
 
 		/* an event of the vCPU thread: it runs; kvm_exit opens an
 		 * exit slice, kvm_entry (its end) enters guest mode */

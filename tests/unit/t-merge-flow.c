@@ -18,13 +18,14 @@
 
 static uint32_t guest_trk, host_vcpu[3], host_other;
 static uint64_t now = 10 * MS;
+static struct merge_tables tb;		/* names and tracks (a pipeline's) */
 static struct merge_flows flows;	/* the matcher's state (merge_flows_init) */
 
 /* An event on @track named @name at the current time + @dt ns. */
 static struct merge_event ev_at(uint32_t track, const char *name, int cpu, uint64_t dt)
 {
 	struct merge_event ev = {
-		.ts_ns = now + dt, .track = track, .name = merge_str_intern0(name),
+		.ts_ns = now + dt, .track = track, .name = merge_str_intern0(&tb, name),
 		.kind = MERGE_EV_INSTANT, .cpu = cpu,
 	};
 
@@ -46,15 +47,15 @@ static void later(void)
 
 static void setup(void)
 {
-	uint32_t q = merge_str_intern0("qemu");
+	uint32_t q = merge_str_intern0(&tb, "qemu");
 
-	merge_flows_init(&flows);
-	guest_trk = merge_track_get(1, 50, 51, 0, 0);
+	merge_flows_init(&flows, &tb);
+	guest_trk = merge_track_get(&tb, 1, 50, 51, 0, 0);
 	for (int i = 0; i < 3; i++) {
-		host_vcpu[i] = merge_track_get(MERGE_MACHINE_HOST, 4242, 4243 + i, q, 0);
-		merge_track(host_vcpu[i])->vcpu = (uint32_t)i + 1;	/* vCPU i's thread */
+		host_vcpu[i] = merge_track_get(&tb, MERGE_MACHINE_HOST, 4242, 4243 + i, q, 0);
+		merge_track(&tb, host_vcpu[i])->vcpu = (uint32_t)i + 1;	/* vCPU i's thread */
 	}
-	host_other = merge_track_get(MERGE_MACHINE_HOST, 4242, 4300, q, 0);	/* no vCPU */
+	host_other = merge_track_get(&tb, MERGE_MACHINE_HOST, 4242, 4300, q, 0); /* no vCPU */
 }
 
 static void test_kick(void)
@@ -66,11 +67,11 @@ static void test_kick(void)
 
 	feed(&k);
 	CHECK(k.flow_start_id != 0 && k.flow_id == 0);
-	CHECK_STR(merge_str(k.flow_name), "kick");
+	CHECK_STR(merge_str(&tb, k.flow_name), "kick");
 	feed(&x);
 	CHECK(x.flow_id == k.flow_start_id && x.flow_start_id == 0);
 	CHECK(x.flow_ts_ns == k.ts_ns && x.flow_track == guest_trk);
-	CHECK_STR(merge_str(x.flow_name), "kick");
+	CHECK_STR(merge_str(&tb, x.flow_name), "kick");
 	CHECK(flows.nr_flows == before + 1);
 	/* a start is ended once */
 	feed(&x2);
@@ -136,12 +137,12 @@ static void test_irq(void)
 
 	feed(&inj);
 	CHECK(inj.flow_start_id != 0);
-	CHECK_STR(merge_str(inj.flow_name), "irq");
+	CHECK_STR(merge_str(&tb, inj.flow_name), "irq");
 	feed(&wrong);
 	CHECK(wrong.flow_id == 0);
 	feed(&irq);
 	CHECK(irq.flow_id == inj.flow_start_id && irq.flow_track == host_vcpu[2]);
-	CHECK_STR(merge_str(irq.flow_name), "irq");
+	CHECK_STR(merge_str(&tb, irq.flow_name), "irq");
 	/* the guest's names are no ends on the host, and the reverse */
 	struct merge_event hirq = ev_at(host_vcpu[0], "irq_handler_entry", 0, 300);
 	struct merge_event gpio = ev_at(guest_trk, "kvm_pio", 0, 400);
@@ -167,7 +168,7 @@ static void test_markers(void)
 	g2.value = 8;
 	feed(&g);
 	CHECK(g.flow_start_id != 0);
-	CHECK_STR(merge_str(g.flow_name), "sync");
+	CHECK_STR(merge_str(&tb, g.flow_name), "sync");
 	feed(&h);
 	CHECK(h.flow_id == g.flow_start_id && h.flow_track == guest_trk);
 	/* host first this time, and no 1 ms window for markers */

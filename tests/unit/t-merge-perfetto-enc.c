@@ -26,6 +26,7 @@
 #define NR_SEQ		20000	/* events of the whole-trace comparison */
 #define PKT_ROOM	256
 
+static struct merge_tables tb;		/* names and tracks (a pipeline's) */
 static uint32_t names[NR_NAMES + 1];	/* names[i]: interned "fn<i>" */
 static uint32_t tracks[NR_TRACKS];	/* host tracks */
 static uint32_t guest_tracks[8];
@@ -44,18 +45,19 @@ static void setup_tables(void)
 
 	for (int i = 1; i <= NR_NAMES; i++) {
 		snprintf(buf, sizeof(buf), "fn%d", i);
-		names[i] = merge_str_intern0(buf);
+		names[i] = merge_str_intern0(&tb, buf);
 	}
 	for (int i = 0; i < NR_TRACKS; i++)
-		tracks[i] = merge_track_get(MERGE_MACHINE_HOST, 1000 + i / 10, 1000 + i,
-					    merge_str_intern0("host proc"), names[1 + i % NR_NAMES]);
+		tracks[i] = merge_track_get(&tb, MERGE_MACHINE_HOST, 1000 + i / 10, 1000 + i,
+					    merge_str_intern0(&tb, "host proc"),
+					    names[1 + i % NR_NAMES]);
 	memset(buf2, 'x', sizeof(buf2) - 1);
 	buf2[sizeof(buf2) - 1] = 0;
-	long_name = merge_str_intern0(buf2);
+	long_name = merge_str_intern0(&tb, buf2);
 	for (int i = 0; i < 8; i++)
-		guest_tracks[i] = merge_track_get(1 + i / 4, 200, 200 + i,
-						  merge_str_intern0("guest proc"),
-						  merge_str_intern0("guest thread"));
+		guest_tracks[i] = merge_track_get(&tb, 1 + i / 4, 200, 200 + i,
+						  merge_str_intern0(&tb, "guest proc"),
+						  merge_str_intern0(&tb, "guest thread"));
 }
 
 /* The packet event_slow() (@slow) or event_fast() writes for @ev, copied
@@ -92,7 +94,7 @@ static void test_each_event(void)
 	static const int name_at[] = { 1, 126, 127, 128, 129, 255, NR_NAMES };
 	static const uint8_t kinds[] = { MERGE_EV_BEGIN, MERGE_EV_END, MERGE_EV_INSTANT };
 	uint8_t a[PKT_ROOM], b[PKT_ROOM];
-	struct psink *s = perfetto_open("each.pftrace", NULL);
+	struct psink *s = perfetto_open(&tb, "each.pftrace", NULL);
 	int compared = 0, differ = 0;
 
 	CHECK(s != NULL);
@@ -189,7 +191,7 @@ static void seq_event(int i, struct merge_event *ev)
 static int write_seq(const char *path, int slow_only, int machine_ids)
 {
 	struct merge_perfetto_opts po = { .machine_ids = machine_ids };
-	struct psink *s = perfetto_open(path, &po);
+	struct psink *s = perfetto_open(&tb, path, &po);
 	struct merge_event ev;
 	int ret = 0;
 
@@ -250,14 +252,13 @@ static void test_whole_trace(int machine_ids)
 int main(void)
 {
 	setup_tables();
-	CHECK(merge_track_count() == NR_TRACKS + 8);
+	CHECK(merge_track_count(&tb) == NR_TRACKS + 8);
 	test_each_event();
 	test_whole_trace(0);
 	test_whole_trace(1);
 	unlink("each.pftrace");
 	unlink("dispatch.pftrace");
 	unlink("slow.pftrace");
-	merge_tracks_free();
-	merge_strtab_free();
+	merge_tables_free(&tb);
 	return check_done();
 }
