@@ -280,15 +280,43 @@ static void kvm_poll_vm(struct host_kvm *k, struct kvm_vm *vm, int final)
 	closedir(d);
 }
 
+/* A poll's scan of threads: the tids listed so far (a process is listed
+ * once, not once per traced thread of it). */
+struct kvm_scan {
+	struct host_kvm *k;
+	pid_t *seen;
+	int nr, cap;
+};
+
+static int kvm_scan_seen(const struct kvm_scan *s, pid_t tid)
+{
+	for (int i = 0; i < s->nr; i++)
+		if (s->seen[i] == tid)
+			return 1;
+	return 0;
+}
+
 /* host_proc_each_task callback: note thread @tid of @pid if its name is
  * "CPU n/KVM" (or /TCG) and it is not known yet. */
 static void kvm_note_thread(void *arg, pid_t pid, pid_t tid)
 {
-	struct host_kvm *k = arg;
+	struct kvm_scan *s = arg;
+	struct host_kvm *k = s->k;
 	char path[KVM_PATH_MAX], comm[KVM_COMM_MAX], kind[KVM_COMM_MAX];
 	struct kvm_thread *n;
 	int idx;
 
+	if (s->nr == s->cap) {
+		int cap = s->cap ? 2 * s->cap : 64;
+		pid_t *ns = realloc(s->seen, cap * sizeof(*ns));
+
+		if (ns) {
+			s->seen = ns;
+			s->cap = cap;
+		}
+	}
+	if (s->nr < s->cap)
+		s->seen[s->nr++] = tid;
 	for (int i = 0; i < k->nr_thr; i++)
 		if (k->thr[i].tid == tid)
 			return;
@@ -307,14 +335,17 @@ static void kvm_note_thread(void *arg, pid_t pid, pid_t tid)
 	snprintf(n->comm, sizeof(n->comm), "%s", comm);
 }
 
-/* Find "CPU n/KVM" (or /TCG) threads of process @pid. */
-static void kvm_scan_threads(struct host_kvm *k, pid_t pid)
+/* Find "CPU n/KVM" (or /TCG) threads of the process of thread @pid,
+ * unless this poll listed them already. */
+static void kvm_scan_threads(struct kvm_scan *s, pid_t pid)
 {
-	host_proc_each_task(pid, kvm_note_thread, k);
+	if (!kvm_scan_seen(s, pid))
+		host_proc_each_task(pid, kvm_note_thread, s);
 }
 
-void host_kvm_poll(struct host_kvm *k, const pid_t *pids, int nr, int final)
+void host_kvm_poll(struct host_kvm *k, const pid_t *pids, int nr, int threads, int final)
 {
+	struct kvm_scan scan = { .k = k };
 	struct dirent *de;
 	DIR *d;
 
@@ -325,8 +356,8 @@ void host_kvm_poll(struct host_kvm *k, const pid_t *pids, int nr, int final)
 	if (nr)
 		k->pid_filtered = 1;
 	known_only = !nr && k->pid_filtered;
-	for (int i = 0; i < nr; i++)
-		kvm_scan_threads(k, pids[i]);
+	for (int i = 0; threads && i < nr; i++)
+		kvm_scan_threads(&scan, pids[i]);
 	d = opendir(k->dir);
 	while (d && (de = readdir(d))) {
 		struct kvm_vm *vm;
@@ -339,12 +370,13 @@ void host_kvm_poll(struct host_kvm *k, const pid_t *pids, int nr, int final)
 		vm = known_only ? kvm_vm_find(k, de->d_name) : kvm_vm_get(k, pid, de->d_name);
 		if (!vm)
 			continue;
-		if (!nr && !known_only)
-			kvm_scan_threads(k, pid);
+		if (threads && !nr && !known_only)
+			kvm_scan_threads(&scan, pid);
 		kvm_poll_vm(k, vm, final);
 	}
 	if (d)
 		closedir(d);
+	free(scan.seen);
 	if (!final)
 		return;
 	for (int i = 0; i < k->nr_vm; i++)

@@ -19,12 +19,13 @@ void host_kvm_free(struct host_kvm *k);
 
 /* One poll: look at the VMs of the processes @pids[0..nr) (all VMs when
  * @nr is 0 and no earlier poll named pids; only the VMs already known when
- * one did: the traced processes have exited), read their vCPU threads and
+ * one did: the traced processes have exited), read their vCPU threads
+ * (only with @threads: the caller knows when none can have started) and
  * TSC facts, and remember changes.  @final marks the readings as the end
  * ones; a value the final poll cannot read (the VM is gone) ends with what
  * the last poll that could read it saw.  Never fails: facts that cannot be
  * read are simply absent. */
-void host_kvm_poll(struct host_kvm *k, const pid_t *pids, int nr, int final);
+void host_kvm_poll(struct host_kvm *k, const pid_t *pids, int nr, int threads, int final);
 
 /* Number of vCPU threads found, and the i-th one's tid and name. */
 int host_kvm_nr_threads(const struct host_kvm *k);

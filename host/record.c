@@ -53,21 +53,34 @@ int host_record_add_pid(struct host_record *r, pid_t pid)
 	rec_mark_new_pids(r);
 	rec_task_add(r, pid);
 	rec_follow_all(r);
+	r->fresh = 1;	/* the next poll looks for its vCPU threads */
 	return r->filter_dirty ? rec_write_filter(r) : 0;
 }
 
+/*
+ * When no task started anywhere since the last poll (the kernel's last pid
+ * did not move), there is nothing new to follow and no tid was reused, so
+ * the tasks that ended may stay in the filter until a poll that follows:
+ * such a poll costs one read.  vCPU threads are looked for at the poll
+ * that sees a task start and at the next one (QEMU names a thread as it
+ * starts, a poll may come between).
+ */
 int host_record_poll(struct host_record *r)
 {
 	r->polls++;
-	rec_mark_new_pids(r);	/* before following: see rec_write_filter */
-	rec_follow_all(r);
+	r->fresh_before = r->fresh;
+	r->fresh = rec_mark_new_pids(r);	/* before following: see rec_write_filter */
+	if (r->fresh)
+		rec_follow_all(r);
 	if (r->polls % REC_COMM_REFRESH_POLLS == 0)
 		for (int i = 0; i < r->nr_task; i++)
 			if (r->task[i].live)
 				rec_read_comm(r->task[i].tid, r->task[i].comm);
 	if (r->kvm)
-		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0, 0);
-	rec_prune(r);
+		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0,
+			      r->fresh || r->fresh_before, 0);
+	if (r->fresh)
+		rec_prune(r);
 	for (unsigned i = 0; i < r->nr_cpus; i++)
 		if (r->cpu[i].err)
 			return vt_err_set("%s/trace.cpu%u.raw: %s", r->dir, i,
@@ -146,6 +159,8 @@ void rec_free(struct host_record *r)
 		free(c->page);
 	}
 	free(r->cpu);
+	if (r->last_pid_fd >= 0)
+		close(r->last_pid_fd);
 	if (r->stop_pipe[0] >= 0)
 		close(r->stop_pipe[0]);
 	if (r->stop_pipe[1] >= 0)
@@ -246,6 +261,7 @@ struct host_record *host_record_start(const struct host_record_opts *o)
 		goto fail;
 	}
 	r->stop_pipe[0] = r->stop_pipe[1] = -1;
+	r->last_pid_fd = -1;
 	r->guest = o->guest;
 	if (pipe2(r->stop_pipe, O_CLOEXEC)) {
 		vt_err_errno("pipe");
@@ -291,6 +307,7 @@ struct host_record *host_record_start(const struct host_record_opts *o)
 	for (int i = 0; i < o->nr_pids; i++)
 		rec_task_add(r, o->pids[i]);
 	rec_follow_all(r);
+	r->fresh = 1;	/* the first poll looks for vCPU threads again */
 	if (rec_write_filter(r))
 		goto fail;
 	if (o->kvm_facts || !o->guest) {
@@ -313,7 +330,7 @@ struct host_record *host_record_start(const struct host_record_opts *o)
 		r->cpu[i].started = 1;
 	}
 	if (r->kvm)
-		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0, 0);
+		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0, 1, 0);
 	vt_meta_set_u64(r->meta, VT_MK_RECORD_START_TSC_HOST, vt_rdtsc_ordered());
 	if (tracefs_trace_on(r->inst) < 0) {
 		vt_err_errno("%s/instances/%s/tracing_on: cannot turn tracing on", tdir, name);
@@ -347,7 +364,7 @@ int host_record_stop(struct host_record *r, struct host_record_result *res)
 	tracefs_trace_off(r->inst);
 	vt_meta_set_u64(r->meta, VT_MK_RECORD_STOP_TSC_HOST, vt_rdtsc_ordered());
 	if (r->kvm)
-		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0, 1);
+		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0, 1, 1);
 	rec_join(r);
 	if (!getrusage(RUSAGE_SELF, &ru))
 		vt_meta_set_u64(r->meta, VT_MK_RECORD_CPU_MS,

@@ -196,6 +196,7 @@ int host_record_finish(const char *dir, const char *out, int force, struct host_
 		goto out;
 	}
 	r->stop_pipe[0] = r->stop_pipe[1] = -1;
+	r->last_pid_fd = -1;
 	r->nr_cpus = (unsigned)ncpu;
 	r->page_size = (uint32_t)psz;
 	r->meta = st;

@@ -75,6 +75,7 @@ struct rec_task {
 	pid_t tid;
 	pid_t tgid;		/* its process (/proc/TID/status Tgid), 0 unknown */
 	int live;		/* in the pid filter (the task still exists) */
+	unsigned round;		/* the follow round that added it */
 	char comm[REC_COMM_MAX];
 };
 
@@ -99,6 +100,9 @@ struct host_record {
 	 * follow, so a new thread or child is traced from its first
 	 * instruction, before a poll has seen it (-1: no window) */
 	int new_after, pid_max;
+	int last_pid_fd;	/* ns_last_pid, kept open (pread), -1 none */
+	/* the last two polls' rec_mark_new_pids: did a task start? */
+	int fresh, fresh_before;
 	/* every tid ever traced, a bit each (grown as needed): at the end the
 	 * pid-limited events of the others (born in a new-pid window, never
 	 * traced) are discarded from the pages (rec_discard_foreign) */
@@ -109,6 +113,7 @@ struct host_record {
 	 * traced one started (kept), and its own events are discarded */
 	int fork_ours;
 	unsigned polls;
+	unsigned follow_round;	/* rec_follow_all's round, stamps rec_task.round */
 	struct host_kvm *kvm;
 	struct vt_meta *meta;
 	char *events;		/* enabled events, as given/defaulted */
@@ -162,8 +167,10 @@ void rec_prune(struct host_record *r);
 /* Add the threads and child processes of @pid (one level). */
 void rec_follow(struct host_record *r, pid_t pid);
 /* Note the kernel's last allocated pid (r->new_after): call it before
- * following, so tasks born after it are in the filter's new-pid window. */
-void rec_mark_new_pids(struct host_record *r);
+ * following, so tasks born after it are in the filter's new-pid window.
+ * 1 when it moved since the last call or is unknown (a task may have
+ * started: follow), 0 when no task started anywhere since. */
+int rec_mark_new_pids(struct host_record *r);
 /* Add the threads and descendants of every live task, down to the
  * youngest (rec_follow until nothing new is found). */
 void rec_follow_all(struct host_record *r);

@@ -286,17 +286,40 @@ static int rec_proc_int(const char *path)
 	return e == buf || v < 0 || v > INT_MAX ? -1 : (int)v;
 }
 
-void rec_mark_new_pids(struct host_record *r)
+/* The kernel's last allocated pid, -1 unknown: ns_last_pid is kept open
+ * and read at offset 0 (a sysctl reads afresh there), one syscall a poll. */
+static int rec_last_pid(struct host_record *r)
+{
+	char buf[32], *e;
+	ssize_t n;
+	long v;
+
+	if (r->last_pid_fd < 0)
+		r->last_pid_fd = open(REC_LAST_PID_PATH, O_RDONLY | O_CLOEXEC);
+	if (r->last_pid_fd < 0)
+		return -1;
+	n = pread(r->last_pid_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	v = strtol(buf, &e, 10);
+	return e == buf || v < 0 || v > INT_MAX ? -1 : (int)v;
+}
+
+int rec_mark_new_pids(struct host_record *r)
 {
 	int last;
 
 	if (!r->pid_max)
 		r->pid_max = rec_proc_int(REC_PID_MAX_PATH);
-	last = rec_proc_int(REC_LAST_PID_PATH);
+	last = rec_last_pid(r);
+	if (last >= 0 && last == r->new_after)
+		return 0;
 	if (last != r->new_after) {
 		r->new_after = last;
 		r->filter_dirty = 1;
 	}
+	return 1;
 }
 
 /* The thread name of @tid into @comm (REC_COMM_MAX bytes); @comm is kept
@@ -380,6 +403,7 @@ int rec_task_add(struct host_record *r, pid_t tid)
 	}
 	t->tid = tid;
 	t->live = 1;
+	t->round = r->follow_round;
 	t->tgid = rec_read_tgid(tid);
 	t->comm[0] = 0;
 	rec_read_comm(tid, t->comm);
@@ -436,18 +460,43 @@ void rec_follow(struct host_record *r, pid_t pid)
 	host_proc_each_task(pid, rec_follow_task, r);
 }
 
+static int rec_pid_in(const pid_t *set, int nr, pid_t pid)
+{
+	for (int i = 0; i < nr; i++)
+		if (set[i] == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * Each round follows one process once (its threads are listed by one of
+ * them: following every thread would list the group once per thread),
+ * and after the first round only the processes of the tasks the previous
+ * round added: the rest were followed already.
+ */
 void rec_follow_all(struct host_record *r)
 {
-	pid_t live[HOST_RECORD_MAX_PIDS];
+	pid_t todo[HOST_RECORD_MAX_PIDS], done[HOST_RECORD_MAX_PIDS];
 
 	for (int round = 0; round < REC_FOLLOW_ROUNDS; round++) {
-		int nr = r->nr_live;
+		unsigned prev = r->follow_round++;
+		int nr = 0, nr_done = 0;
 
-		memcpy(live, r->tids, nr * sizeof(*live));
+		for (int i = 0; i < r->nr_task && nr < HOST_RECORD_MAX_PIDS; i++) {
+			const struct rec_task *t = &r->task[i];
+			pid_t p = t->tgid > 0 ? t->tgid : t->tid;
+
+			if (!t->live || (round && t->round != prev) || rec_pid_in(todo, nr, p))
+				continue;
+			todo[nr++] = p;
+		}
 		for (int i = 0; i < nr; i++)
-			rec_follow(r, live[i]);
-		if (r->nr_live == nr)
-			break;	/* nothing new (adding is all follow does) */
+			if (!rec_pid_in(done, nr_done, todo[i])) {
+				rec_follow(r, todo[i]);
+				done[nr_done++] = todo[i];
+			}
+		if (!nr)
+			break;
 	}
 }
 

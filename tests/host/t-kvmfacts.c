@@ -78,11 +78,11 @@ int main(void)
 
 	k = host_kvm_new(dir);
 	CHECK(k != NULL);
-	host_kvm_poll(k, &me, 1, 0);		/* start */
-	host_kvm_poll(k, &me, 1, 0);		/* unchanged: no reading */
+	host_kvm_poll(k, &me, 1, 1, 0);		/* start */
+	host_kvm_poll(k, &me, 1, 1, 0);		/* unchanged: no reading */
 	put(off, "0\n");
-	host_kvm_poll(k, &me, 1, 0);		/* change */
-	host_kvm_poll(k, &me, 1, 1);		/* end */
+	host_kvm_poll(k, &me, 1, 1, 0);		/* change */
+	host_kvm_poll(k, &me, 1, 1, 1);		/* end */
 
 	CHECK(host_kvm_nr_threads(k) == 1);
 	CHECK(host_kvm_thread_tid(k, 0) == vcpu_tid);
@@ -117,8 +117,8 @@ int main(void)
 	host_kvm_free(k);
 	k = host_kvm_new(dir);
 	CHECK(k != NULL);
-	host_kvm_poll(k, &me, 1, 0);		/* start: "0" */
-	host_kvm_poll(k, &me, 1, 0);		/* unchanged: seen again */
+	host_kvm_poll(k, &me, 1, 1, 0);		/* start: "0" */
+	host_kvm_poll(k, &me, 1, 1, 0);		/* unchanged: seen again */
 	{
 		char other_vm[300], other_vcpu[320], other_off[340];
 
@@ -133,8 +133,8 @@ int main(void)
 		unlink(frac);
 		rmdir(vcpu);
 		rmdir(vm);
-		host_kvm_poll(k, NULL, 0, 0);	/* no live pid: known VMs only */
-		host_kvm_poll(k, NULL, 0, 1);	/* end */
+		host_kvm_poll(k, NULL, 0, 1, 0);	/* no live pid: known VMs only */
+		host_kvm_poll(k, NULL, 0, 1, 1);	/* end */
 		unlink(other_off);
 		rmdir(other_vcpu);
 		rmdir(other_vm);
@@ -165,7 +165,7 @@ int main(void)
 	{
 		pid_t other = 1;
 
-		host_kvm_poll(k, &other, 1, 0);
+		host_kvm_poll(k, &other, 1, 1, 0);
 	}
 	m = vt_meta_new();
 	host_kvm_to_meta(k, m);
