@@ -37,9 +37,15 @@ static const char *const rec_host_defaults[] = {
 	"kvm:kvm_set_irq", "kvm:kvm_inj_virq", "kvm:kvm_apic_accept_irq",
 	"kvm:kvm_userspace_exit", "kvm:kvm_pvclock_update", "kvm:kvm_update_master_clock",
 	"kvm:kvm_track_tsc", "sched:sched_switch", "sched:sched_wakeup",
-	/* QEMU's aio=io_uring operations: submit (opcode, user_data) and
-	 * completion (user_data, res); docs/report.md */
-	"io_uring:io_uring_submit_req", "io_uring:io_uring_complete",
+	/* QEMU's aio=io_uring operations: submit (opcode, user_data; the
+	 * event is io_uring_submit_sqe before Linux 6.4) and completion
+	 * (user_data, res); docs/report.md */
+	"io_uring:io_uring_submit_req", "io_uring:io_uring_submit_sqe",
+	"io_uring:io_uring_complete",
+	/* the host block layer: a bio queued by QEMU's submission (io_submit,
+	 * io_uring) names its disk bytes, which Linux AIO's and io_uring's
+	 * events do not; the request's completion ends it (docs/report.md) */
+	"block:block_bio_queue", "block:block_rq_complete",
 };
 
 static const char *const rec_guest_defaults[] = {

@@ -50,7 +50,7 @@ const struct report_stage report_stages[REPORT_NR_STAGES] = {
 enum ncls {
 	N_UNKNOWN = 0, N_NONE, N_SYS_ENTER, N_SYS_EXIT, N_RQ_INSERT, N_RQ_ISSUE,
 	N_RQ_COMPLETE, N_KICK, N_INJECT, N_IRQ, N_EXIT_EVENT, N_EXIT_SLICE,
-	N_URING_SUBMIT, N_URING_DONE,
+	N_URING_SUBMIT, N_URING_DONE, N_BIO_QUEUE,
 };
 
 /* guest-physical ranges of the in-kernel interrupt controllers and timer
@@ -165,10 +165,13 @@ static uint8_t classify(struct report *r, uint32_t id)
 		return N_EXIT_EVENT;
 	if (!strncmp(s, "exit: ", 6))
 		return N_EXIT_SLICE;
-	if (!strcmp(s, "io_uring_submit_req"))
+	/* io_uring_submit_sqe before Linux 6.4 */
+	if (!strcmp(s, "io_uring_submit_req") || !strcmp(s, "io_uring_submit_sqe"))
 		return N_URING_SUBMIT;
 	if (!strcmp(s, "io_uring_complete"))
 		return N_URING_DONE;
+	if (!strcmp(s, "block_bio_queue"))
+		return N_BIO_QUEUE;
 	return N_NONE;
 }
 
@@ -212,8 +215,10 @@ static struct tstate *tstate(struct report *r, uint32_t track)
 		if (!n)
 			return NULL;
 		memset(n + r->nts, 0, (nc - r->nts) * sizeof(*n));
-		for (uint32_t i = r->nts; i < nc; i++)
+		for (uint32_t i = r->nts; i < nc; i++) {
 			n[i].open_sys = CHAIN_NONE;
+			n[i].uring_last = CHAIN_NONE;
+		}
 		r->ts = n;
 		r->nts = nc;
 	}
@@ -377,6 +382,7 @@ static int on_sys_enter(struct report *r, const struct merge_event *ev, struct t
 			uint64_t v;
 
 			t->host_enter = ev->ts_ns;
+			t->host_bios = 0;
 			t->host_name = r->sysname[ev->name];
 			t->host_io = r->sysio[ev->name];
 			t->host_fd = arg_u64(ev, r->k_fd, &v) == 0 ? (int64_t)(uint32_t)v : CHAIN_NONE;
@@ -435,7 +441,10 @@ static int on_sys_enter(struct report *r, const struct merge_event *ev, struct t
 static int on_sys_exit(struct report *r, const struct merge_event *ev, struct tstate *t)
 {
 	if (t->kind != TS_OTHER) {
-		if (t->kind == TS_QEMU && t->host_enter && t->host_io) {
+		/* a submission whose bios were queued (on_bio_queue): its
+		 * operations are those, with their disk bytes */
+		if (t->kind == TS_QEMU && t->host_enter && t->host_io &&
+		    !(t->host_io == 'S' && t->host_bios)) {
 			struct hostio *h = CHAIN_VEC_PUSH(r, r->hostio);
 			uint64_t ret;
 
@@ -710,7 +719,114 @@ static int on_uring(struct report *r, const struct merge_event *ev, struct tstat
 		h->p.fd = CHAIN_NONE;
 		h->p.dir = ops[i].dir;
 		*v = (uint32_t)(r->hostio.n - 1);
+		t->uring_last = ops[i].dir == 'R' || ops[i].dir == 'W' ? (int32_t)*v : CHAIN_NONE;
 		return 0;
+	}
+	return 0;
+}
+
+static uint64_t bio_key(uint64_t dev, uint64_t sector)
+{
+	return chain_mix(sector ^ dev << 44) ^ dev;
+}
+
+/* block_bio_queue on a QEMU thread: the disk bytes of what QEMU submitted
+ * where no syscall carries them (io_submit's iocbs and io_uring's SQEs are
+ * in its memory): the bio of the io_uring operation the thread submitted
+ * just before (the kernel issues an SQE right after its submit event),
+ * else an operation of its own, from its queueing to the completion of its
+ * bytes (block_rq_complete, on_bio_done).  Inside a syscall that names its
+ * offset (pread64 & co) the syscall is the operation: ignored. */
+static int on_bio_queue(struct report *r, const struct merge_event *ev, struct tstate *t)
+{
+	uint64_t dev = 0, sector = 0, nr = 0;
+	uint32_t rwbs = arg_str(ev, r->k_rwbs);
+	char dir = rwbs == MERGE_NO_STR ? 0 : report_rwbs_op(merge_str(r->tables, rwbs));
+	struct hostio *h;
+
+	arg_u64(ev, r->k_dev, &dev);
+	arg_u64(ev, r->k_sector, &sector);
+	arg_u64(ev, r->k_nr_sector, &nr);
+	if (!nr || (dir != 'R' && dir != 'W') || (t->host_enter && t->host_io && t->host_io != 'S'))
+		return 0;
+	size_t b;
+
+	for (b = 0; b < r->bdevs.n && r->bdevs.a[b] != (uint32_t)dev; b++)
+		;
+	if (b == r->bdevs.n) {
+		uint32_t *p = b < REPORT_BDEV_MAX ? CHAIN_VEC_PUSH(r, r->bdevs) : NULL;
+
+		if (!p)
+			return r->oom ? vt_err_set("report: out of memory") : 0;
+		*p = (uint32_t)dev;
+	}
+	int64_t fd = REPORT_BDEV_FD + (int64_t)b;
+	uint64_t off = sector * 512, len = nr * 512;
+
+	if (t->host_enter)
+		t->host_bios = 1;
+	if (t->uring_last != CHAIN_NONE) {
+		h = &r->hostio.a[t->uring_last];
+		if (!h->p.has_off && h->p.dir == dir) {
+			h->p.fd = fd;
+			h->p.off = off;
+			h->p.len = len;
+			h->p.has_off = 1;
+			return 0;
+		}
+		/* the next bio of a large operation */
+		if (h->p.has_off && h->p.fd == fd && h->p.dir == dir && h->p.off + h->p.len == off) {
+			h->p.len += len;
+			return 0;
+		}
+		t->uring_last = CHAIN_NONE;
+	}
+	uint32_t *v = chain_hmap_slot(&r->bios, bio_key(dev, sector), 1);
+
+	if (!v || !(h = CHAIN_VEC_PUSH(r, r->hostio)))
+		return vt_err_set("report: out of memory");
+	memset(h, 0, sizeof(*h));
+	h->p.enter = ev->ts_ns;
+	h->p.tid = merge_track(r->tables, ev->track)->tid;
+	h->p.name = t->host_enter ? t->host_name : merge_str_intern0(r->tables, "bio");
+	h->p.fd = fd;
+	h->p.off = off;
+	h->p.len = len;
+	h->p.dir = dir;
+	h->p.has_off = 1;
+	*v = (uint32_t)(r->hostio.n - 1);
+	return 0;
+}
+
+/* block_rq_complete on the host: the queued bios (on_bio_queue) that start
+ * in its range are done as far as it reaches (a partial completion leaves
+ * the rest pending at its new start) */
+static int on_bio_done(struct report *r, const struct merge_event *ev)
+{
+	uint64_t dev = 0, sector = 0, nr = 0;
+
+	arg_u64(ev, r->k_dev, &dev);
+	arg_u64(ev, r->k_sector, &sector);
+	arg_u64(ev, r->k_nr_sector, &nr);
+	for (uint64_t s = sector; s < sector + nr; s++) {
+		uint32_t *v = chain_hmap_slot(&r->bios, bio_key(dev, s), 0);
+
+		if (!v || *v == UINT32_MAX)
+			continue;
+		struct hostio *h = &r->hostio.a[*v];
+		uint64_t end = h->p.off + h->p.len, upto = (sector + nr) * 512;
+		uint32_t idx = *v;
+
+		*v = UINT32_MAX;
+		if (upto >= end) {
+			h->p.exit = ev->ts_ns;
+			continue;
+		}
+		/* the rest of the bio, from where this completion ends */
+		v = chain_hmap_slot(&r->bios, bio_key(dev, sector + nr), 1);
+		if (!v)
+			return vt_err_set("report: out of memory");
+		*v = idx;
 	}
 	return 0;
 }
@@ -749,7 +865,13 @@ int report_feed(struct report *r, const struct merge_event *ev)
 	case N_RQ_ISSUE:
 		return t->kind == TS_OTHER ? on_rq_start(r, ev, t, RL_ISSUE) : 0;
 	case N_RQ_COMPLETE:
+		/* the host's: of QEMU's bios (a guest's requests are keyed
+		 * by their machine: the host's completions find none) */
+		if (r->bios.n && is_host(r, ev) && on_bio_done(r, ev) < 0)
+			return -1;
 		return t->kind == TS_OTHER ? on_rq_complete(r, ev) : 0;
+	case N_BIO_QUEUE:
+		return t->kind == TS_QEMU ? on_bio_queue(r, ev, t) : 0;
 	case N_KICK:
 		return t->kind == TS_OTHER ? 0 : on_kick(r, ev);
 	case N_EXIT_EVENT:
@@ -808,6 +930,8 @@ void report_free(struct report *r)
 	chain_hmap_free(&r->pytid);
 	chain_hmap_free(&r->exitmap);
 	chain_hmap_free(&r->uring);
+	chain_hmap_free(&r->bios);
+	free(r->bdevs.a);
 	free(r->hlinks.a);
 	free(r->devs.a);
 	crit_free(r->crit);

@@ -360,9 +360,12 @@ static int host_exact(struct report *r, struct report_req *q)
 	if (!chain_has(q, RL_ISSUE) || (d == 'F' && hi == UINT64_MAX))
 		return 0;
 	if (d == 'F') {
+		/* of the device's fd; a rule of QEMU's bios names the block
+		 * device, not the fd QEMU flushes: any */
 		FOR_HOSTIO(r, q, h, q->t[RL_ISSUE], hi)
 			if (h->p.dir == 'F' && h->p.exit &&
-			    (!m || !m->ok || h->p.fd < 0 || h->p.fd == m->fd)) {
+			    (!m || !m->ok || h->p.fd < 0 || h->p.fd == m->fd ||
+			     m->fd >= REPORT_BDEV_FD)) {
 				idx[0] = (uint32_t)(h - r->hostio.a);
 				return host_give(r, q, idx, 1, RH_FLUSH);
 			}

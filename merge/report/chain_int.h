@@ -46,6 +46,9 @@ struct tstate {
 	uint8_t host_has_off;
 	int64_t host_fd;
 	uint64_t host_off, host_len;
+	uint8_t host_bios;	/* host: bios queued in the open submission */
+	int32_t uring_last;	/* host: hostio index of the io_uring operation
+				 * it submitted last, until its bio; CHAIN_NONE */
 	uint8_t kind;		/* TS_* (0: not known yet) */
 	uint64_t sys_total_ns;	/* time in syscalls (attributed to this track) */
 	struct frame *fr;
@@ -85,6 +88,10 @@ struct report {
 	CHAIN_VEC(uint32_t) hlinks;	/* per request host_first.. : hostio indexes */
 	CHAIN_VEC(struct devmap) devs;
 	struct chain_hmap uring;	/* io_uring user_data -> hostio index in flight */
+	struct chain_hmap bios;	/* host (dev, sector) -> hostio index of a queued
+				 * bio not yet completed */
+	CHAIN_VEC(uint32_t) bdevs;	/* host block devices of QEMU's bios:
+					 * fd REPORT_BDEV_FD + index */
 	int have_uring;		/* io_uring tracepoints seen: io_uring_enter is not the I/O */
 	int inj_kind;		/* the injection kind used (lowest seen) */
 	CHAIN_VEC(struct girq) irqs;

@@ -107,6 +107,13 @@ uint64_t report_how_count(const struct report *r, int link, int how)
 
 size_t report_nr_devs(const struct report *r) { return r->devs.n; }
 
+uint32_t report_bdev(const struct report *r, int64_t fd)
+{
+	if (fd < REPORT_BDEV_FD || (uint64_t)(fd - REPORT_BDEV_FD) >= r->bdevs.n)
+		return 0;
+	return r->bdevs.a[fd - REPORT_BDEV_FD];
+}
+
 int report_dev_map(const struct report *r, size_t i, uint32_t *machine, uint32_t *dev,
 		   int64_t *fd, int64_t *delta)
 {

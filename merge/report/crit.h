@@ -75,7 +75,7 @@ struct gthr {
 enum ccls {
 	K_UNKNOWN = 0, K_NONE, K_SWITCH, K_WAKEUP, K_IRQ_ENTRY, K_IRQ_EXIT, K_USER_EXIT,
 	K_SYS_ENTER, K_SYS_EXIT, K_RQ_INSERT, K_RQ_ISSUE, K_RQ_COMPLETE, K_KICK, K_INJECT,
-	K_EXIT_SLICE,
+	K_EXIT_SLICE, K_BIO_QUEUE,
 	K_FN_STARTUP,		/* a start-up frame's name (critpath.c) */
 	K_FN_IMPORT,		/* ... an import: everything under it too */
 };
@@ -103,7 +103,11 @@ struct crit {
 	uint32_t queued, unkicked, inflight, hostio_open, flushes;
 	uint32_t kicked;	/* requests kicked, not completed: QEMU has them */
 	uint8_t done, injected, irq_done, have_kick, have_inject;
-	struct chain_hmap rq;		/* (dev, sector) -> inserted << 16 | issued, in flight */
+	struct chain_hmap rq;		/* (machine, dev, sector) -> inserted << 16 | issued,
+					 * in flight */
+	struct chain_hmap bio;		/* host (dev, sector) -> QEMU's bios queued there,
+					 * not completed */
+	uint32_t s_io_submit, s_uring_enter, s_bio;
 	uint32_t hostio_name;
 	/* host threads' open disk syscall: by track, entry name (0 none) */
 	uint32_t *host_open;

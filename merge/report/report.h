@@ -164,6 +164,14 @@ const struct report_hostio *report_req_hostio(const struct report *r,
 					      const struct report_req *q, uint32_t k);
 /* Requests whose link @link was matched by @how. */
 uint64_t report_how_count(const struct report *r, int link, int how);
+/* A QEMU operation's fd that names a host block device, not a file
+ * descriptor (a bio QEMU queued: aio=native, io_uring on a block device):
+ * REPORT_BDEV_FD + the device's index in report_bdev; its offset is the
+ * device's byte. */
+#define REPORT_BDEV_FD		0x8000
+#define REPORT_BDEV_MAX		0x4000
+/* The host dev_t (major << 20 | minor) of such an fd; 0 for another fd. */
+uint32_t report_bdev(const struct report *r, int64_t fd);
 /* The image offset rule found per guest device (text output): 1 and the
  * QEMU fd and byte delta (offset = sector * 512 + delta) of device @i of
  * report_nr_devs(); 0 when no offset rule was found (a guess). */

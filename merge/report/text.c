@@ -222,7 +222,12 @@ static void methods(const struct report *r, FILE *fp)
 		uint32_t machine, dev;
 		int64_t fd, delta;
 
-		if (report_dev_map(r, i, &machine, &dev, &fd, &delta))
+		if (report_dev_map(r, i, &machine, &dev, &fd, &delta) && report_bdev(r, fd))
+			fprintf(fp, "  device %u:%u (guest %u): host block device %u:%u (QEMU's "
+				"bios), byte = sector * 512 + %" PRId64 "\n",
+				dev >> 20, dev & 0xfffff, machine, report_bdev(r, fd) >> 20,
+				report_bdev(r, fd) & 0xfffff, delta);
+		else if (report_dev_map(r, i, &machine, &dev, &fd, &delta))
 			fprintf(fp, "  device %u:%u (guest %u): QEMU fd %" PRId64
 				", file offset = sector * 512 + %" PRId64 "\n",
 				dev >> 20, dev & 0xfffff, machine, fd, delta);

@@ -43,6 +43,9 @@ struct crit *crit_new(struct merge_tables *tb, int all_calls)
 	c->k_name = merge_str_intern0(c->tables, "name");
 	c->k_dev = merge_str_intern0(c->tables, "dev");
 	c->s_irq = merge_str_intern0(c->tables, "an irq");
+	c->s_io_submit = merge_str_intern0(c->tables, "io_submit");
+	c->s_uring_enter = merge_str_intern0(c->tables, "io_uring_enter");
+	c->s_bio = merge_str_intern0(c->tables, "bio");
 	c->k_sector = merge_str_intern0(c->tables, "sector");
 	c->k_nr_sector = merge_str_intern0(c->tables, "nr_sector");
 	c->v[0].tid = -1;
@@ -68,6 +71,7 @@ void crit_free(struct crit *c)
 	free(c->tout.a);
 	chain_hmap_free(&c->tmap);
 	chain_hmap_free(&c->rq);
+	chain_hmap_free(&c->bio);
 	free(c);
 }
 
@@ -82,7 +86,7 @@ static uint8_t classify(const char *s)
 		{ "block_rq_issue", K_RQ_ISSUE }, { "block_rq_complete", K_RQ_COMPLETE },
 		{ "kvm_pio", K_KICK }, { "kvm_mmio", K_KICK }, { "kvm_fast_mmio", K_KICK },
 		{ "kvm_msi_set_irq", K_INJECT }, { "kvm_set_irq", K_INJECT },
-		{ "kvm_inj_virq", K_INJECT },
+		{ "kvm_inj_virq", K_INJECT }, { "block_bio_queue", K_BIO_QUEUE },
 	};
 
 	if (!strncmp(s, "sys_enter_", 10) || !strcmp(s, "sys_enter"))
@@ -567,18 +571,30 @@ static void on_rq(struct crit *c, const struct merge_event *ev, uint8_t k)
 		return;		/* a flush is not queued */
 	crit_settle_vcpus(c, ts);
 	if (!nr && (k == K_RQ_ISSUE || sector == UINT64_MAX)) {
-		if (k == K_RQ_ISSUE) {
+		/* per machine: the host's own flushes (its block events are
+		 * recorded for QEMU's bios) complete none of a guest's */
+		uint32_t *f = chain_hmap_slot(&c->rq, chain_mix(UINT64_MAX) ^
+					      ((uint64_t)merge_track(c->tables, ev->track)->machine << 1),
+					      k == K_RQ_ISSUE);
+
+		if (!f) {
+			c->oom = k == K_RQ_ISSUE;
+		} else if (k == K_RQ_ISSUE) {
+			*f = *f == UINT32_MAX ? 1 : *f + 1;
 			c->flushes++;
 			c->inflight++;
 			c->unkicked++;
-		} else if (c->flushes) {
+		} else if (c->flushes && *f && *f != UINT32_MAX) {
+			(*f)--;
 			c->flushes--;
 			c->inflight--;
 			if (c->kicked)
 				c->kicked--;
 		}
 	} else if (k != K_RQ_COMPLETE || nr) {
-		uint32_t *v = chain_hmap_slot(&c->rq, chain_mix(sector) ^ (dev << 1 | 1), k != K_RQ_COMPLETE);
+		uint64_t m = merge_track(c->tables, ev->track)->machine;
+		uint32_t *v = chain_hmap_slot(&c->rq, chain_mix(sector) ^ (dev << 1 | 1) ^ m << 48,
+					      k != K_RQ_COMPLETE);
 
 		if (!v) {
 			c->oom = k != K_RQ_COMPLETE;
@@ -656,6 +672,39 @@ static void on_pipe(struct crit *c, const struct merge_event *ev, uint8_t k, uin
 	}
 }
 
+/* A bio QEMU queued on the host where no syscall carries its I/O (in
+ * io_submit or io_uring_enter, or an io_uring worker: aio=native and
+ * io_uring on a block device), @done 0, and the host's block_rq_complete
+ * at its start sector, @done 1: the host disk works from one to the other
+ * (a completion of part of a bio ends it). */
+static void on_bio(struct crit *c, const struct merge_event *ev, int done)
+{
+	uint64_t dev = 0, sector = 0, nr = 0;
+	uint32_t open = c->host_open[ev->track];
+	uint32_t *v;
+
+	arg_u64(ev, c->k_dev, &dev);
+	arg_u64(ev, c->k_sector, &sector);
+	arg_u64(ev, c->k_nr_sector, &nr);
+	if (!nr || (!done && open && open != c->s_io_submit && open != c->s_uring_enter))
+		return;
+	v = chain_hmap_slot(&c->bio, chain_mix(sector) ^ dev, !done);
+	if (!v) {
+		c->oom = !done;
+		return;
+	}
+	if (!done) {
+		*v = *v == UINT32_MAX ? 1 : *v + 1;
+		PIPE(c, ev->ts_ns, { c->hostio_open++; c->hostio_name = open ? open : c->s_bio; });
+	} else if (*v && *v != UINT32_MAX) {
+		(*v)--;
+		PIPE(c, ev->ts_ns, {
+			if (c->hostio_open && !--c->hostio_open && c->inflight)
+				c->done = 1;
+		});
+	}
+}
+
 static int on_instant(struct report *r, struct crit *c, const struct merge_event *ev,
 		      uint8_t k, uint8_t role)
 {
@@ -708,9 +757,16 @@ static int on_instant(struct report *r, struct crit *c, const struct merge_event
 		g->view = view_of(g);
 		thread_snap(c, g, ev->ts_ns);
 		return 0;
+	case K_BIO_QUEUE:
+		if (role == CR_QEMU)
+			on_bio(c, ev, 0);
+		return c->oom ? vt_err_set("report: out of memory") : 0;
+	case K_RQ_COMPLETE:
+		if (c->bio.n && mt->machine == MERGE_MACHINE_HOST)
+			on_bio(c, ev, 1);
+		/* fall through */
 	case K_RQ_INSERT:
 	case K_RQ_ISSUE:
-	case K_RQ_COMPLETE:
 		if (role == CR_THREAD)
 			on_pipe(c, ev, k, role);
 		return 0;

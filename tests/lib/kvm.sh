@@ -42,6 +42,12 @@
 #   kvm_timeout CMD  CMD under a KVM_RUN_SECS bound (SIGTERM, then SIGKILL
 #                    10 s later): one guest run of a test, so a hung guest
 #                    fails the test instead of eating CI's time
+#   loop_disk FILE MB
+#                    a block device for a guest's disk: a loop device on
+#                    FILE (MB MiB, made sparse; put it in tmpfs, the lab's
+#                    /tmp) in LOOP_DEV; 1 with the reason printed when
+#                    there is no loop support or losetup
+#   loop_disk_free   detach LOOP_DEV and remove its file (a trap's work)
 KVM_GATE_SECS=30
 KVM_RUN_SECS=45
 
@@ -158,4 +164,24 @@ lab_out_dir() {
 	else
 		odirect_dir "$1"
 	fi
+}
+
+# loop_disk FILE MB: LOOP_DEV = a loop device on FILE (MB MiB): a guest
+# disk on a block device, where QEMU's aio=native and aio=io_uring run
+# (on the lab's 9p share QEMU serves them from its thread pool) and a
+# device-mapper target can sit on it (t-report-faults-lab's dm-delay)
+LOOP_DEV="" LOOP_FILE=""
+loop_disk() {
+	command -v losetup >/dev/null || { echo "no losetup (make test-deps: mount)"; return 1; }
+	[ -e /dev/loop-control ] || [ -d /sys/module/loop ] ||
+		{ echo "no loop device support (the lab loads loop: tools/kvm-lab MODULES)"; return 1; }
+	LOOP_FILE=$1
+	truncate -s "$2M" "$LOOP_FILE" || return 1
+	LOOP_DEV=$(losetup -f --show "$LOOP_FILE") || { echo "losetup $LOOP_FILE failed"; return 1; }
+}
+
+loop_disk_free() {
+	[ -z "$LOOP_DEV" ] || losetup -d "$LOOP_DEV" 2>/dev/null || true
+	[ -z "$LOOP_FILE" ] || rm -f "$LOOP_FILE"
+	LOOP_DEV="" LOOP_FILE=""
 }

@@ -12,17 +12,23 @@
 # holds per request the truth: its QEMU operations, kick address, MSI.
 # One clock for host and guest: 1 tick = 1 ns (tsc.hz 1e9).
 #
-# usage: mkpairing.py OUTDIR [uring|native]
+# usage: mkpairing.py OUTDIR [uring|native|uring-bio|native-bio]
 #   uring: QEMU's operations are io_uring requests (submit_req by the QEMU
 #   thread, complete in interrupt context) instead of syscalls
 #   native: they are Linux AIO io_submit calls (no offset, no completion)
+#   uring-bio, native-bio: the same on a host block device (7:0), with the
+#   host block layer's events: the bio each submission queues (its disk
+#   bytes) and the block_rq_complete that ends it; the truth is exact again
 import json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from evlist import write
 
 out = sys.argv[1]
-URING = len(sys.argv) > 2 and sys.argv[2] == "uring"   # QEMU aio=io_uring
-NATIVE = len(sys.argv) > 2 and sys.argv[2] == "native" # QEMU aio=native
+MODE = sys.argv[2] if len(sys.argv) > 2 else ""
+URING = MODE.startswith("uring")        # QEMU aio=io_uring
+NATIVE = MODE.startswith("native")      # QEMU aio=native
+BIO = MODE.endswith("-bio")             # ... on a host block device
+HDEV = 7 << 20                          # the host's loop0 (the kernel's dev_t)
 uring_ud = 0xffff888000000000
 DEV, FD = 265289728, 12
 QEMU, VCPU, WORKER, IOTH, KWORKER, NBD = 4242, (4243, 4244), (4250, 4251), 4260, 77, 5000
@@ -62,7 +68,12 @@ def op(tid, name, t0, t1, off=0, length=0, fd=FD):
         # Linux AIO: io_submit returns at once; the iocb (offset) is in
         # QEMU's memory and the completion is read from the ring in user space
         hev(tid, t0, "syscalls/sys_enter_io_submit", "ctx_id=1 nr=1")
+        if BIO:         # the bio it queues names the bytes; its completion
+            bio(tid, t0 + 500, t1, name, off, length)
         hev(tid, t0 + 2000, "syscalls/sys_exit_io_submit", "ret=1")
+        if BIO:
+            return {"syscall": "io_submit", "tid": tid, "ts": t0 + 500, "offset": off,
+                    "length": length}
         return {"syscall": "io_submit", "tid": tid, "ts": t0, "offset": None, "length": None}
     if name in ("pread64", "pwrite64"):
         f = "fd=%d count=%d pos=%d" % (fd, length, off)
@@ -75,6 +86,15 @@ def op(tid, name, t0, t1, off=0, length=0, fd=FD):
     return {"syscall": name, "tid": tid, "ts": t0, "offset": off if length else None,
             "length": length if length else None}
 
+def bio(tid, ts, t_done, name, off, length):
+    """the host block layer's bio of a submission on the host's loop0 and
+    its completion (in a kworker) at @t_done"""
+    rwbs = "R" if "read" in name else "WS"
+    hev(tid, ts, "block/block_bio_queue", "dev=%d sector=%d nr_sector=%d rwbs=%s" %
+        (HDEV, off // 512, length // 512, rwbs))
+    hev(KWORKER, t_done, "block/block_rq_complete", "dev=%d sector=%d nr_sector=%d error=0 rwbs=%s"
+        % (HDEV, off // 512, length // 512, rwbs))
+
 def uring_op(tid, name, t0, t1, off, length):
     """the same operation through QEMU's aio=io_uring: submitted by @tid,
     completed in interrupt context (pid 0)"""
@@ -82,10 +102,13 @@ def uring_op(tid, name, t0, t1, off, length):
     uring_ud += 64
     opcode = {"pread64": 1, "preadv": 1, "pwrite64": 2, "pwritev": 2, "fdatasync": 3}[name]
     hev(tid, t0, "io_uring/io_uring_submit_req", "user_data=%d opcode=%d" % (uring_ud, opcode))
+    if BIO and length:  # the kernel issues the SQE at once: its bio
+        bio(tid, t0 + 300, t1 - 200, name, off, length)
     host.append((HCPU[KWORKER], t1, 0, "io_uring/io_uring_complete",
                  "user_data=%d res=%d" % (uring_ud, length)))
     return {"syscall": "io_uring " + ("READV", "WRITEV", "FSYNC")[opcode - 1], "tid": tid,
-            "ts": t0, "ts_end": t1, "offset": None, "length": None}
+            "ts": t0, "ts_end": t1, "offset": off if BIO and length else None,
+            "length": length if BIO and length else None}
 
 def msi(tid, ts, q, data=None):
     hev(tid, ts, "kvm/kvm_msi_set_irq", "address=%d data=%d" % (MSI_ADDR[q], data or MSI_DATA[q]))

@@ -11,6 +11,13 @@
 # so the same scorer judges a database of any vmtrace version: with the
 # request_links table all linked syscalls, else the one of host_io_begin.
 #
+# QEMU's submissions whose offsets no syscall carries (aio=native's
+# io_submit, aio=io_uring's SQEs) are judged by the host block layer's
+# events in the database: the block_bio_queue of the operation (an
+# operation that is a bio), or the bios the submitting thread queued right
+# after an io_uring submit event (the kernel issues the SQE there); a
+# bio's byte on a raw block device is QEMU's offset.
+#
 # Requests with no host I/O linked and no QEMU read/write syscall near
 # their range in their window anywhere in the recording are counted apart
 # (unrecorded: the truth is not in the data; e.g. a worker QEMU spawned
@@ -21,6 +28,7 @@
 import json, sqlite3, sys
 
 db = sqlite3.connect(sys.argv[1])
+db.execute("CREATE INDEX IF NOT EXISTS score_instants_ts ON instants(ts)")
 # no workload log: every read and write request is judged (the default
 # example's: its truth is where QEMU's own syscalls say they went)
 log = json.load(open(sys.argv[2])) if len(sys.argv) > 2 else None
@@ -45,10 +53,42 @@ def args(ts, tid, prefix):
                    (ts, tid, prefix + "%")).fetchone()
     return (r[0], json.loads(r[1] or "{}")) if r else (None, {})
 
+def bio_range(a):
+    """the bytes and direction of a block_bio_queue event's fields"""
+    rw = a.get("rwbs", "")
+    d = "W" if "W" in rw else "R" if "R" in rw else None
+    return (a["sector"] * 512, a["nr_sector"] * 512, d) if d and a.get("nr_sector") else None
+
+def uring_range(ts, tid):
+    """the bios @tid queued after its io_uring submit at @ts, before its
+    next submit: contiguous from the first"""
+    nxt = db.execute("SELECT min(i.ts) FROM instants i JOIN threads t USING(utid) WHERE t.tid = ? "
+                     "AND t.machine = 0 AND i.ts > ? AND i.name LIKE 'io_uring_submit%'",
+                     (tid, ts)).fetchone()[0]
+    rng = None
+    for (a,) in db.execute("SELECT i.args FROM instants i JOIN threads t USING(utid) WHERE "
+                           "t.tid = ? AND t.machine = 0 AND i.ts > ? AND i.ts < ? AND "
+                           "i.name = 'block_bio_queue' ORDER BY i.ts",
+                           (tid, ts, nxt if nxt is not None else 1 << 62)):
+        b = bio_range(json.loads(a or "{}"))
+        if not b:
+            break
+        if rng is None:
+            rng = b
+        elif rng[0] + rng[1] == b[0] and rng[2] == b[2]:
+            rng = (rng[0], rng[1] + b[1], rng[2])
+        else:
+            break
+    return rng
+
 def syscall_range(ts, tid):
     name, a = args(ts, tid, "sys_enter_p")
     if not name:
-        return None
+        name, a = args(ts, tid, "block_bio_queue")
+        if name:
+            return bio_range(a)
+        name, a = args(ts, tid, "io_uring_submit")
+        return uring_range(ts, tid) if name else None
     off = a.get("pos", a.get("pos_l"))
     d = "R" if "read" in name else "W"
     # the bytes done: the exit's return on that thread
@@ -69,9 +109,17 @@ def recorded(lo, hi, d, t0, t1):
         "i.name LIKE ? AND "
         "coalesce(json_extract(i.args, '$.pos'), json_extract(i.args, '$.pos_l')) < ? AND "
         "coalesce(json_extract(i.args, '$.pos'), json_extract(i.args, '$.pos_l')) + 1048576 > ?",
-        (t0, t1, "sys_enter_pread%" if d == "R" else "sys_enter_pwrite%", hi, lo)).fetchone()[0] > 0
+        (t0, t1, "sys_enter_pread%" if d == "R" else "sys_enter_pwrite%", hi, lo)).fetchone()[0] > 0 or \
+        db.execute(
+        "SELECT count(*) FROM instants i JOIN threads t USING(utid) JOIN processes p USING(upid) "
+        "WHERE t.machine = 0 AND p.name LIKE 'host: QEMU%' AND i.ts BETWEEN ? AND ? AND "
+        "i.name = 'block_bio_queue' AND json_extract(i.args, '$.rwbs') LIKE ? AND "
+        "json_extract(i.args, '$.sector') * 512 < ? AND "
+        "json_extract(i.args, '$.sector') * 512 + 1048576 > ?",
+        (t0, t1, "%" + d + "%", hi, lo)).fetchone()[0] > 0
 have_links = db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'request_links'").fetchone()[0]
 ok = made = total = complete = guess = unrecorded = 0
+served = {}     # the linked QEMU operations of the workload's requests, by name
 for rid, sector, nr, rwbs, hb, htid, links, iss, done in db.execute(
         "SELECT id, sector, nr_sector, rwbs, host_io_begin, host_tid, links, rq_issue, "
         "rq_complete FROM requests"):
@@ -85,10 +133,12 @@ for rid, sector, nr, rwbs, hb, htid, links, iss, done in db.execute(
         continue
     made += 1
     if have_links:
-        ops = db.execute("SELECT ts, tid, method FROM request_links WHERE request_id = ? AND "
-                         "link = 'host_io'", (rid,)).fetchall()
-        guess += any(m == "time-guess" for _, _, m in ops)
-        ops = [(t, u) for t, u, _ in ops]
+        ops = db.execute("SELECT ts, tid, method, syscall FROM request_links WHERE "
+                         "request_id = ? AND link = 'host_io'", (rid,)).fetchall()
+        guess += any(m == "time-guess" for _, _, m, _ in ops)
+        for *_, n in ops:
+            served[n] = served.get(n, 0) + 1
+        ops = [(t, u) for t, u, _, _ in ops]
     else:
         ops = [(hb, htid)] if hb is not None else []
     lo, hi = sector * 512, (sector + nr) * 512
@@ -102,6 +152,29 @@ for rid, sector, nr, rwbs, hb, htid, links, iss, done in db.execute(
         if o <= covered:
             covered = max(covered, o + n)
     ok += right and covered >= hi
+# what QEMU's process did on the host, by event and thread name (the
+# back-end's evidence: which operations, from the workers, the main loop
+# or an iothread)
+seen = db.execute(
+    "SELECT i.name || ' (' || CASE WHEN t.name LIKE 'worker%' THEN 'worker' ELSE t.name END "
+    "|| ')', count(*) FROM instants i JOIN threads t USING(utid) JOIN processes p "
+    "USING(upid) WHERE t.machine = 0 AND p.name LIKE 'host: QEMU%' AND (i.name IN "
+    "('sys_enter_io_submit', 'sys_enter_io_getevents', 'sys_enter_io_uring_enter', "
+    "'block_bio_queue', 'sys_enter_fdatasync') OR i.name LIKE 'io_uring_submit%' OR "
+    "i.name LIKE 'sys_enter_pread%' OR i.name LIKE 'sys_enter_pwrite%') GROUP BY 1 "
+    "ORDER BY 2 DESC").fetchall()
+uring = db.execute("SELECT i.args FROM instants i WHERE i.name LIKE 'io_uring_submit%'").fetchall()
+ops = {}
+for (a,) in uring:
+    o = json.loads(a or "{}").get("opcode")
+    ops[o] = ops.get(o, 0) + 1
+print("QEMU's host events: %s; io_uring submits by opcode: %s" %
+      (", ".join("%s %d" % r for r in seen) or "none",
+       ", ".join("%s: %d" % (k, v) for k, v in sorted(ops.items(), key=lambda x: str(x[0])))
+       or "none"), file=sys.stderr)
 print("requests=%d workload_requests=%d paired_right=%d guessed=%d complete_chains=%d "
-      "unrecorded=%d accuracy=%.1f" % (total, made, ok, guess, complete, unrecorded,
-                                       100.0 * ok / made if made else 0))
+      "unrecorded=%d served_by=%s accuracy=%.1f" %
+      (total, made, ok, guess, complete, unrecorded,
+       ",".join("%s:%d" % (n.replace(" ", "_"), c) for n, c in
+                sorted(served.items(), key=lambda x: -x[1])) or "-",
+       100.0 * ok / made if made else 0))

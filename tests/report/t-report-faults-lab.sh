@@ -42,11 +42,10 @@ THROTTLE_BPS=1048576 DELAY_MS=200 GUEST_HOG=40:10
 MKE2FS_OPTS="-E lazy_itable_init=0,lazy_journal_init=0"
 base=$(lab_out_dir faults-out) ||
 	skip "no directory here takes O_DIRECT writes (the example's disk needs them)"
-loop="" dm=vt-faults-delay
+dm=vt-faults-delay
 cleanup() {
 	dmsetup remove "$dm" >/dev/null 2>&1 || true
-	[ -z "$loop" ] || losetup -d "$loop" 2>/dev/null || true
-	rm -f /tmp/vt-faults-disk.img
+	loop_disk_free
 	[ -n "${VT_KEEP_FAULTS:-}" ] || [ -n "$part" ] || rm -rf "$base"
 }
 trap cleanup EXIT
@@ -56,15 +55,13 @@ trap cleanup EXIT
 make_delay_disk() {
 	local sz
 	[ -d /sys/module/dm_delay ] || { echo "no dm_delay module loaded (the lab loads it: tools/kvm-lab MODULES)"; return 1; }
-	command -v dmsetup >/dev/null && command -v losetup >/dev/null ||
-		{ echo "no dmsetup/losetup (make test-deps: dmsetup, mount)"; return 1; }
-	truncate -s 256M /tmp/vt-faults-disk.img
-	loop=$(losetup -f --show /tmp/vt-faults-disk.img) || return 1
-	sz=$(blockdev --getsz "$loop") || return 1
-	DM_DISABLE_UDEV=1 dmsetup create "$dm" --noudevsync --table "0 $sz delay $loop 0 $DELAY_MS" || return 1
+	command -v dmsetup >/dev/null || { echo "no dmsetup (make test-deps: dmsetup)"; return 1; }
+	loop_disk /tmp/vt-faults-disk.img 256 || return 1
+	sz=$(blockdev --getsz "$LOOP_DEV") || return 1
+	DM_DISABLE_UDEV=1 dmsetup create "$dm" --noudevsync --table "0 $sz delay $LOOP_DEV 0 $DELAY_MS" || return 1
 	DISK=/dev/$(dmsetup info -c --noheadings -o blkdevname "$dm" | tr -d ' ')
 	[ -b "$DISK" ] || { echo "no block device $DISK for $dm"; return 1; }
-	echo "disk: $DISK = dm-delay $DELAY_MS ms on $loop ($((sz / 2048)) MiB, tmpfs)"
+	echo "disk: $DISK = dm-delay $DELAY_MS ms on $LOOP_DEV ($((sz / 2048)) MiB, tmpfs)"
 }
 
 fails=0

@@ -16,9 +16,21 @@
 # served by a QEMU worker spawned mid-run before the recorder's next poll
 # followed it are not in the recording (docs/report.md): the scorer counts
 # them apart (unrecorded), at most 2% of them.
-# VT_PAIRING_AIO (default threads), VT_PAIRING_SMP (default 2) and
-# VT_PAIRING_IOTHREAD=1 run another QEMU back-end, vCPU count or an
-# iothread (docs/report.md has their figures).  In the lab the test runs in
+# By default QEMU serves the disk with aio=io_uring from an iothread ("IO
+# io0"), the disk a block device (the CI's run: the io_uring submissions,
+# their bios and the iothread's injections, where aio=threads' pairing is
+# proven by t-report-pairing's fixture and the faults test's runs);
+# VT_PAIRING_AIO=threads|native|io_uring another back-end (without an
+# iothread unless VT_PAIRING_IOTHREAD=1), VT_PAIRING_IOTHREAD=0|1,
+# VT_PAIRING_SMP (default 2) the vCPUs (docs/report.md has their figures).
+# VT_PAIRING_DISK=loop puts the guest's disk on a block device (a loop
+# device on a tmpfs file, made here), =file on an image file in the output
+# directory; the default is loop for aio=native and aio=io_uring, which
+# QEMU runs only there (on the lab's 9p share it serves them from its
+# thread pool), file for threads.
+# Whatever the back-end, the QEMU operations the requests were paired with
+# must be of that back-end (aio=native: io_submit, io_uring: io_uring
+# READV/WRITEV/...), their offsets the host block layer's.  In the lab the test runs in
 # two parts (tests/run): the guest run there, the export, report and
 # score on this machine, from the recording the lab part left in
 # $VT_HANDOFF.
@@ -26,7 +38,14 @@
 # san: skip: the lab's guest image carries vmtrace, which an ASan build cannot run there; the pairing runs under ASan in report/t-report-pairing
 set -eu
 . "$VT_SRC/tests/lib/kvm.sh"
-AIO=${VT_PAIRING_AIO:-threads} SMP=${VT_PAIRING_SMP:-2}
+AIO=${VT_PAIRING_AIO:-io_uring} SMP=${VT_PAIRING_SMP:-2}
+IOTHREAD=${VT_PAIRING_IOTHREAD:-0}
+[ -n "${VT_PAIRING_AIO:-}${VT_PAIRING_IOTHREAD:-}" ] || IOTHREAD=1
+case ${VT_PAIRING_DISK:-} in
+loop | file) DISK=$VT_PAIRING_DISK ;;
+"") DISK=file; [ "$AIO" = threads ] || DISK=loop ;;
+*) echo "FAIL: VT_PAIRING_DISK=$VT_PAIRING_DISK: loop or file"; exit 1 ;;
+esac
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 for c in record marker align merge export; do
@@ -44,7 +63,14 @@ fi
 out=$(lab_out_dir pairing-out) || skip "no directory with O_DIRECT for the guest's disk image (cache=none)"
 t0=$SECONDS
 if [ "$part" != host ]; then
-	VT_IOTHREAD=${VT_PAIRING_IOTHREAD:-0} VT_WORKLOAD=pairing VT_SMP=$SMP VT_DRIVE_OPTS="aio=$AIO,throttling.iops-total=400" VT_NO_MERGE=1 \
+	disk=()
+	if [ "$DISK" = loop ]; then
+		trap loop_disk_free EXIT
+		loop_disk /tmp/vt-pairing-disk.img 256 || fail "no loop device for the guest's disk"
+		disk=(VT_DISK="$LOOP_DEV")
+		echo "disk: $LOOP_DEV, a loop device on a 256 MiB tmpfs file"
+	fi
+	env "${disk[@]}" VT_IOTHREAD=$IOTHREAD VT_WORKLOAD=pairing VT_SMP=$SMP VT_DRIVE_OPTS="aio=$AIO,throttling.iops-total=400" VT_NO_MERGE=1 \
 		make -s --no-print-directory -C "$VT_SRC/examples/python-virtio" O="$VT_BUILD" \
 		OUTDIR="$out" ACCEL=kvm run | tee run.log
 	[ -s "$out/guest/pairing.json" ] || fail "the guest workload left no log"
@@ -65,11 +91,18 @@ t_exp=$((SECONDS - t1)) t1=$SECONDS
 t_rep=$((SECONDS - t1)) t1=$SECONDS
 sed -n '/^How the links/,/^$/p' rep.txt
 score=$(/usr/bin/python3 "$VT_SRC/tests/report/pairing_score.py" out.db "$out/guest/pairing.json")
-echo "pairing (aio=$AIO${VT_PAIRING_IOTHREAD:+ iothread}, $SMP vCPUs, 4 threads, throttled): $score"
+echo "pairing (aio=$AIO$([ "$IOTHREAD" = 0 ] || echo " iothread"), $SMP vCPUs, disk $DISK, 4 threads, throttled): $score"
 echo "times: guest run $t_run, export $t_exp s, report $t_rep s, score $((SECONDS - t1)) s"
 acc=${score##*accuracy=}
 awk -v a="$acc" 'BEGIN { exit !(a >= 99.5) }' || fail "pairing accuracy $acc% < 99.5%"
 case $score in *" guessed=0 "*) ;; *) fail "workload requests paired by a guess";; esac
+# the back-end QEMU really used: the operations the requests were paired
+# with are its own (not a fallback to the thread pool's syscalls)
+case $AIO in native) own=io_submit ;; io_uring) own=io_uring_ ;; *) own="" ;; esac
+served=${score##*served_by=}
+other=$(echo "${served%% *}" | tr ',' '\n' | grep -v "^$own" || true)
+[ -z "$own" ] || [ -z "$other" ] ||
+	fail "aio=$AIO: requests served by $(echo $other), not by its own operations"
 unf=${score##*unrecorded=}
 made=${score##*workload_requests=}
 [ $((${unf%% *} * 50)) -le "${made%% *}" ] || fail "too many requests lost to the recorder's polling"

@@ -12,7 +12,9 @@
 # methods.  Then the same host recording without the offsets, and with
 # QEMU aio=io_uring (io_uring tracepoints: each operation submit ->
 # complete) and aio=native (io_submit: no end): time guesses, counted and
-# said so.
+# said so.  Last, both on a host block device with the host's block events
+# (the bio each submission queues, its block_rq_complete): exact again,
+# io_uring's operations submit -> complete, Linux AIO's bio -> completion.
 set -eu
 . "$VT_SRC/tests/report/common.sh"
 command -v sqlite3 >/dev/null || { echo "no sqlite3 CLI (apt-get install sqlite3)"; exit 77; }
@@ -30,12 +32,18 @@ cp guest.meta g/vmtrace.meta
 "$VT_BIN" report h g --no-align -q >rep.txt
 "$VT_BIN" export --sqlite out.db h g --no-align -q
 sed -n '/^How the links/,/^$/p' rep.txt
-sqlite3 -batch -noheader -separator '|' out.db \
-	"SELECT r.sector, r.nr_sector, r.rwbs, l.link, l.ts, l.method, l.tid, l.syscall, l.offset,
-		l.length, l.address, l.data
-	   FROM request_links l JOIN requests r ON r.id = l.request_id
-	  WHERE l.link IN ('kick', 'host_io', 'inject') ORDER BY r.id, l.link, l.ts" >links.txt
-"$PY" - links.txt expected.json rep.txt <<'PYEOF'
+# links DB: each request's kick, QEMU operations and injection
+links() {
+	sqlite3 -batch -noheader -separator '|' "$1" \
+		"SELECT r.sector, r.nr_sector, r.rwbs, l.link, l.ts, l.method, l.tid, l.syscall, l.offset,
+			l.length, l.address, l.data
+		   FROM request_links l JOIN requests r ON r.id = l.request_id
+		  WHERE l.link IN ('kick', 'host_io', 'inject') ORDER BY r.id, l.link, l.ts"
+}
+links out.db >links.txt
+# check.py LINKS EXPECTED.json REPORT.txt RULE: every link as the truth has
+# it, the methods counted in the report, RULE its offset rule line
+cat >check.py <<'PYEOF'
 import json, sys
 exp = json.load(open(sys.argv[2])); txt = open(sys.argv[3]).read()
 got = {}
@@ -68,7 +76,7 @@ if bad:
     sys.exit(1)
 for l in ["host_io_begin ",
           "guesses: 0 links in 0 of %d requests" % n,
-          "file offset = sector * 512 + 0"]:
+          sys.argv[4]]:
     if l not in txt:
         sys.exit("FAIL: report text lacks %r" % l)
 import re
@@ -79,6 +87,7 @@ if have != want:
     sys.exit("FAIL: host_io_begin methods %s want %s" % (have, want))
 print("ok: every pairing exact; methods counted, no guess")
 PYEOF
+"$PY" check.py links.txt expected.json rep.txt "QEMU fd 12, file offset = sector * 512 + 0"
 # each request's own completion: the flush is completed by its 2^64-1
 # completion, not by the write at sector 0
 [ "$(sqlite3 out.db "SELECT count(*) FROM requests WHERE rq_complete IS NULL")" = 0 ]
@@ -132,3 +141,22 @@ mkdir -p n/h && "$PY" "$VT_SRC/tests/report/mkpairing.py" n native
 [ "$(sqlite3 n.db "SELECT l.method || ' ' || l.syscall FROM request_links l JOIN requests r ON r.id = l.request_id
 	WHERE r.rwbs = 'FF' AND l.link = 'host_io'")" = "flush fdatasync" ]
 echo "ok: aio=native: 11 io_submit guesses without an end, the flush exact"
+# on a host block device, with the host's block events: each submission's
+# bio names its disk bytes (io_uring: the bio queued right after the
+# submit, the operation still submit -> complete; Linux AIO: the bio,
+# queued in io_submit, to its block_rq_complete): exact, no guess
+for m in uring-bio native-bio; do
+	mkdir -p "$m/h" && "$PY" "$VT_SRC/tests/report/mkpairing.py" "$m" "$m"
+	"$GTD" "$m/h/trace.dat" <"$m/host.txt" && cp host.meta "$m/h/vmtrace.meta"
+	"$VT_BIN" report "$m/h" g --no-align -q >"$m.rep.txt"
+	"$VT_BIN" export --sqlite "$m.db" "$m/h" g --no-align -q
+	links "$m.db" >"$m.links.txt"
+	"$PY" check.py "$m.links.txt" "$m/expected.json" "$m.rep.txt" \
+		"host block device 7:0 (QEMU's bios), byte = sector * 512 + 0" ||
+		{ sed -n '/^How the links/,/^$/p' "$m.rep.txt"; echo "FAIL: $m"; exit 1; }
+	# Linux AIO: each read/write's host I/O ends at its bio's completion
+	[ "$m" = uring-bio ] || [ "$(sqlite3 "$m.db" "SELECT count(*) FROM requests WHERE rwbs != 'FF'
+		AND (host_io_end IS NULL OR host_syscall != 'io_submit')")" = 0 ] ||
+		{ sqlite3 "$m.db" "SELECT sector, links, host_syscall FROM requests"; echo "FAIL: $m: no end"; exit 1; }
+	echo "ok: $m: exact by the host's bios"
+done
