@@ -59,10 +59,15 @@ held_out full.json half.json
 
 # a full KVM: tracepoint and debugfs give the exact offset (to the tick);
 # it lies inside the markers' bound, and so does every source
-exact_in_bound() {	# JSON: every KVM source of each segment inside its bound
+# The segments the markers prove: a segment with no marker has no bound
+# (QEMU's first offset, when the recorder read debugfs before the vCPU's
+# reset wrote the next one, a loaded machine's race) and holds no marker.
+PS="[g for g in j['segments'] if g['n_markers']]"
+exact_in_bound() {	# JSON: every KVM source of each proven segment inside its bound
 	check_json "$1" t.json \
 		"all(any(s['source'] in ('tracepoint', 'debugfs') for s in j['sources'] if s['tsc_host'] == g['ref_tsc_host']) for g in j['segments'])" \
-		"all(abs(s['offset_tsc'] - g['offset_tsc']) * 1e9 / j['host_hz'] <= g['bound_ns'] for g in j['segments'] for s in j['sources'] if s['tsc_host'] == g['ref_tsc_host'] and s['source'] in ('tracepoint', 'debugfs'))" \
+		"any(g['bound_ns'] is not None for g in j['segments'])" \
+		"all(abs(s['offset_tsc'] - g['offset_tsc']) * 1e9 / j['host_hz'] <= g['bound_ns'] for g in j['segments'] if g['bound_ns'] is not None for s in j['sources'] if s['tsc_host'] == g['ref_tsc_host'] and s['source'] in ('tracepoint', 'debugfs'))" \
 		"all(s['agrees'] is not False for s in j['sources'])"
 }
 if [ $full_kvm = 1 ]; then
@@ -91,10 +96,10 @@ print("  bound %.3f us" % (j["bound_ns"] / 1e3))' full.json
 	"$VT_BIN" align whost wguest
 	"$VT_BIN" align whost wguest --json --pairs >w.json
 	check_json w.json t.json \
-		'len(j["segments"]) == 2' \
-		'all(g["source"] == "markers" and g["n_markers"] == 20 for g in j["segments"])' \
-		'abs(j["segments"][1]["offset_tsc"] - j["segments"][0]["offset_tsc"] - 1000000000000) < 10**10' \
-		"all(0 < g['bound_ns'] < $LIMIT_NS for g in j['segments'])"
+		"len($PS) == 2" \
+		"all(g['source'] == 'markers' and g['n_markers'] == 20 for g in $PS)" \
+		"abs(($PS)[1]['offset_tsc'] - ($PS)[0]['offset_tsc'] - 1000000000000) < 10**10" \
+		"all(0 < g['bound_ns'] < $LIMIT_NS for g in $PS)"
 	exact_in_bound w.json
 	mkdir whalf
 	every_other wguest/markers.dat whalf/markers.dat
@@ -129,9 +134,9 @@ print("  bound %.3f us" % (j["bound_ns"] / 1e3))' full.json
 		check_json $g.json t.json \
 			'j["guest_dir"] is None' \
 			'j["method"] == "markers" and j["markers"]["pairs"] == 40' \
-			"len(j['segments']) == $nseg" \
-			"all(g['source'] == 'markers' and g['n_markers'] == 40 // $nseg for g in j['segments'])" \
-			"all(0 < g['bound_ns'] < $LIMIT_NS for g in j['segments'])" \
+			"len($PS) == $nseg" \
+			"all(g['source'] == 'markers' and g['n_markers'] == 40 // $nseg for g in $PS)" \
+			"all(0 < g['bound_ns'] < $LIMIT_NS for g in $PS)" \
 			'not [w for w in j["warnings"] if "no guest record" in w or "dropped" in w]'
 		exact_in_bound $g.json
 		# the guest's own markers.dat holds the same markers: same model
@@ -161,9 +166,9 @@ print("  bound %.3f us" % (j["bound_ns"] / 1e3))' full.json
 		[ $rc = 0 ] || [ $rc = 3 ] || fail "align on the cut recording: exit $rc"
 		"$VT_BIN" align cuthost hctscwguest --json >cut.json || true
 		check_json cut.json t.json \
-			'j["method"] == "markers" and len(j["segments"]) == 1' \
-			'j["segments"][0]["source"] == "markers" and 2 <= j["segments"][0]["n_markers"] <= 20' \
-			"0 < j['segments'][0]['bound_ns'] < $LIMIT_NS" \
+			"j['method'] == 'markers' and len($PS) == 1" \
+			"($PS)[0]['source'] == 'markers' and 2 <= ($PS)[0]['n_markers'] <= 20" \
+			"0 < ($PS)[0]['bound_ns'] < $LIMIT_NS" \
 			'[s["agrees"] for s in j["sources"] if s["source"] == "debugfs"] == [False]' \
 			'[abs(s["diff_ns"]) > 60e9 for s in j["sources"] if s["source"] == "debugfs"] == [True]' \
 			'any("SOURCES DISAGREE" in w and "debugfs" in w and "ignored" in w for w in j["warnings"])' \

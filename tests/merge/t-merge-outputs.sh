@@ -27,7 +27,7 @@ expect 2 'vmtrace: merge: x.weird: unknown output format (use --format perfetto|
 expect 2 'vmtrace: merge: nosuch: unknown output format (use --format perfetto|chrome|uftrace or .pftrace/.json/a directory)' -- -F nosuch -o x.json
 [ ! -e x.weird ] && [ ! -e x.json ] || fail "a refused merge wrote its output"
 # bad numbers: usage errors, named, nothing written
-expect 2 "vmtrace: merge: bad --tsc-hz '2x'" -- --tsc-hz 2x -o x.json
+expect 2 "vmtrace: merge: bad --tsc-hz '2x' (Hz, at least 1000)" -- --tsc-hz 2x -o x.json
 expect 2 "vmtrace: merge: bad --offset '7q'" -- --offset 7q -o x.json
 [ ! -e x.json ] || fail "a merge with a bad number wrote its output"
 # a name ending in '/': a directory, the uftrace format
