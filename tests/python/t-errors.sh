@@ -30,11 +30,15 @@ uftrace info -d x 2>/dev/null | grep -q 'exited with code: 7' || vt_fail "info l
 vt_replay x | grep -q '__main__.f' || vt_fail "trace of the exiting script lacks f()"
 
 # a full disk: records lost are counted, said, and the trace stays readable
+# (400000 calls at least, ~12 MB of records for the 6 MB: a loaded machine
+# made too few in the one second to fill it)
+# (400000 calls at least, ~12 MB of records for the 6 MB: a loaded machine
+# made too few in the one second to fill it)
 mkdir small
 if mount -t tmpfs -o size=6m vt-small small 2>/dev/null; then
 	trap 'umount "$VT_TMP/small"' EXIT
 	expect 3 'records lost (No space left on device)' -- \
-		vt_py -m vmtrace -o small/t --clock ns "$SCRIPTS/busy.py" 1
+		vt_py -m vmtrace -o small/t --clock ns "$SCRIPTS/busy.py" 1 0 400000 0 400000
 	uftrace replay -d small/t 2>/dev/null | grep -q 'LOST [0-9]* records' || vt_fail "no LOST record in the replay"
 	[ "$(vt_calls small/t "__main__.tick ")" -gt 1000 ] || vt_fail "records before the disk filled are gone"
 	grep -q '^python.lost=[1-9]' small/t/vmtrace.meta || vt_fail "vmtrace.meta lacks python.lost"
