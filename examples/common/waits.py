@@ -42,12 +42,25 @@ def alive(pid):
         return False
 
 
+_seen = {}          # path -> (bytes read so far, their last len(pat) - 1 bytes)
+
+
 def holds(path, pat):
+    """True once the growing file holds pat; each call reads only what was
+    appended since the last (a poll must not re-read a whole console log:
+    this process shares the recorded host's CPU with the vCPU)."""
+    off, tail = _seen.get(path, (0, b""))
     try:
         with open(path, "rb") as f:
-            return pat in f.read()
+            if os.fstat(f.fileno()).st_size < off:
+                off, tail = 0, b""          # replaced or cut: from the start
+            f.seek(off)
+            new = f.read()
     except OSError:
         return False
+    buf = tail + new
+    _seen[path] = (off + len(new), buf[-(len(pat) - 1):] if len(pat) > 1 else b"")
+    return pat in buf
 
 
 def line(path, pat, secs, pid):

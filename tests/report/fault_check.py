@@ -166,7 +166,11 @@ vcpu_state, vcpu_since, preempted = {}, {}, []
 sw = re.compile(r"(\d+) \[-?\d+\] (\S+) ==> .*?:(\d+) \[")
 for comm, tid, ts, ev, rest in events(hostrep):
     t = ns(ts)
-    if ev == "kvm_write_tsc_offset" and offset is None:
+    if ev == "kvm_write_tsc_offset":
+        # the last one: QEMU writes the offset at the vCPU's creation and
+        # again at its reset (and the boot may write it once more): on a
+        # loaded machine seconds apart, while the guest's events all come
+        # after the last
         offset = int(re.search(r"next=(\d+)", rest).group(1))
         offset = offset - 2**64 if offset >= 2**63 else offset
     elif ev.startswith("sys_enter_") and ev[10:] in DISK and not comm.startswith("CPU ") and \

@@ -128,7 +128,7 @@ part = ns(re.search(r"vcpu_preempted=([\d.]+)", txt[2]).group(1))
 dur = sum(ns(v) for v in re.findall(r"=([\d.]+)", txt[2].split(";")[0]))
 truth = None
 for l in open(sys.argv[2]):
-    m = re.match(r"ok +\S+ at (\d+) ns, [\d.]+ ms: vCPU preempted \d+ ns \(report\), (\d+) ns \(raw", l)
+    m = re.match(r"ok +.+? at (\d+) ns, [\d.]+ ms: vCPU preempted \d+ ns \(report\), (\d+) ns \(raw", l)
     if m and int(m.group(1)) == at: truth = int(m.group(2))
 if truth is None: sys.exit("FAIL: the first call is not in preempt_check's output")
 share, tshare = part / dur, truth / dur
