@@ -237,8 +237,7 @@ int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int forc
 			continue;
 		if (!strcmp(n, "task.txt")) {
 			/* a finished directory's task.txt is its ns copy */
-			if (uft_path_join(src, sizeof(src), in, VT_UFT_RAW_TASK) ||
-			    (access(src, F_OK) && uft_path_join(src, sizeof(src), in, n)) ||
+			if (uft_raw_task_path(src, sizeof(src), in) ||
 			    convert_task_txt(src, dst, tsc_hz))
 				goto out;
 			continue;
@@ -289,13 +288,37 @@ out:
 	return ret;
 }
 
-/* Finish task @idx of @dir: its raw stamps kept as <TID>.tsc (the .dat
- * renamed, once: a second finish starts from the .tsc), its .dat written
- * anew from them in ns at @hz (a temporary file renamed over it, so a
- * crash leaves the .tsc and either .dat whole).  0, 1 (the raw stamps end
- * early: @warn says where), or -1 with a message. */
+/* 1 if the files @a and @b both exist and have the same size. */
+static int same_size(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_size == sb.st_size;
+}
+
+/* Keep the file @cur's raw stamps as @raw, once (a second finish starts
+ * from @raw).  1 if @raw holds them (and @cur is written anew from it), 0
+ * if there is neither file, -1 with a message. */
+static int keep_raw(const char *cur, const char *raw)
+{
+	if (access(raw, F_OK) == 0)
+		return 1;
+	if (access(cur, F_OK))
+		return 0;
+	if (rename(cur, raw))
+		return vt_err_errno("%s: cannot rename to %s", cur, raw);
+	return 1;
+}
+
+/* Finish task @idx of @dir: its raw stamps kept as <TID>.tsc, its .dat
+ * written anew from them in ns at @hz (a temporary file renamed over it,
+ * so a crash leaves the .tsc and either .dat whole); with @done (the
+ * directory was finished at @hz before) a .dat of the .tsc's size is that
+ * copy and is kept (a shorter one - a stream cut while it was sent - is
+ * made again).  0, 1 (the raw stamps end early: @warn says where), or -1
+ * with a message. */
 static int finish_task(struct vt_uft_reader *r, int idx, const char *dir, uint64_t hz,
-		       char *warn, size_t wlen)
+		       int done, char *warn, size_t wlen)
 {
 	char raw[PATH_MAX], dat[PATH_MAX], tmp[PATH_MAX];
 	int tid = vt_uft_task_tid(r, idx), fd, c;
@@ -304,12 +327,11 @@ static int finish_task(struct vt_uft_reader *r, int idx, const char *dir, uint64
 	    snprintf(raw, sizeof(raw), "%s/%d%s", dir, tid, VT_UFT_RAW_SUFFIX) >= (int)sizeof(raw) ||
 	    snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", dat) >= (int)sizeof(tmp))
 		return vt_err_set("%s: path too long", dir);
-	if (access(raw, F_OK)) {
-		if (access(dat, F_OK))
-			return 0;	/* a task that recorded nothing */
-		if (rename(dat, raw))
-			return vt_err_errno("%s: cannot rename to %s", dat, raw);
-	}
+	if (done && same_size(raw, dat))
+		return 0;
+	c = keep_raw(dat, raw);
+	if (c <= 0)
+		return c;	/* 0: a task that recorded nothing */
 	fd = mkstemp(tmp);
 	if (fd < 0)
 		return vt_err_errno("%s: cannot create", tmp);
@@ -327,21 +349,18 @@ static int finish_task(struct vt_uft_reader *r, int idx, const char *dir, uint64
 	return c;
 }
 
-/* task.txt of @dir in ns at @hz, its raw lines kept as task.tsc. */
+/* task.txt of @dir in ns at @hz, its raw lines kept as task.tsc (a few
+ * lines: made again every time). */
 static int finish_task_txt(const char *dir, uint64_t hz)
 {
 	char raw[PATH_MAX], txt[PATH_MAX];
+	int c;
 
 	if (uft_path_join(raw, sizeof(raw), dir, VT_UFT_RAW_TASK) ||
 	    uft_path_join(txt, sizeof(txt), dir, "task.txt"))
 		return -1;
-	if (access(raw, F_OK)) {
-		if (access(txt, F_OK))
-			return 0;
-		if (rename(txt, raw))
-			return vt_err_errno("%s: cannot rename to %s", txt, raw);
-	}
-	return convert_task_txt(raw, txt, hz);
+	c = keep_raw(txt, raw);
+	return c <= 0 ? c : convert_task_txt(raw, txt, hz);
 }
 
 int vt_uft_finish_ns(const char *dir, uint64_t tsc_hz)
@@ -350,7 +369,8 @@ int vt_uft_finish_ns(const char *dir, uint64_t tsc_hz)
 	struct vt_uft_reader *r = NULL;
 	struct vt_meta *m = NULL;
 	const char *clock;
-	int ret = -1, partial = 0;
+	int ret = -1, partial = 0, done;
+	uint64_t was = 0;
 
 	/* only a uftrace directory (info) of vmtrace's raw clock */
 	if (uft_path_join(path, sizeof(path), dir, "info") || access(path, F_OK) ||
@@ -369,12 +389,16 @@ int vt_uft_finish_ns(const char *dir, uint64_t tsc_hz)
 		ret = VT_UFT_FIN_NO_HZ;
 		goto out;
 	}
+	/* finished at this frequency before (the tracer's end, then unpack or
+	 * finalize): the copies it made stand, only missing or short ones are
+	 * made again */
+	done = vt_meta_get_u64(m, VT_MK_UFTRACE_NS_HZ, &was) == 0 && was == tsc_hz;
 	r = vt_uft_open(dir);
 	if (!r)
 		goto out;
 	for (int i = 0; i < vt_uft_nr_tasks(r); i++) {
 		char w[1024] = "";
-		int c = finish_task(r, i, dir, tsc_hz, w, sizeof(w));
+		int c = finish_task(r, i, dir, tsc_hz, done, w, sizeof(w));
 
 		if (c < 0)
 			goto out;

@@ -102,5 +102,9 @@ int uft_map_path(char *buf, size_t len, const char *dir, const char *sid);
 /* The tids of the non-empty [0-9]+.dat files of @dir, sorted, in a
  * malloc'ed *@out: their number, or -1 with a message. */
 int uft_list_dat_tids(const char *dir, int **out);
+/* The task file holding @dir's raw stamps: task.tsc of a finished
+ * directory (lib/uftrace.h vt_uft_finish_ns), else task.txt.  0, or -1 if
+ * the path is too long. */
+int uft_raw_task_path(char *buf, size_t len, const char *dir);
 
 #endif

@@ -309,10 +309,7 @@ static int read_task_txt(struct vt_uft_reader *r, struct sess_list *sl, int *cap
 	struct uft_lines l;
 	int bad;
 
-	/* a finished directory's raw copy first (vt_uft_finish_ns) */
-	if (uft_path_join(path, sizeof(path), r->dir, VT_UFT_RAW_TASK))
-		return -1;
-	if (access(path, F_OK) && uft_path_join(path, sizeof(path), r->dir, "task.txt"))
+	if (uft_raw_task_path(path, sizeof(path), r->dir))
 		return -1;
 	if (access(path, F_OK))
 		return 0;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "err.h"
 #include "fileio.h"
 #include "meta.h"
@@ -233,6 +234,15 @@ int uft_list_dat_tids(const char *dir, int **out)
 	*out = tids;
 	nr = j;
 	return nr;
+}
+
+int uft_raw_task_path(char *buf, size_t len, const char *dir)
+{
+	if (uft_path_join(buf, len, dir, VT_UFT_RAW_TASK))
+		return -1;
+	if (access(buf, F_OK) == 0)
+		return 0;
+	return uft_path_join(buf, len, dir, "task.txt");
 }
 
 int uft_sid_ok(const char *sid)
