@@ -47,18 +47,22 @@ int chain_extents_load(struct report *r, const char *dir)
 	snprintf(path, sizeof(path), "%s/%s", dir, VT_EXTENTS_FILE);
 	if (vt_extents_read(path, &e, &n))
 		return -1;
-	for (size_t i = 0; i < n; i++) {
+	/* each extent on the whole disk (the block events' dev since 5.12,
+	 * the sector the disk's) and, for a partition, on it too with the
+	 * partition's own sectors (older kernels' events) */
+	for (size_t k = 0; k < 2 * n; k++) {
+		size_t i = k / 2;
 		struct extmap *m;
 
-		if (!e[i].length)
+		if (!e[i].length || (k % 2 && e[i].st_dev == e[i].dev))
 			continue;
 		m = CHAIN_VEC_PUSH(r, r->ext);
 		if (!m) {
 			free(e);
 			return vt_err_set("report: out of memory");
 		}
-		m->dev = e[i].dev;
-		m->pstart = e[i].start + e[i].physical;
+		m->dev = k % 2 ? e[i].st_dev : e[i].dev;
+		m->pstart = (k % 2 ? 0 : e[i].start) + e[i].physical;
 		m->pend = m->pstart + e[i].length;
 		m->logical = e[i].logical;
 		m->ino = e[i].ino;
