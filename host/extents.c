@@ -110,15 +110,47 @@ out:
 	return ret;
 }
 
-int host_extents_write(FILE *out, const pid_t *pids, int nr, int end)
+/* the file of /proc/PID/fd/FD (@path) opened by its name, read-only
+ * (its name is a link to the file, whatever mode QEMU opened it in) */
+static int open_same(const char *path, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && (fstat(fd, &st) || st.st_dev != dev || st.st_ino != ino)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static int read_file(FILE *out, const struct host_ext_file *f, int end)
+{
+	struct vt_extent e = { .end = (uint8_t)!!end, .pid = f->pid, .fd = f->fd };
+	char link[64];
+	struct stat st;
+	int fd, ret;
+
+	/* the end reading: through QEMU's fd if it still has it, else by
+	 * the name it had (QEMU has exited: blocks it allocated are there) */
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)f->pid, f->fd);
+	fd = open_same(link, f->dev, f->ino);
+	if (fd < 0 && f->path[0] == '/')
+		fd = open_same(f->path, f->dev, f->ino);
+	if (fd < 0)
+		return 0;
+	ret = fstat(fd, &st) ? 0 : file_extents(out, fd, &st, &e);
+	close(fd);
+	return ret;
+}
+
+int host_extents_write(FILE *out, const pid_t *pids, int nr, struct host_ext_files *files)
 {
 	for (int i = 0; i < nr; i++) {
 		char dir[64], path[64 + sizeof(((struct dirent *)0)->d_name)];
 		struct dirent *de;
 		DIR *d;
-		/* a file once, at its lowest fd (QEMU may hold two) */
-		struct { dev_t dev; ino_t ino; int fd; } seen[64];
-		int ns = 0;
+		int first = files->n;
 
 		snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pids[i]);
 		d = opendir(dir);
@@ -126,42 +158,45 @@ int host_extents_write(FILE *out, const pid_t *pids, int nr, int end)
 			continue;
 		while ((de = readdir(d))) {
 			struct stat st;
-			int fd = atoi(de->d_name);
+			int fd = atoi(de->d_name), j;
 
 			if (de->d_name[0] == '.')
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 			if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_size < EXT_MIN_SIZE)
 				continue;
-			int j;
-
-			for (j = 0; j < ns && !(seen[j].dev == st.st_dev && seen[j].ino == st.st_ino); j++)
+			/* a file once, at its lowest fd (QEMU may hold two) */
+			for (j = first; j < files->n && !(files->f[j].dev == st.st_dev &&
+							  files->f[j].ino == st.st_ino); j++)
 				;
-			if (j < ns) {
-				if (fd < seen[j].fd)
-					seen[j].fd = fd;
+			if (j < files->n) {
+				if (fd < files->f[j].fd)
+					files->f[j].fd = fd;
 				continue;
 			}
-			if (ns < (int)(sizeof(seen) / sizeof(*seen)))
-				seen[ns++] = (typeof(seen[0])){ st.st_dev, st.st_ino, fd };
+			if (files->n == HOST_EXT_FILES)
+				continue;
+			struct host_ext_file *f = &files->f[files->n++];
+			ssize_t len = readlink(path, f->path, sizeof(f->path) - 1);
+
+			f->path[len > 0 ? len : 0] = 0;
+			f->pid = pids[i];
+			f->fd = fd;
+			f->dev = st.st_dev;
+			f->ino = st.st_ino;
 		}
 		closedir(d);
-		for (int j = 0; j < ns; j++) {
-			struct vt_extent e = { .end = (uint8_t)!!end, .pid = pids[i], .fd = seen[j].fd };
-			struct stat st;
-			int fd;
-
-			snprintf(path, sizeof(path), "%s/%d", dir, seen[j].fd);
-			/* O_RDONLY|O_NOATIME would need ownership: plain read */
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			if (!fstat(fd, &st) && st.st_ino == seen[j].ino && file_extents(out, fd, &st, &e)) {
-				close(fd);
+		for (int j = first; j < files->n; j++)
+			if (read_file(out, &files->f[j], 0))
 				return -1;
-			}
-			close(fd);
-		}
 	}
+	return 0;
+}
+
+int host_extents_write_end(FILE *out, const struct host_ext_files *files)
+{
+	for (int j = 0; j < files->n; j++)
+		if (read_file(out, &files->f[j], 1))
+			return -1;
 	return 0;
 }

@@ -74,7 +74,7 @@ int host_record_add_pid(struct host_record *r, pid_t pid)
 static void rec_extents(struct host_record *r, int end)
 {
 	pid_t pids[REC_EXT_PIDS], todo[REC_EXT_PIDS];
-	int n = host_kvm_pids(r->kvm, pids, REC_EXT_PIDS, !end), nt = 0;
+	int n = end ? 0 : host_kvm_pids(r->kvm, pids, REC_EXT_PIDS, 1), nt = 0;
 	char path[REC_PATH_MAX];
 	FILE *fp;
 
@@ -83,12 +83,14 @@ static void rec_extents(struct host_record *r, int end)
 
 		for (j = 0; j < r->nr_ext_pids && r->ext_pids[j] != pids[i]; j++)
 			;
-		if (end || j == r->nr_ext_pids)
+		if (j == r->nr_ext_pids) {
 			todo[nt++] = pids[i];
-		if (!end && j == r->nr_ext_pids)
 			r->ext_pids[r->nr_ext_pids++] = pids[i];
+		}
 	}
-	if (!nt)
+	if (end ? !r->ext_files || !r->ext_files->n : !nt)
+		return;
+	if (!r->ext_files && !(r->ext_files = calloc(1, sizeof(*r->ext_files))))
 		return;
 	snprintf(path, sizeof(path), "%s/%s", r->dir, VT_EXTENTS_FILE);
 	int fresh = access(path, F_OK) != 0;
@@ -98,7 +100,10 @@ static void rec_extents(struct host_record *r, int end)
 		return;
 	if (fresh)
 		vt_extents_write_header(fp);
-	host_extents_write(fp, todo, nt, end);
+	if (end)
+		host_extents_write_end(fp, r->ext_files);
+	else
+		host_extents_write(fp, todo, nt, r->ext_files);
 	fclose(fp);
 }
 
@@ -219,6 +224,7 @@ void rec_free(struct host_record *r)
 	vt_meta_free(r->meta);
 	free(r->events);
 	free(r->traced);
+	free(r->ext_files);
 	free(r->dir);
 	free(r);
 }

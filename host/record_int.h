@@ -120,6 +120,7 @@ struct host_record {
 	pid_t ext_pids[REC_EXT_PIDS];	/* QEMU processes whose files' extents
 					 * were read at their start (extents.tsv) */
 	int nr_ext_pids;
+	struct host_ext_files *ext_files;	/* ... those files, NULL: none yet */
 	struct vt_meta *meta;
 	char *events;		/* enabled events, as given/defaulted */
 	pid_t registry_pid;	/* registry entry to remove with the instance */
