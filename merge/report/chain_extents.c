@@ -147,6 +147,14 @@ int chain_extents_map(struct report *r, uint32_t dev, uint64_t byte, uint64_t le
 	return 0;
 }
 
+int chain_extents_fd(const struct report *r, int64_t fd)
+{
+	for (size_t i = 0; i < r->ext.n; i++)
+		if (r->ext.a[i].fd == fd)
+			return 1;
+	return 0;
+}
+
 int report_load_extents(struct report *r, const struct report_opts *o)
 {
 	for (int i = 0; o && i < o->ninputs; i++)

@@ -138,6 +138,8 @@ int chain_extents_load(struct report *r, const char *dir);
  * block device @dev (kernel dev_t): 1, else 0 (counted in bio_ext). */
 int chain_extents_map(struct report *r, uint32_t dev, uint64_t byte, uint64_t len,
 		      int64_t *fd, uint64_t *off);
+/* 1 if @fd is an image file's fd in extents.tsv (the fd of mapped bios) */
+int chain_extents_fd(const struct report *r, int64_t fd);
 
 /* The operation letter of a block layer rwbs string (chain.c). */
 char report_rwbs_op(const char *rwbs);
