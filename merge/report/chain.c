@@ -793,7 +793,13 @@ static int on_bio_queue(struct report *r, const struct merge_event *ev, struct t
 	memset(h, 0, sizeof(*h));
 	h->p.enter = ev->ts_ns;
 	h->p.tid = merge_track(r->tables, ev->track)->tid;
-	h->p.name = t->host_enter ? t->host_name : merge_str_intern0(r->tables, "bio");
+	/* a bio of io_uring's worker (a submission the kernel punted:
+	 * ext4's direct writes) is io_uring's work, by its own name */
+	const char *tn = merge_str(r->tables, merge_track(r->tables, ev->track)->name);
+
+	h->p.name = t->host_enter ? t->host_name :
+		    merge_str_intern0(r->tables, tn && !strncmp(tn, "iou-wrk-", 8) ?
+				      "io_uring worker bio" : "bio");
 	h->p.fd = fd;
 	h->p.off = off;
 	h->p.len = len;
