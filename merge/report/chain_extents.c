@@ -113,12 +113,7 @@ int chain_extents_map(struct report *r, uint32_t dev, uint64_t byte, uint64_t le
 		      int64_t *fd, uint64_t *off)
 {
 	size_t lo = 0, hi = r->ext.n;
-	int seen = 0;
 
-	for (size_t i = 0; i < r->ext.n && !seen; i++)
-		seen = r->ext.a[i].dev == dev;
-	if (!seen)
-		return 0;
 	/* the last extent starting at or before @byte on @dev */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -129,6 +124,9 @@ int chain_extents_map(struct report *r, uint32_t dev, uint64_t byte, uint64_t le
 		else
 			hi = mid;
 	}
+	/* not an image file's disk: no extent of @dev on either side */
+	if (!(lo && r->ext.a[lo - 1].dev == dev) && !(lo < r->ext.n && r->ext.a[lo].dev == dev))
+		return 0;
 	if (lo) {
 		const struct extmap *m = &r->ext.a[lo - 1];
 
