@@ -386,6 +386,22 @@ void host_kvm_poll(struct host_kvm *k, const pid_t *pids, int nr, int threads, i
 		}
 }
 
+int host_kvm_pids(const struct host_kvm *k, pid_t *out, int max, int threads_only)
+{
+	int n = 0;
+
+	for (int i = threads_only ? k->nr_vm : 0; i < k->nr_vm + k->nr_thr; i++) {
+		pid_t p = i < k->nr_vm ? k->vm[i].pid : k->thr[i - k->nr_vm].pid;
+		int j;
+
+		for (j = 0; j < n && out[j] != p; j++)
+			;
+		if (j == n && n < max)
+			out[n++] = p;
+	}
+	return n;
+}
+
 int host_kvm_nr_threads(const struct host_kvm *k)
 {
 	return k->nr_thr;

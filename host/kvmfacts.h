@@ -27,6 +27,11 @@ void host_kvm_free(struct host_kvm *k);
  * read are simply absent. */
 void host_kvm_poll(struct host_kvm *k, const pid_t *pids, int nr, int threads, int final);
 
+/* The QEMU processes known (their VMs' and vCPU threads'; only those
+ * with vCPU threads found with @threads_only): up to @max in @out,
+ * without repeats; returns how many. */
+int host_kvm_pids(const struct host_kvm *k, pid_t *out, int max, int threads_only);
+
 /* Number of vCPU threads found, and the i-th one's tid and name. */
 int host_kvm_nr_threads(const struct host_kvm *k);
 pid_t host_kvm_thread_tid(const struct host_kvm *k, int i);

@@ -6,6 +6,8 @@ VMTRACE_SRCS += host/record_splice.c host/record_tracefs.c host/record_registry.
 VMTRACE_SRCS += host/record_tracedat.c host/record_finish.c
 # CPython's USDT markers as uprobe events (record --python, top --python)
 VMTRACE_SRCS += host/usdt_probes.c
+# extents.tsv: QEMU image files' extents at the start and end (report maps bios)
+VMTRACE_SRCS += host/extents.c
 # `vmtrace unpack`: the host end of the guest's trace stream (lib/stream.c)
 VMTRACE_SRCS += host/cmd_unpack.c
 VMTRACE_LIBS += $(TRACEFS_LIBS) -lpthread

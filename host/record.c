@@ -34,6 +34,8 @@
 #include "err.h"
 #include "fileio.h"
 #include "kvmfacts.h"
+#include "host_extents.h"
+#include "extents.h"
 #include "proc.h"
 #include "meta.h"
 #include "record_int.h"
@@ -65,6 +67,46 @@ int host_record_add_pid(struct host_record *r, pid_t pid)
  * that sees a task start and at the next one (QEMU names a thread as it
  * starts, a poll may come between).
  */
+/* extents.tsv: the extents of the files of each QEMU process with vCPU
+ * threads, read the first time a poll sees it (its drives are open) and,
+ * with @end, of every one known at the end.  Best effort: a file that
+ * cannot be written leaves the report without them. */
+static void rec_extents(struct host_record *r, int end)
+{
+	pid_t pids[REC_EXT_PIDS], todo[REC_EXT_PIDS];
+	int n = end ? 0 : host_kvm_pids(r->kvm, pids, REC_EXT_PIDS, 1), nt = 0;
+	char path[REC_PATH_MAX];
+	FILE *fp;
+
+	for (int i = 0; i < n; i++) {
+		int j;
+
+		for (j = 0; j < r->nr_ext_pids && r->ext_pids[j] != pids[i]; j++)
+			;
+		if (j == r->nr_ext_pids) {
+			todo[nt++] = pids[i];
+			r->ext_pids[r->nr_ext_pids++] = pids[i];
+		}
+	}
+	if (end ? !r->ext_files || !r->ext_files->n : !nt)
+		return;
+	if (!r->ext_files && !(r->ext_files = calloc(1, sizeof(*r->ext_files))))
+		return;
+	snprintf(path, sizeof(path), "%s/%s", r->dir, VT_EXTENTS_FILE);
+	int fresh = access(path, F_OK) != 0;
+
+	fp = fopen(path, "a");
+	if (!fp)
+		return;
+	if (fresh)
+		vt_extents_write_header(fp);
+	if (end)
+		host_extents_write_end(fp, r->ext_files);
+	else
+		host_extents_write(fp, todo, nt, r->ext_files);
+	fclose(fp);
+}
+
 int host_record_poll(struct host_record *r)
 {
 	r->polls++;
@@ -76,9 +118,12 @@ int host_record_poll(struct host_record *r)
 		for (int i = 0; i < r->nr_task; i++)
 			if (r->task[i].live)
 				rec_read_comm(r->task[i].tid, r->task[i].comm);
-	if (r->kvm)
+	if (r->kvm) {
 		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0,
 			      r->fresh || r->fresh_before, 0);
+		if (r->fresh || r->fresh_before)
+			rec_extents(r, 0);
+	}
 	if (r->fresh)
 		rec_prune(r);
 	for (unsigned i = 0; i < r->nr_cpus; i++)
@@ -179,6 +224,7 @@ void rec_free(struct host_record *r)
 	vt_meta_free(r->meta);
 	free(r->events);
 	free(r->traced);
+	free(r->ext_files);
 	free(r->dir);
 	free(r);
 }
@@ -329,8 +375,10 @@ struct host_record *host_record_start(const struct host_record_opts *o)
 		}
 		r->cpu[i].started = 1;
 	}
-	if (r->kvm)
+	if (r->kvm) {
 		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0, 1, 0);
+		rec_extents(r, 0);
+	}
 	vt_meta_set_u64(r->meta, VT_MK_RECORD_START_TSC_HOST, vt_rdtsc_ordered());
 	if (tracefs_trace_on(r->inst) < 0) {
 		vt_err_errno("%s/instances/%s/tracing_on: cannot turn tracing on", tdir, name);
@@ -363,8 +411,10 @@ int host_record_stop(struct host_record *r, struct host_record_result *res)
 		res = &dummy;
 	tracefs_trace_off(r->inst);
 	vt_meta_set_u64(r->meta, VT_MK_RECORD_STOP_TSC_HOST, vt_rdtsc_ordered());
-	if (r->kvm)
+	if (r->kvm) {
 		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0, 1, 1);
+		rec_extents(r, 1);
+	}
 	rec_join(r);
 	if (!getrusage(RUSAGE_SELF, &ru))
 		vt_meta_set_u64(r->meta, VT_MK_RECORD_CPU_MS,

@@ -34,6 +34,8 @@
 #define REC_PROC_PATH_MAX	64
 #define REC_READ_ALL_MAX	UINT32_MAX	/* a whole-file read (kallsyms: a u32 size in trace.dat) */
 #define REC_PATH_MAX		PATH_MAX
+/* QEMU processes whose image files' extents are read (host/extents.c) */
+#define REC_EXT_PIDS		16
 #define REC_NAME_MAX		64
 #define REC_MAX_SEEN		1024	/* tasks remembered (cmdlines, meta) */
 /* Recovery of an interrupted recording (`vmtrace record --finish DIR`):
@@ -115,6 +117,10 @@ struct host_record {
 	unsigned polls;
 	unsigned follow_round;	/* rec_follow_all's round, stamps rec_task.round */
 	struct host_kvm *kvm;
+	pid_t ext_pids[REC_EXT_PIDS];	/* QEMU processes whose files' extents
+					 * were read at their start (extents.tsv) */
+	int nr_ext_pids;
+	struct host_ext_files *ext_files;	/* ... those files, NULL: none yet */
 	struct vt_meta *meta;
 	char *events;		/* enabled events, as given/defaulted */
 	pid_t registry_pid;	/* registry entry to remove with the instance */

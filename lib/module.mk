@@ -28,6 +28,8 @@ CORE_SRCS += lib/uftrace-append.c	# incremental .sym appends, .dat trim (guest/p
 # the Python tracer's stage files: read (docs/format/python.md); the fold is
 # lib/uftrace_fold.c (the uftrace module uses pystage.c, not the other way)
 CORE_SRCS += lib/pystage.c
+# extents.tsv: QEMU image files' extents (FIEMAP) in a host recording
+CORE_SRCS += lib/extents.c
 # t-elf uses <sys/sdt.h>; the consumer tests read our output with the real
 # uftrace and check its JSON with Debian's python3
 TEST_DEPS += systemtap-sdt-dev uftrace python3

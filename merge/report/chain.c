@@ -761,7 +761,11 @@ static int on_bio_queue(struct report *r, const struct merge_event *ev, struct t
 		*p = (uint32_t)dev;
 	}
 	int64_t fd = REPORT_BDEV_FD + (int64_t)b;
-	uint64_t off = sector * 512, len = nr * 512;
+	uint64_t off = sector * 512, len = nr * 512, phys = off;
+
+	/* on an image file's disk: the file's offset (chain_extents.c) */
+	if (r->ext.n)
+		chain_extents_map(r, (uint32_t)dev, phys, len, &fd, &off);
 
 	if (t->host_enter)
 		t->host_bios = 1;
@@ -772,6 +776,7 @@ static int on_bio_queue(struct report *r, const struct merge_event *ev, struct t
 			h->p.off = off;
 			h->p.len = len;
 			h->p.has_off = 1;
+			h->phys = phys;
 			return 0;
 		}
 		/* the next bio of a large operation */
@@ -788,12 +793,19 @@ static int on_bio_queue(struct report *r, const struct merge_event *ev, struct t
 	memset(h, 0, sizeof(*h));
 	h->p.enter = ev->ts_ns;
 	h->p.tid = merge_track(r->tables, ev->track)->tid;
-	h->p.name = t->host_enter ? t->host_name : merge_str_intern0(r->tables, "bio");
+	/* a bio of io_uring's worker (a submission the kernel punted:
+	 * ext4's direct writes) is io_uring's work, by its own name */
+	const char *tn = merge_str(r->tables, merge_track(r->tables, ev->track)->name);
+
+	h->p.name = t->host_enter ? t->host_name :
+		    merge_str_intern0(r->tables, tn && !strncmp(tn, "iou-wrk-", 8) ?
+				      "io_uring worker bio" : "bio");
 	h->p.fd = fd;
 	h->p.off = off;
 	h->p.len = len;
 	h->p.dir = dir;
 	h->p.has_off = 1;
+	h->phys = phys;
 	*v = (uint32_t)(r->hostio.n - 1);
 	return 0;
 }
@@ -814,7 +826,7 @@ static int on_bio_done(struct report *r, const struct merge_event *ev)
 		if (!v || *v == UINT32_MAX)
 			continue;
 		struct hostio *h = &r->hostio.a[*v];
-		uint64_t end = h->p.off + h->p.len, upto = (sector + nr) * 512;
+		uint64_t end = h->phys + h->p.len, upto = (sector + nr) * 512;
 		uint32_t idx = *v;
 
 		*v = UINT32_MAX;
@@ -932,6 +944,7 @@ void report_free(struct report *r)
 	chain_hmap_free(&r->uring);
 	chain_hmap_free(&r->bios);
 	free(r->bdevs.a);
+	free(r->ext.a);
 	free(r->hlinks.a);
 	free(r->devs.a);
 	crit_free(r->crit);

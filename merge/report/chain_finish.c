@@ -361,11 +361,13 @@ static int host_exact(struct report *r, struct report_req *q)
 		return 0;
 	if (d == 'F') {
 		/* of the device's fd; a rule of QEMU's bios names the block
-		 * device, not the fd QEMU flushes: any */
+		 * device, or the image file's fd extents.tsv names (QEMU
+		 * may hold the file twice), not the fd QEMU flushes: any */
+		int any = m && m->ok && (m->fd >= REPORT_BDEV_FD || chain_extents_fd(r, m->fd));
+
 		FOR_HOSTIO(r, q, h, q->t[RL_ISSUE], hi)
 			if (h->p.dir == 'F' && h->p.exit &&
-			    (!m || !m->ok || h->p.fd < 0 || h->p.fd == m->fd ||
-			     m->fd >= REPORT_BDEV_FD)) {
+			    (!m || !m->ok || h->p.fd < 0 || h->p.fd == m->fd || any)) {
 				idx[0] = (uint32_t)(h - r->hostio.a);
 				return host_give(r, q, idx, 1, RH_FLUSH);
 			}

@@ -61,11 +61,21 @@ struct kick { uint64_t ts; uint64_t addr; int32_t vcpu, tid; };
 struct inj { uint64_t ts, addr, data; int32_t tid; uint8_t kind; };
 struct hostio {
 	struct report_hostio p;
+	uint64_t phys;		/* a bio's: its disk byte (p.off may be the file's) */
 	uint64_t claimed;	/* bytes of requests it was given (exclusivity) */
 	uint8_t rmw_read;	/* given as the read of a read-modify-write */
 };
 /* a guest device's learned offset rule */
 struct devmap { uint32_t machine, dev; int64_t fd, delta; int ok; };
+/* an image file's extent on a host disk (extents.tsv, chain_extents.c) */
+struct extmap {
+	uint32_t dev;		/* the disk's kernel dev_t, as block events name it */
+	uint64_t pstart, pend;	/* its bytes on that disk */
+	uint64_t logical;	/* the file offset of pstart */
+	uint64_t ino;
+	int64_t fd;		/* QEMU's fd of the file */
+	uint8_t bad;		/* 1 not the data (unwritten ...), 2 changed */
+};
 struct girq { uint64_t ts; uint32_t machine; int32_t cpu; };
 /* machines: a bit per machine of the calls (machine_bit) */
 struct fnacc { uint64_t calls, incl, wait, machines; };
@@ -90,6 +100,9 @@ struct report {
 	struct chain_hmap uring;	/* io_uring user_data -> hostio index in flight */
 	struct chain_hmap bios;	/* host (dev, sector) -> hostio index of a queued
 				 * bio not yet completed */
+	CHAIN_VEC(struct extmap) ext;	/* sorted by (dev, pstart), disjoint */
+	uint64_t bio_ext[3];	/* QEMU's bios on an extents' disk: mapped to
+				 * file offsets, in unmappable extents, outside */
 	CHAIN_VEC(uint32_t) bdevs;	/* host block devices of QEMU's bios:
 					 * fd REPORT_BDEV_FD + index */
 	int have_uring;		/* io_uring tracepoints seen: io_uring_enter is not the I/O */
@@ -117,6 +130,16 @@ struct report {
 	int oom;
 	struct crit *crit;	/* states and critical path (crit.h), or NULL */
 };
+
+/* chain_extents.c: load @dir's extents.tsv (none: nothing); 0 or -1 with
+ * the message set. */
+int chain_extents_load(struct report *r, const char *dir);
+/* The file (QEMU's *@fd) and offset *@off of @len disk bytes at @byte of
+ * block device @dev (kernel dev_t): 1, else 0 (counted in bio_ext). */
+int chain_extents_map(struct report *r, uint32_t dev, uint64_t byte, uint64_t len,
+		      int64_t *fd, uint64_t *off);
+/* 1 if @fd is an image file's fd in extents.tsv (the fd of mapped bios) */
+int chain_extents_fd(const struct report *r, int64_t fd);
 
 /* The operation letter of a block layer rwbs string (chain.c). */
 char report_rwbs_op(const char *rwbs);

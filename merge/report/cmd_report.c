@@ -35,7 +35,9 @@ static void *rs_open(struct merge_tables *tb, const char *out, const void *opts)
 	}
 	rs->o = *(const struct report_opts *)opts;
 	rs->r = report_new(tb, rs->o.all_calls);
-	if (!rs->r) {
+	if (!rs->r || report_load_extents(rs->r, &rs->o)) {
+		if (rs->r)
+			report_free(rs->r);
 		free(rs);
 		return NULL;
 	}
@@ -218,6 +220,9 @@ static int run(int argc, char **argv, int export)
 	}
 	int nin = argc - optind;
 
+	ro.inputs = argv + optind;
+	ro.ninputs = nin;
+
 	if (nin < 1 || nin > MERGE_MAX_SOURCES || (export && !db))
 		goto bad;
 	m = merge_new(&mo);
@@ -229,7 +234,7 @@ static int run(int argc, char **argv, int export)
 	if (ret == VT_EXIT_OK)
 		ret = merge_open(m);
 	if (ret == VT_EXIT_OK)
-		ret = export ? merge_run(m, &report_sink_sqlite, db, NULL)
+		ret = export ? merge_run(m, &report_sink_sqlite, db, &ro)
 			     : merge_run(m, &report_sink_report, "-", &ro);
 	if (ret != VT_EXIT_OK && ret != VT_EXIT_PARTIAL)
 		vt_err_print(cmd);

@@ -2,7 +2,8 @@
 # `vmtrace export --sqlite`: merge sinks fed by merge's event pipeline.
 VMTRACE_SRCS += merge/report/cmd_report.c merge/report/chain.c merge/report/text.c merge/report/html.c \
 	merge/report/chain_finish.c merge/report/chain_query.c merge/report/chain_hmap.c \
-	merge/report/sink_sqlite.c merge/report/vstate.c merge/report/critpath.c
+	merge/report/sink_sqlite.c merge/report/vstate.c merge/report/critpath.c \
+	merge/report/chain_extents.c
 VMTRACE_LIBS += -lsqlite3
 DEPS += libsqlite3-dev
 # sqlite3 (CLI) and chromium (headless) are the tests' real consumers

@@ -269,14 +269,24 @@ struct report_opts {
 	const char *text_out;	/* -o FILE for the text, NULL: stdout */
 	int all_calls;		/* --all-calls: start-up frames and helper
 				 * processes' syscalls in the headline too */
+	char *const *inputs;	/* the input directories: a host recording's
+				 * extents.tsv maps QEMU's bios to file offsets */
+	int ninputs;
 };
 int report_print_text(const struct report *r, FILE *fp, const struct report_opts *o);
+/* Load the extents.tsv of @o's input directories (chain_extents.c): 0 or
+ * -1 with the message set (a bad file). */
+int report_load_extents(struct report *r, const struct report_opts *o);
+/* QEMU's bios on an image file's disk: [0] mapped to file offsets by its
+ * extents, [1] in extents that map nothing (unwritten, delayed
+ * allocation, changed during the run), [2] outside the file's extents. */
+const uint64_t *report_bio_extents(const struct report *r);
 int report_write_html(const struct report *r, const char *path, const struct report_opts *o);
 
 /* The sinks `vmtrace report` and `export` run merge's pipeline into:
  * "report" (the analyser, then its text and HTML; opened with a struct
- * report_opts, its OUT unused) and "sqlite" (OUT = the database file; no
- * options). */
+ * report_opts, its OUT unused) and "sqlite" (OUT = the database file; a
+ * struct report_opts of which only the inputs count, or NULL). */
 extern const struct merge_sink_ops report_sink_report;
 extern const struct merge_sink_ops report_sink_sqlite;
 

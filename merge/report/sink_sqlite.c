@@ -162,10 +162,12 @@ static void *sq_open(struct merge_tables *tb, const char *out, const void *opts)
 		goto fail;
 	}
 	s->rep = report_new(tb, 0);
-	if (!s->rep)
+	if (!s->rep || (opts && report_load_extents(s->rep, opts)))
 		goto fail;
 	return s;
 fail:
+	if (s->rep)
+		report_free(s->rep);
 	if (s->db) {
 		sqlite3_finalize(s->ins_slice);
 		sqlite3_finalize(s->ins_instant);

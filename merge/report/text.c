@@ -218,6 +218,12 @@ static void methods(const struct report *r, FILE *fp)
 	}
 	fprintf(fp, "  guesses: %" PRIu64 " links in %" PRIu64 " of %zu requests\n", guess, greq,
 		report_nr_reqs(r));
+	const uint64_t *be = report_bio_extents(r);
+
+	if (be[0] + be[1] + be[2])
+		fprintf(fp, "  QEMU's bios on image files (extents.tsv): %" PRIu64 " mapped to file "
+			"offsets, %" PRIu64 " in unwritten or changed extents, %" PRIu64
+			" outside the files' extents\n", be[0], be[1], be[2]);
 	for (size_t i = 0; i < report_nr_devs(r); i++) {
 		uint32_t machine, dev;
 		int64_t fd, delta;

@@ -12,13 +12,22 @@
 # holds per request the truth: its QEMU operations, kick address, MSI.
 # One clock for host and guest: 1 tick = 1 ns (tsc.hz 1e9).
 #
-# usage: mkpairing.py OUTDIR [uring|native|uring-bio|native-bio]
+# usage: mkpairing.py OUTDIR [uring|native|uring-bio|native-bio|uring-ext|native-ext]
 #   uring: QEMU's operations are io_uring requests (submit_req by the QEMU
 #   thread, complete in interrupt context) instead of syscalls
 #   native: they are Linux AIO io_submit calls (no offset, no completion)
 #   uring-bio, native-bio: the same on a host block device (7:0), with the
 #   host block layer's events: the bio each submission queues (its disk
 #   bytes) and the block_rq_complete that ends it; the truth is exact again
+#   uring-ext, native-ext: the same on an image file (QEMU's fd 12) on a
+#   file system on partition 8:1 of disk 8:0 (starting at 1 MiB): the bios
+#   are at the disk's bytes of the file's extents, which extents.tsv
+#   (docs/format/extents.md) gives as `vmtrace record` reads them at the
+#   start and the end: one extent allocated during the run (unwritten at
+#   the start), and three stray QEMU bios after the last request - in an
+#   extent unwritten at both readings, in one that moved between them,
+#   outside every extent - counted, not mapped; QEMU's fdatasync on another
+#   fd of the image than the one extents.tsv names
 import json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from evlist import write
@@ -27,8 +36,27 @@ out = sys.argv[1]
 MODE = sys.argv[2] if len(sys.argv) > 2 else ""
 URING = MODE.startswith("uring")        # QEMU aio=io_uring
 NATIVE = MODE.startswith("native")      # QEMU aio=native
-BIO = MODE.endswith("-bio")             # ... on a host block device
-HDEV = 7 << 20                          # the host's loop0 (the kernel's dev_t)
+BIO = MODE.endswith("-bio") or MODE.endswith("-ext")  # ... on a host block device
+EXT = MODE.endswith("-ext")             # ... an image file on it
+HDEV = (8 << 20) if EXT else (7 << 20)  # the host's sda or loop0 (the kernel's dev_t)
+PART_START = 1 << 20                    # sda1's first byte on sda
+MIB = 1 << 20
+# the image file's extents: (logical, physical on sda1, length, flags at
+# the start, flags at the end; None: not in that reading)
+EXTENTS = [(0, 200 * MIB, 8 * MIB, 0, 0),
+           (8 * MIB, 64 * MIB, 16 * MIB, 0, 0),
+           (24 * MIB, 300 * MIB, 8 * MIB, 0x800, 0x1),   # allocated in the run
+           (32 * MIB, 400 * MIB, MIB, 0x800, 0x800)]     # unwritten throughout
+MOVED = [(40 * MIB, 500 * MIB, MIB, 0, None), (48 * MIB, 500 * MIB, MIB, None, 0)]
+
+def disk_byte(off, length):
+    """the disk byte of file bytes [off, off + length) (one extent)"""
+    if not EXT:
+        return off
+    for lo, ph, ln, _, _ in EXTENTS:
+        if lo <= off and off + length <= lo + ln:
+            return PART_START + ph + off - lo
+    raise SystemExit("mkpairing: no extent for %d+%d" % (off, length))
 uring_ud = 0xffff888000000000
 DEV, FD = 265289728, 12
 QEMU, VCPU, WORKER, IOTH, KWORKER, NBD = 4242, (4243, 4244), (4250, 4251), 4260, 77, 5000
@@ -75,6 +103,8 @@ def op(tid, name, t0, t1, off=0, length=0, fd=FD):
             return {"syscall": "io_submit", "tid": tid, "ts": t0 + 500, "offset": off,
                     "length": length}
         return {"syscall": "io_submit", "tid": tid, "ts": t0, "offset": None, "length": None}
+    if EXT and name == "fdatasync":
+        fd = FD + 5     # QEMU holds the image twice: it flushes the other fd
     if name in ("pread64", "pwrite64"):
         f = "fd=%d count=%d pos=%d" % (fd, length, off)
     elif name in ("preadv", "pwritev"):
@@ -90,10 +120,13 @@ def bio(tid, ts, t_done, name, off, length):
     """the host block layer's bio of a submission on the host's loop0 and
     its completion (in a kworker) at @t_done"""
     rwbs = "R" if "read" in name else "WS"
+    disk_bio(tid, ts, t_done, rwbs, disk_byte(off, length), length)
+
+def disk_bio(tid, ts, t_done, rwbs, byte, length):
     hev(tid, ts, "block/block_bio_queue", "dev=%d sector=%d nr_sector=%d rwbs=%s" %
-        (HDEV, off // 512, length // 512, rwbs))
+        (HDEV, byte // 512, length // 512, rwbs))
     hev(KWORKER, t_done, "block/block_rq_complete", "dev=%d sector=%d nr_sector=%d error=0 rwbs=%s"
-        % (HDEV, off // 512, length // 512, rwbs))
+        % (HDEV, byte // 512, length // 512, rwbs))
 
 def uring_op(tid, name, t0, t1, off, length):
     """the same operation through QEMU's aio=io_uring: submitted by @tid,
@@ -227,6 +260,26 @@ io = op(IOTH, "pwritev", T + 20000, T + 60000, 50000 * 512, 4096)
 msi(IOTH, T + 65000, 1)
 request(1, "W", 50000, 8, T, T + 70000, T + 75000, [io], T + 4000, (T + 65000, IOTH),
         "exact-offset")
+
+if EXT:
+    # stray QEMU bios after the last request: in the extent unwritten at
+    # both readings, in the one that moved, outside every extent
+    T += 10 * MS
+    disk_bio(WORKER[0], T, T + 1000, "WS", PART_START + 400 * MIB + 8192, 4096)
+    disk_bio(WORKER[0], T + 2000, T + 3000, "WS", PART_START + 500 * MIB, 4096)
+    disk_bio(WORKER[0], T + 4000, T + 5000, "R", PART_START + 900 * MIB, 4096)
+    with open(os.path.join(out, "extents.tsv"), "w") as f:
+        f.write("# vmtrace-extents 1\n# when\tpid\tfd\tino\tst_dev\tdev\tstart\tlogical\t"
+                "physical\tlength\tflags\n")
+        for when in (0, 1):
+            for x in EXTENTS + MOVED:
+                if x[3 + when] is not None:
+                    f.write("%s\t%d\t%d\t12345\t8:1\t8:0\t%d\t%d\t%d\t%d\t0x%x\n" %
+                            (("start", "end")[when], QEMU, FD, PART_START, x[0], x[1], x[2],
+                             x[3 + when]))
+            # the last extent (FIEMAP_EXTENT_LAST), and a small file (a log)
+            f.write("%s\t%d\t3\t999\t8:1\t8:0\t%d\t0\t%d\t4096\t0x1\n" %
+                    (("start", "end")[when], QEMU, PART_START, 600 * MIB))
 
 write(os.path.join(out, "host.txt"),
       [(QEMU, "qemu-system-x86"), (VCPU[0], "CPU 0/KVM"), (VCPU[1], "CPU 1/KVM"),

@@ -16,14 +16,17 @@
 # events in the database: the block_bio_queue of the operation (an
 # operation that is a bio), or the bios the submitting thread queued right
 # after an io_uring submit event (the kernel issues the SQE there); a
-# bio's byte on a raw block device is QEMU's offset.
+# bio's byte on a raw block device is QEMU's offset; on an image file in
+# a host file system, the file offset its extents give (EXTENTS.tsv: the
+# host recording's extents.tsv, read here on its own terms - FIEMAP's
+# disk bytes, written extents only; a bio they do not map is not right).
 #
 # Requests with no host I/O linked and no QEMU read/write syscall near
 # their range in their window anywhere in the recording are counted apart
 # (unrecorded: the truth is not in the data; e.g. a worker QEMU spawned
 # mid-run did the I/O before the recorder's next poll followed it).
 #
-# usage: pairing_score.py OUT.db [pairing.json]   (prints one line of figures
+# usage: pairing_score.py OUT.db [pairing.json [EXTENTS.tsv]]   (prints one line of figures
 # and "accuracy=P"; exit 0)
 import json, sqlite3, sys
 
@@ -46,6 +49,27 @@ for o in log["ops"] if log else []:
     if b is not None and b % 512 == 0:
         truth[(b // 512, o["len"] // 512, o["dir"])] = truth.get((b // 512, o["len"] // 512, o["dir"]), 0) + 1
 
+# the image file's extents: (dev, disk byte, length, file offset)
+fext = []
+if len(sys.argv) > 3:
+    for l in open(sys.argv[3]):
+        f = l.rstrip("\n").split("\t")
+        if l.startswith("#") or len(f) != 11 or int(f[10], 16) & 0xf0e:
+            continue            # unknown, delalloc, encoded, not aligned, inline, tail, unwritten
+        ma, mi = map(int, f[5].split(":"))
+        fext.append((ma << 20 | mi, int(f[6]) + int(f[8]), int(f[9]), int(f[7])))
+fdevs = {e[0] for e in fext}
+
+def file_range(dev, b, n):
+    """the file offset of @n disk bytes at @b of @dev: None when an
+    image's disk but no extent holds them; the byte itself elsewhere"""
+    if dev not in fdevs:
+        return b
+    for dv, pb, ln, lo in fext:
+        if dv == dev and pb <= b and b + n <= pb + ln:
+            return lo + b - pb
+    return None
+
 def args(ts, tid, prefix):
     """the fields of the host syscall event @prefix* at @ts on thread @tid"""
     r = db.execute("SELECT i.name, i.args FROM instants i JOIN threads t USING(utid) "
@@ -57,7 +81,10 @@ def bio_range(a):
     """the bytes and direction of a block_bio_queue event's fields"""
     rw = a.get("rwbs", "")
     d = "W" if "W" in rw else "R" if "R" in rw else None
-    return (a["sector"] * 512, a["nr_sector"] * 512, d) if d and a.get("nr_sector") else None
+    if not d or not a.get("nr_sector"):
+        return None
+    off = file_range(a.get("dev"), a["sector"] * 512, a["nr_sector"] * 512)
+    return (off, a["nr_sector"] * 512, d) if off is not None else None
 
 def uring_range(ts, tid):
     """the bios @tid queued after its io_uring submit at @ts, before its
@@ -110,13 +137,11 @@ def recorded(lo, hi, d, t0, t1):
         "coalesce(json_extract(i.args, '$.pos'), json_extract(i.args, '$.pos_l')) < ? AND "
         "coalesce(json_extract(i.args, '$.pos'), json_extract(i.args, '$.pos_l')) + 1048576 > ?",
         (t0, t1, "sys_enter_pread%" if d == "R" else "sys_enter_pwrite%", hi, lo)).fetchone()[0] > 0 or \
-        db.execute(
-        "SELECT count(*) FROM instants i JOIN threads t USING(utid) JOIN processes p USING(upid) "
+        any(r is not None and r[0] < hi and r[0] + 1048576 > lo for r in (bio_range(json.loads(a)) for (a,) in db.execute(
+        "SELECT i.args FROM instants i JOIN threads t USING(utid) JOIN processes p USING(upid) "
         "WHERE t.machine = 0 AND p.name LIKE 'host: QEMU%' AND i.ts BETWEEN ? AND ? AND "
-        "i.name = 'block_bio_queue' AND json_extract(i.args, '$.rwbs') LIKE ? AND "
-        "json_extract(i.args, '$.sector') * 512 < ? AND "
-        "json_extract(i.args, '$.sector') * 512 + 1048576 > ?",
-        (t0, t1, "%" + d + "%", hi, lo)).fetchone()[0] > 0
+        "i.name = 'block_bio_queue' AND json_extract(i.args, '$.rwbs') LIKE ?",
+        (t0, t1, "%" + d + "%"))))
 have_links = db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'request_links'").fetchone()[0]
 ok = made = total = complete = guess = unrecorded = 0
 served = {}     # the linked QEMU operations of the workload's requests, by name

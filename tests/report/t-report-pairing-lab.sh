@@ -25,7 +25,10 @@
 # VT_PAIRING_SMP (default 2) the vCPUs (docs/report.md has their figures).
 # VT_PAIRING_DISK=loop puts the guest's disk on a block device (a loop
 # device on a tmpfs file, made here), =file on an image file in the output
-# directory; the default is loop for aio=native and aio=io_uring, which
+# directory, =extfile on an image file in an ext4 file system made here on
+# such a loop device (written through, its extents allocated: the host's
+# bios are the file system's, mapped back to the file's offsets by the
+# recording's extents.tsv); the default is loop for aio=native and aio=io_uring, which
 # QEMU runs only there (on the lab's 9p share it serves them from its
 # thread pool), file for threads.
 # Whatever the back-end, the QEMU operations the requests were paired with
@@ -42,9 +45,9 @@ AIO=${VT_PAIRING_AIO:-io_uring} SMP=${VT_PAIRING_SMP:-2}
 IOTHREAD=${VT_PAIRING_IOTHREAD:-0}
 [ -n "${VT_PAIRING_AIO:-}${VT_PAIRING_IOTHREAD:-}" ] || IOTHREAD=1
 case ${VT_PAIRING_DISK:-} in
-loop | file) DISK=$VT_PAIRING_DISK ;;
+loop | file | extfile) DISK=$VT_PAIRING_DISK ;;
 "") DISK=file; [ "$AIO" = threads ] || DISK=loop ;;
-*) echo "FAIL: VT_PAIRING_DISK=$VT_PAIRING_DISK: loop or file"; exit 1 ;;
+*) echo "FAIL: VT_PAIRING_DISK=$VT_PAIRING_DISK: loop, file or extfile"; exit 1 ;;
 esac
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
@@ -69,6 +72,21 @@ if [ "$part" != host ]; then
 		loop_disk /tmp/vt-pairing-disk.img 256 || fail "no loop device for the guest's disk"
 		disk=(VT_DISK="$LOOP_DEV")
 		echo "disk: $LOOP_DEV, a loop device on a 256 MiB tmpfs file"
+	elif [ "$DISK" = extfile ]; then
+		mnt=/tmp/vt-pairing-mnt
+		ext_free() { umount "$mnt" 2>/dev/null || true; loop_disk_free; }
+		trap ext_free EXIT
+		loop_disk /tmp/vt-pairing-fs.img 320 || fail "no loop device for the file system"
+		mke2fs -q -t ext4 -b 4096 -F "$LOOP_DEV" || fail "mke2fs $LOOP_DEV failed"
+		mkdir -p "$mnt" && mount -t ext4 "$LOOP_DEV" "$mnt" ||
+			fail "cannot mount ext4 on $LOOP_DEV (the lab loads ext4: tools/kvm-lab MODULES)"
+		# written through: its extents allocated and written (not
+		# unwritten); the guest's file system made on it without
+		# mke2fs's discard, which punches a file's blocks out
+		dd if=/dev/zero of="$mnt/disk.img" bs=1M count=256 conv=fsync status=none ||
+			fail "cannot write $mnt/disk.img"
+		disk=(VT_DISK="$mnt/disk.img" VT_MKE2FS_OPTS="-E nodiscard")
+		echo "disk: $mnt/disk.img, an image file on ext4 on $LOOP_DEV (a 320 MiB tmpfs file)"
 	fi
 	env "${disk[@]}" VT_IOTHREAD=$IOTHREAD VT_WORKLOAD=pairing VT_SMP=$SMP VT_DRIVE_OPTS="aio=$AIO,throttling.iops-total=400" VT_NO_MERGE=1 \
 		make -s --no-print-directory -C "$VT_SRC/examples/python-virtio" O="$VT_BUILD" \
@@ -90,10 +108,13 @@ t_exp=$((SECONDS - t1)) t1=$SECONDS
 "$VT_BIN" report "${inputs[@]}" -q >rep.txt
 t_rep=$((SECONDS - t1)) t1=$SECONDS
 sed -n '/^How the links/,/^$/p' rep.txt
-score=$(/usr/bin/python3 "$VT_SRC/tests/report/pairing_score.py" out.db "$out/guest/pairing.json")
+score=$(/usr/bin/python3 "$VT_SRC/tests/report/pairing_score.py" out.db "$out/guest/pairing.json" \
+	$([ "$DISK" != extfile ] || echo "$out/host/extents.tsv"))
 echo "pairing (aio=$AIO$([ "$IOTHREAD" = 0 ] || echo " iothread"), $SMP vCPUs, disk $DISK, 4 threads, throttled): $score"
 echo "times: guest run $t_run, export $t_exp s, report $t_rep s, score $((SECONDS - t1)) s"
 acc=${score##*accuracy=}
+[ "$DISK" != extfile ] || { grep "QEMU's bios on image files" rep.txt ||
+	fail "no QEMU bio mapped through the image file's extents (extents.tsv)"; }
 awk -v a="$acc" 'BEGIN { exit !(a >= 99.5) }' || fail "pairing accuracy $acc% < 99.5%"
 case $score in *" guessed=0 "*) ;; *) fail "workload requests paired by a guess";; esac
 # the back-end QEMU really used: the operations the requests were paired

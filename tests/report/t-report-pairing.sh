@@ -160,3 +160,28 @@ for m in uring-bio native-bio; do
 		{ sqlite3 "$m.db" "SELECT sector, links, host_syscall FROM requests"; echo "FAIL: $m: no end"; exit 1; }
 	echo "ok: $m: exact by the host's bios"
 done
+# an image file on a host file system (partition 8:1 of disk 8:0): the
+# bios are at the disk bytes of the file's extents, which the host
+# recording's extents.tsv (read at its start and end) maps back to QEMU's
+# fd and file offset: exact again; stray bios in an extent unwritten
+# throughout, in one that moved between the readings and outside every
+# extent are counted, not mapped (docs/report.md, "QEMU's bios")
+for m in uring-ext native-ext; do
+	mkdir -p "$m/h" && "$PY" "$VT_SRC/tests/report/mkpairing.py" "$m" "$m"
+	"$GTD" "$m/h/trace.dat" <"$m/host.txt" && cp host.meta "$m/h/vmtrace.meta"
+	cp "$m/extents.tsv" "$m/h/"
+	"$VT_BIN" report "$m/h" g --no-align -q >"$m.rep.txt"
+	"$VT_BIN" export --sqlite "$m.db" "$m/h" g --no-align -q
+	links "$m.db" >"$m.links.txt"
+	"$PY" check.py "$m.links.txt" "$m/expected.json" "$m.rep.txt" \
+		"QEMU fd 12, file offset = sector * 512 + 0" ||
+		{ sed -n '/^How the links/,/^$/p' "$m.rep.txt"; echo "FAIL: $m"; exit 1; }
+	grep -q "QEMU's bios on image files (extents.tsv): 12 mapped to file offsets, 2 in unwritten or changed extents, 1 outside the files' extents" "$m.rep.txt" ||
+		{ grep "QEMU's bios" "$m.rep.txt"; echo "FAIL: $m: bios not counted"; exit 1; }
+	echo "ok: $m: exact by the image file's extents, the unmappable bios counted"
+done
+# a bad extents.tsv is an error, not silently no mapping
+printf '# vmtrace-extents 1\nstart\t1\t2\n' >uring-ext/h/extents.tsv
+! "$VT_BIN" report uring-ext/h g --no-align -q >/dev/null 2>bad.err
+grep -q "extents.tsv:2: bad extent line" bad.err
+echo "ok: a bad extents.tsv is refused"

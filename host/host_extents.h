@@ -1,0 +1,35 @@
+/*
+ * host_extents.h - extents.tsv of a host recording (host/extents.c): the
+ * FIEMAP extents of the regular files (1 MiB and up: disk images) the
+ * recorded QEMU processes have open.
+ */
+#ifndef HOST_HOST_EXTENTS_H
+#define HOST_HOST_EXTENTS_H
+
+#include <limits.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* the files read at the start, read again at the end */
+#define HOST_EXT_FILES	32
+struct host_ext_file {
+	pid_t pid;
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	char path[PATH_MAX];	/* its name then (a deleted file's is not) */
+};
+struct host_ext_files {
+	int n;
+	struct host_ext_file f[HOST_EXT_FILES];
+};
+
+/* Append to @out the start reading of the files processes @pids[0..nr)
+ * have open, noting them in @files.  Files that cannot be read or mapped
+ * are skipped; -1 only on a write error. */
+int host_extents_write(FILE *out, const pid_t *pids, int nr, struct host_ext_files *files);
+/* Append the end reading of @files: through the process's fd while it
+ * has it, else by the file's name (the same file: device and inode). */
+int host_extents_write_end(FILE *out, const struct host_ext_files *files);
+
+#endif
