@@ -83,7 +83,9 @@ static void rec_extents(struct host_record *r, int end)
 
 		for (j = 0; j < r->nr_ext_pids && r->ext_pids[j] != pids[i]; j++)
 			;
-		if (j == r->nr_ext_pids) {
+		/* a recording of more QEMU processes than that reads the
+		 * first ones' files only (their bios stay counted guesses) */
+		if (j == r->nr_ext_pids && r->nr_ext_pids < REC_EXT_PIDS) {
 			todo[nt++] = pids[i];
 			r->ext_pids[r->nr_ext_pids++] = pids[i];
 		}
