@@ -145,15 +145,21 @@ echo "ok: aio=native: 11 io_submit guesses without an end, the flush exact"
 # bio names its disk bytes (io_uring: the bio queued right after the
 # submit, the operation still submit -> complete; Linux AIO: the bio,
 # queued in io_submit, to its block_rq_complete): exact, no guess
-for m in uring-bio native-bio; do
+# fixture_case NAME RULE: NAME's fixture (mkpairing.py) reported and
+# exported, every link checked against its truth, the device's rule RULE
+fixture_case() {
+	local m=$1
 	mkdir -p "$m/h" && "$PY" "$VT_SRC/tests/report/mkpairing.py" "$m" "$m"
 	"$GTD" "$m/h/trace.dat" <"$m/host.txt" && cp host.meta "$m/h/vmtrace.meta"
+	[ ! -e "$m/extents.tsv" ] || cp "$m/extents.tsv" "$m/h/"
 	"$VT_BIN" report "$m/h" g --no-align -q >"$m.rep.txt"
 	"$VT_BIN" export --sqlite "$m.db" "$m/h" g --no-align -q
 	links "$m.db" >"$m.links.txt"
-	"$PY" check.py "$m.links.txt" "$m/expected.json" "$m.rep.txt" \
-		"host block device 7:0 (QEMU's bios), byte = sector * 512 + 0" ||
+	"$PY" check.py "$m.links.txt" "$m/expected.json" "$m.rep.txt" "$2" ||
 		{ sed -n '/^How the links/,/^$/p' "$m.rep.txt"; echo "FAIL: $m"; exit 1; }
+}
+for m in uring-bio native-bio; do
+	fixture_case "$m" "host block device 7:0 (QEMU's bios), byte = sector * 512 + 0"
 	# Linux AIO: each read/write's host I/O ends at its bio's completion
 	[ "$m" = uring-bio ] || [ "$(sqlite3 "$m.db" "SELECT count(*) FROM requests WHERE rwbs != 'FF'
 		AND (host_io_end IS NULL OR host_syscall != 'io_submit')")" = 0 ] ||
@@ -167,21 +173,15 @@ done
 # throughout, in one that moved between the readings and outside every
 # extent are counted, not mapped (docs/report.md, "QEMU's bios")
 for m in uring-ext native-ext; do
-	mkdir -p "$m/h" && "$PY" "$VT_SRC/tests/report/mkpairing.py" "$m" "$m"
-	"$GTD" "$m/h/trace.dat" <"$m/host.txt" && cp host.meta "$m/h/vmtrace.meta"
-	cp "$m/extents.tsv" "$m/h/"
-	"$VT_BIN" report "$m/h" g --no-align -q >"$m.rep.txt"
-	"$VT_BIN" export --sqlite "$m.db" "$m/h" g --no-align -q
-	links "$m.db" >"$m.links.txt"
-	"$PY" check.py "$m.links.txt" "$m/expected.json" "$m.rep.txt" \
-		"QEMU fd 12, file offset = sector * 512 + 0" ||
-		{ sed -n '/^How the links/,/^$/p' "$m.rep.txt"; echo "FAIL: $m"; exit 1; }
+	fixture_case "$m" "QEMU fd 12, file offset = sector * 512 + 0"
 	grep -q "QEMU's bios on image files (extents.tsv): 12 mapped to file offsets, 2 in unwritten or changed extents, 1 outside the files' extents" "$m.rep.txt" ||
 		{ grep "QEMU's bios" "$m.rep.txt"; echo "FAIL: $m: bios not counted"; exit 1; }
 	echo "ok: $m: exact by the image file's extents, the unmappable bios counted"
 done
 # a bad extents.tsv is an error, not silently no mapping
 printf '# vmtrace-extents 1\nstart\t1\t2\n' >uring-ext/h/extents.tsv
-! "$VT_BIN" report uring-ext/h g --no-align -q >/dev/null 2>bad.err
+if "$VT_BIN" report uring-ext/h g --no-align -q >/dev/null 2>bad.err; then
+	echo "FAIL: a bad extents.tsv was taken"; exit 1
+fi
 grep -q "extents.tsv:2: bad extent line" bad.err
 echo "ok: a bad extents.tsv is refused"
