@@ -139,8 +139,23 @@ static int read_file(FILE *out, const struct host_ext_file *f, int end)
 		fd = open_same(f->path, f->dev, f->ino);
 	if (fd < 0)
 		return 0;
-	ret = fstat(fd, &st) ? 0 : file_extents(out, fd, &st, &e);
+	if (fstat(fd, &st)) {
+		close(fd);
+		return 0;
+	}
+	ret = file_extents(out, fd, &st, &e);
 	close(fd);
+	/* at the start: the file's other fds, so that the report takes
+	 * QEMU's syscalls on them (fallocate, fdatasync) as on the file */
+	for (int i = 0; !ret && !end && i < f->nr_alias; i++) {
+		struct vt_extent a = e;
+
+		a.alias = 1;
+		a.fd = f->alias[i];
+		a.logical = a.physical = a.length = 0;
+		a.flags = 0;
+		ret = vt_extents_write(out, &a);
+	}
 	return ret;
 }
 
@@ -170,8 +185,16 @@ int host_extents_write(FILE *out, const pid_t *pids, int nr, struct host_ext_fil
 							  files->f[j].ino == st.st_ino); j++)
 				;
 			if (j < files->n) {
-				if (fd < files->f[j].fd)
-					files->f[j].fd = fd;
+				struct host_ext_file *g = &files->f[j];
+
+				if (g->nr_alias == HOST_EXT_ALIAS)
+					continue;
+				if (fd < g->fd) {
+					g->alias[g->nr_alias++] = g->fd;
+					g->fd = fd;
+				} else {
+					g->alias[g->nr_alias++] = fd;
+				}
 				continue;
 			}
 			if (files->n == HOST_EXT_FILES)
@@ -182,6 +205,7 @@ int host_extents_write(FILE *out, const pid_t *pids, int nr, struct host_ext_fil
 			f->path[len > 0 ? len : 0] = 0;
 			f->pid = pids[i];
 			f->fd = fd;
+			f->nr_alias = 0;
 			f->dev = st.st_dev;
 			f->ino = st.st_ino;
 		}

@@ -12,9 +12,12 @@
 
 /* the files read at the start, read again at the end */
 #define HOST_EXT_FILES	32
+#define HOST_EXT_ALIAS	8	/* other fds of a file noted (extents.tsv fd lines) */
 struct host_ext_file {
 	pid_t pid;
-	int fd;
+	int fd;			/* its lowest fd */
+	int alias[HOST_EXT_ALIAS];	/* its other fds (QEMU may open an image twice) */
+	int nr_alias;
 	dev_t dev;
 	ino_t ino;
 	char path[PATH_MAX];	/* its name then (a deleted file's is not) */

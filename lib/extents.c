@@ -19,7 +19,8 @@ int vt_extents_write_header(FILE *fp)
 int vt_extents_write(FILE *fp, const struct vt_extent *e)
 {
 	return fprintf(fp, "%s\t%d\t%d\t%" PRIu64 "\t%u:%u\t%u:%u\t%" PRIu64 "\t%" PRIu64
-		       "\t%" PRIu64 "\t%" PRIu64 "\t0x%x\n", e->end ? "end" : "start",
+		       "\t%" PRIu64 "\t%" PRIu64 "\t0x%x\n",
+		       e->alias ? "fd" : e->end ? "end" : "start",
 		       (int)e->pid, (int)e->fd, e->ino, e->st_dev >> 20, e->st_dev & 0xfffff,
 		       e->dev >> 20, e->dev & 0xfffff, e->start, e->logical, e->physical,
 		       e->length, e->flags) < 0 ? -1 : 0;
@@ -51,6 +52,8 @@ static int parse_line(char *line, struct vt_extent *e)
 	memset(e, 0, sizeof(*e));
 	if (!strcmp(f[0], "end"))
 		e->end = 1;
+	else if (!strcmp(f[0], "fd"))
+		e->alias = 1;
 	else if (strcmp(f[0], "start"))
 		return -1;
 	uint64_t v[8];
@@ -74,7 +77,8 @@ static int parse_line(char *line, struct vt_extent *e)
 	e->physical = v[5];
 	e->length = v[6];
 	e->flags = (uint32_t)v[7];
-	return 0;
+	/* an fd line names a descriptor, no extent */
+	return e->alias && (e->logical || e->physical || e->length || e->flags) ? -1 : 0;
 }
 
 int vt_extents_read(const char *path, struct vt_extent **out, size_t *n)

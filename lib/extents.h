@@ -22,6 +22,8 @@
  *     physical decimal       ... and its byte on st_dev
  *     length   decimal       bytes
  *     flags    0x hex        FIEMAP_EXTENT_* flags
+ *   fd lines (when = "fd"): the same process has the same file (ino,
+ *   st_dev) open at another descriptor, fd; logical .. flags are 0
  */
 #ifndef VT_EXTENTS_H
 #define VT_EXTENTS_H
@@ -48,6 +50,8 @@
 
 struct vt_extent {
 	uint8_t end;		/* 0: read at the start, 1: at the end */
+	uint8_t alias;		/* an fd line: @fd is another descriptor of the
+				 * file (@pid, @ino, @st_dev), no extent */
 	int32_t pid, fd;
 	uint64_t ino;
 	uint32_t st_dev, dev;	/* kernel dev_t: major << 20 | minor */
@@ -64,7 +68,7 @@ static inline uint32_t vt_kdev(unsigned major, unsigned minor)
 
 /* Write the magic line and the column header. -1 on a write error. */
 int vt_extents_write_header(FILE *fp);
-/* Write one extent line. -1 on a write error. */
+/* Write one extent line (an fd line when @e->alias). -1 on a write error. */
 int vt_extents_write(FILE *fp, const struct vt_extent *e);
 
 /* Read @path: *@out (malloc'd, *@n entries).  A missing file is no

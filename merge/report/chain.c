@@ -386,6 +386,9 @@ static int on_sys_enter(struct report *r, const struct merge_event *ev, struct t
 			t->host_name = r->sysname[ev->name];
 			t->host_io = r->sysio[ev->name];
 			t->host_fd = arg_u64(ev, r->k_fd, &v) == 0 ? (int64_t)(uint32_t)v : CHAIN_NONE;
+			/* another fd of an image file: the one its extents name */
+			if (unlikely(r->fdalias.n) && t->host_fd != CHAIN_NONE)
+				t->host_fd = chain_extents_canon(r, mt->pid, t->host_fd);
 			t->host_len = 0;
 			arg_u64(ev, r->k_count, &t->host_len);
 			arg_u64(ev, r->k_len, &t->host_len);
@@ -945,6 +948,7 @@ void report_free(struct report *r)
 	chain_hmap_free(&r->bios);
 	free(r->bdevs.a);
 	free(r->ext.a);
+	free(r->fdalias.a);
 	free(r->hlinks.a);
 	free(r->devs.a);
 	crit_free(r->crit);

@@ -71,6 +71,27 @@ int chain_extents_load(struct report *r, const char *dir)
 		m->bad = (e[i].flags & VT_EXTENT_UNMAPPABLE) || (m->pstart | e[i].length) % 512 ||
 			 e[i].logical % 512;
 	}
+	/* fd lines: the file's other fds, named as its extents' fd */
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		if (!e[i].alias)
+			continue;
+		for (j = 0; j < n && (e[j].alias || e[j].pid != e[i].pid || e[j].ino != e[i].ino ||
+				      e[j].st_dev != e[i].st_dev); j++)
+			;
+		if (j == n || e[j].fd == e[i].fd)
+			continue;
+		struct fdalias *a = CHAIN_VEC_PUSH(r, r->fdalias);
+
+		if (!a) {
+			free(e);
+			return vt_err_set("report: out of memory");
+		}
+		a->pid = e[i].pid;
+		a->fd = e[i].fd;
+		a->canon = e[j].fd;
+	}
 	free(e);
 	if (!r->ext.n)
 		return 0;
@@ -151,6 +172,14 @@ int chain_extents_fd(const struct report *r, int64_t fd)
 		if (r->ext.a[i].fd == fd)
 			return 1;
 	return 0;
+}
+
+int64_t chain_extents_canon(const struct report *r, int32_t pid, int64_t fd)
+{
+	for (size_t i = 0; i < r->fdalias.n; i++)
+		if (r->fdalias.a[i].fd == fd && r->fdalias.a[i].pid == pid)
+			return r->fdalias.a[i].canon;
+	return fd;
 }
 
 int report_load_extents(struct report *r, const struct report_opts *o)

@@ -76,6 +76,9 @@ struct extmap {
 	int64_t fd;		/* QEMU's fd of the file */
 	uint8_t bad;		/* 1 not the data (unwritten ...), 2 changed */
 };
+/* another fd of an image file (extents.tsv's fd lines): @fd of process
+ * @pid is @canon, the fd its extents name */
+struct fdalias { int32_t pid; int64_t fd, canon; };
 struct girq { uint64_t ts; uint32_t machine; int32_t cpu; };
 /* machines: a bit per machine of the calls (machine_bit) */
 struct fnacc { uint64_t calls, incl, wait, machines; };
@@ -101,6 +104,7 @@ struct report {
 	struct chain_hmap bios;	/* host (dev, sector) -> hostio index of a queued
 				 * bio not yet completed */
 	CHAIN_VEC(struct extmap) ext;	/* sorted by (dev, pstart), disjoint */
+	CHAIN_VEC(struct fdalias) fdalias;
 	uint64_t bio_ext[3];	/* QEMU's bios on an extents' disk: mapped to
 				 * file offsets, in unmappable extents, outside */
 	CHAIN_VEC(uint32_t) bdevs;	/* host block devices of QEMU's bios:
@@ -140,6 +144,9 @@ int chain_extents_map(struct report *r, uint32_t dev, uint64_t byte, uint64_t le
 		      int64_t *fd, uint64_t *off);
 /* 1 if @fd is an image file's fd in extents.tsv (the fd of mapped bios) */
 int chain_extents_fd(const struct report *r, int64_t fd);
+/* QEMU process @pid's @fd as the extents name its file: another fd of
+ * the same image file is the fd of its extents; any other, itself */
+int64_t chain_extents_canon(const struct report *r, int32_t pid, int64_t fd);
 
 /* The operation letter of a block layer rwbs string (chain.c). */
 char report_rwbs_op(const char *rwbs);

@@ -5,7 +5,7 @@
 # writes 4 KiB at 3 MiB, past its end, and exits before the recording
 # ends: the start reading has the file's one extent, at QEMU's fd; the end
 # reading - by the file's name, QEMU gone - has the block allocated during
-# the run too; FIEMAP's own answer (filefrag, when installed) agrees; a
+# the run too; the image's second fd is an fd line; FIEMAP's own answer (filefrag, when installed) agrees; a
 # log-sized file (under 1 MiB) is left out; the file reads back through
 # lib/extents.c (vmtrace report maps nothing of a recording without bios,
 # but refuses nothing).
@@ -25,7 +25,9 @@ import ctypes, os, sys, threading, time
 libc = ctypes.CDLL(None)
 fd = os.open(sys.argv[1], os.O_RDWR)
 log = os.open(sys.argv[2], os.O_RDWR)
+fd2 = os.open(sys.argv[1], os.O_RDONLY)  # QEMU may hold its image twice
 print("fd", fd, flush=True)
+print("fd2", fd2, flush=True)
 def vcpu():
     libc.prctl(15, b"CPU 0/KVM", 0, 0, 0)
     time.sleep(2.5)
@@ -38,9 +40,9 @@ PYEOF
 "$VT_BIN" record -o rec -e syscalls:sys_enter_pwrite64 -- "$PY" fakeqemu.py "$img" "$VT_TMP/small.log" >out.txt 2>&1 ||
 	{ cat out.txt; fail "record failed"; }
 cat out.txt rec/extents.tsv
-fd=$(sed -n 's/^fd //p' out.txt)
+fd=$(sed -n 's/^fd //p' out.txt) fd2=$(sed -n 's/^fd2 //p' out.txt)
 ino=$(stat -c %i "$img")
-"$PY" - rec/extents.tsv "$fd" "$ino" "$(stat -c '%Hd:%Ld' "$img")" <<'PYEOF'
+"$PY" - rec/extents.tsv "$fd" "$ino" "$(stat -c '%Hd:%Ld' "$img")" "$fd2" <<'PYEOF'
 import sys
 lines = open(sys.argv[1]).read().split("\n")
 if lines[0] != "# vmtrace-extents 1":
@@ -49,8 +51,15 @@ rows = [l.split("\t") for l in lines if l and not l.startswith("#")]
 fd, ino, dev = sys.argv[2], sys.argv[3], sys.argv[4]
 start = [r for r in rows if r[0] == "start"]
 end = [r for r in rows if r[0] == "end"]
+alias = [r for r in rows if r[0] == "fd"]
 def bad(why):
     sys.exit("FAIL: %s: %s" % (why, rows))
+# the image's other fd: one fd line, no extent
+if [(r[2], r[3], r[4], r[7:]) for r in alias] != [(sys.argv[5], ino, dev, ["0", "0", "0", "0x0"])]:
+    bad("not one fd line for the image's other fd %s" % sys.argv[5])
+rows = start + end
+if len(rows) + len(alias) != len([l for l in lines if l and not l.startswith("#")]):
+    bad("a line neither start, end nor fd")
 if any(r[3] != ino or r[2] != fd or r[4] != dev for r in rows):
     bad("not the image at its fd %s, inode %s, st_dev %s (the log?)" % (fd, ino, dev))
 if sum(int(r[9]) for r in start) != 2 << 20 or int(start[0][7]) != 0:

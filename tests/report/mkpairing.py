@@ -262,6 +262,22 @@ request(1, "W", 50000, 8, T, T + 70000, T + 75000, [io], T + 4000, (T + 65000, I
         "exact-offset")
 
 if EXT:
+    # H: a write-zeroes (the guest's mke2fs zeroing its journal: rwbs N),
+    # which QEMU serves from its thread pool with fallocate on its other
+    # fd of the image (extents.tsv's fd line names it); the file system's
+    # bio inside the syscall is the syscall's own work
+    T += 10 * MS
+    kick(0, T + 4000, NOTIFY[0])
+    hev(WORKER[0], T + 20000, "syscalls/sys_enter_fallocate",
+        "fd=%d mode=3 offset=%d len=%d" % (FD + 5, 60000 * 512, 1024 * 512))
+    disk_bio(WORKER[0], T + 21000, T + 30000, "WS", disk_byte(60000 * 512, 4096), 4096)
+    hev(WORKER[0], T + 40000, "syscalls/sys_exit_fallocate", "ret=0")
+    fa = {"syscall": "fallocate", "tid": WORKER[0], "ts": T + 20000, "offset": 60000 * 512,
+          "length": 1024 * 512}
+    msi(WORKER[0], T + 45000, 0)
+    request(0, "NS", 60000, 1024, T, T + 50000, T + 55000, [fa], T + 4000, (T + 45000, WORKER[0]),
+            "exact-offset")
+
     # stray QEMU bios after the last request: in the extent unwritten at
     # both readings, in the one that moved, outside every extent
     T += 10 * MS
@@ -277,6 +293,9 @@ if EXT:
                     f.write("%s\t%d\t%d\t12345\t8:1\t8:0\t%d\t%d\t%d\t%d\t0x%x\n" %
                             (("start", "end")[when], QEMU, FD, PART_START, x[0], x[1], x[2],
                              x[3 + when]))
+            if not when:    # QEMU's other fd of the image
+                f.write("fd\t%d\t%d\t12345\t8:1\t8:0\t%d\t0\t0\t0\t0x0\n" %
+                        (QEMU, FD + 5, PART_START))
             # the last extent (FIEMAP_EXTENT_LAST), and a small file (a log)
             f.write("%s\t%d\t3\t999\t8:1\t8:0\t%d\t0\t%d\t4096\t0x1\n" %
                     (("start", "end")[when], QEMU, PART_START, 600 * MIB))
