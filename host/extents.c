@@ -5,6 +5,7 @@
  * image file back to the file's offsets with them.
  */
 #include <dirent.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
@@ -124,7 +125,25 @@ static int open_same(const char *path, dev_t dev, ino_t ino)
 	return fd;
 }
 
-static int read_file(FILE *out, const struct host_ext_file *f, int end)
+/* the fd lines of @f's other fds not yet written (@e: the file's
+ * identity as its extent lines have it) */
+static int write_aliases(FILE *out, struct host_ext_file *f, const struct vt_extent *e)
+{
+	for (; f->nr_alias_written < f->nr_alias; f->nr_alias_written++) {
+		struct vt_extent a = *e;
+
+		a.alias = 1;
+		a.end = 0;
+		a.fd = f->alias[f->nr_alias_written];
+		a.logical = a.physical = a.length = 0;
+		a.flags = 0;
+		if (vt_extents_write(out, &a))
+			return -1;
+	}
+	return 0;
+}
+
+static int read_file(FILE *out, struct host_ext_file *f, int end)
 {
 	struct vt_extent e = { .end = (uint8_t)!!end, .pid = f->pid, .fd = f->fd };
 	char link[64];
@@ -145,18 +164,59 @@ static int read_file(FILE *out, const struct host_ext_file *f, int end)
 	}
 	ret = file_extents(out, fd, &st, &e);
 	close(fd);
-	/* at the start: the file's other fds, so that the report takes
-	 * QEMU's syscalls on them (fallocate, fdatasync) as on the file */
-	for (int i = 0; !ret && !end && i < f->nr_alias; i++) {
-		struct vt_extent a = e;
-
-		a.alias = 1;
-		a.fd = f->alias[i];
-		a.logical = a.physical = a.length = 0;
-		a.flags = 0;
-		ret = vt_extents_write(out, &a);
+	if (!end && !ret) {
+		f->read = 1;
+		f->ident = e;
+		/* its other fds, so that the report takes QEMU's syscalls
+		 * on them (fallocate, fdatasync) as on the file */
+		ret = write_aliases(out, f, &e);
 	}
 	return ret;
+}
+
+/* note @pid's fd @fd of the file @st (its path /proc/PID/fd/FD: @path) */
+static void note_fd(struct host_ext_files *files, pid_t pid, int fd, const char *path,
+		    const struct stat *st)
+{
+	int j;
+
+	for (j = 0; j < files->n; j++) {
+		struct host_ext_file *g = &files->f[j];
+
+		if (g->pid == pid && g->dev == st->st_dev && g->ino == st->st_ino)
+			break;
+	}
+	if (j < files->n) {
+		/* a file once, at its lowest fd when first read (QEMU may
+		 * hold two), its other fds noted once each */
+		struct host_ext_file *g = &files->f[j];
+		int k;
+
+		if (fd == g->fd)
+			return;
+		for (k = 0; k < g->nr_alias && g->alias[k] != fd; k++)
+			;
+		if (k < g->nr_alias || g->nr_alias == HOST_EXT_ALIAS)
+			return;
+		if (!g->read && fd < g->fd) {
+			g->alias[g->nr_alias++] = g->fd;
+			g->fd = fd;
+		} else {
+			g->alias[g->nr_alias++] = fd;
+		}
+		return;
+	}
+	if (files->n == HOST_EXT_FILES)
+		return;
+	struct host_ext_file *f = &files->f[files->n++];
+	ssize_t len = readlink(path, f->path, sizeof(f->path) - 1);
+
+	memset(f, 0, offsetof(struct host_ext_file, path));
+	f->path[len > 0 ? len : 0] = 0;
+	f->pid = pid;
+	f->fd = fd;
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
 }
 
 int host_extents_write(FILE *out, const pid_t *pids, int nr, struct host_ext_files *files)
@@ -165,7 +225,6 @@ int host_extents_write(FILE *out, const pid_t *pids, int nr, struct host_ext_fil
 		char dir[64], path[64 + sizeof(((struct dirent *)0)->d_name)];
 		struct dirent *de;
 		DIR *d;
-		int first = files->n;
 
 		snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pids[i]);
 		d = opendir(dir);
@@ -173,54 +232,33 @@ int host_extents_write(FILE *out, const pid_t *pids, int nr, struct host_ext_fil
 			continue;
 		while ((de = readdir(d))) {
 			struct stat st;
-			int fd = atoi(de->d_name), j;
 
 			if (de->d_name[0] == '.')
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 			if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_size < EXT_MIN_SIZE)
 				continue;
-			/* a file once, at its lowest fd (QEMU may hold two) */
-			for (j = first; j < files->n && !(files->f[j].dev == st.st_dev &&
-							  files->f[j].ino == st.st_ino); j++)
-				;
-			if (j < files->n) {
-				struct host_ext_file *g = &files->f[j];
-
-				if (g->nr_alias == HOST_EXT_ALIAS)
-					continue;
-				if (fd < g->fd) {
-					g->alias[g->nr_alias++] = g->fd;
-					g->fd = fd;
-				} else {
-					g->alias[g->nr_alias++] = fd;
-				}
-				continue;
-			}
-			if (files->n == HOST_EXT_FILES)
-				continue;
-			struct host_ext_file *f = &files->f[files->n++];
-			ssize_t len = readlink(path, f->path, sizeof(f->path) - 1);
-
-			f->path[len > 0 ? len : 0] = 0;
-			f->pid = pids[i];
-			f->fd = fd;
-			f->nr_alias = 0;
-			f->dev = st.st_dev;
-			f->ino = st.st_ino;
+			note_fd(files, pids[i], atoi(de->d_name), path, &st);
 		}
 		closedir(d);
-		for (int j = first; j < files->n; j++)
-			if (read_file(out, &files->f[j], 0))
+		/* files new to this scan: their start reading; known ones:
+		 * the fds opened since */
+		for (int j = 0; j < files->n; j++) {
+			struct host_ext_file *f = &files->f[j];
+
+			if (f->pid != pids[i])
+				continue;
+			if (!f->read ? read_file(out, f, 0) : write_aliases(out, f, &f->ident))
 				return -1;
+		}
 	}
 	return 0;
 }
 
-int host_extents_write_end(FILE *out, const struct host_ext_files *files)
+int host_extents_write_end(FILE *out, struct host_ext_files *files)
 {
 	for (int j = 0; j < files->n; j++)
-		if (read_file(out, &files->f[j], 1))
+		if (files->f[j].read && read_file(out, &files->f[j], 1))
 			return -1;
 	return 0;
 }

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "extents.h"
+
 /* the files read at the start, read again at the end */
 #define HOST_EXT_FILES	32
 #define HOST_EXT_ALIAS	8	/* other fds of a file noted (extents.tsv fd lines) */
@@ -18,21 +20,26 @@ struct host_ext_file {
 	int fd;			/* its lowest fd */
 	int alias[HOST_EXT_ALIAS];	/* its other fds (QEMU may open an image twice) */
 	int nr_alias;
+	int nr_alias_written;	/* ... of them in extents.tsv's fd lines */
+	int read;		/* its start reading done: @ident is its identity */
+	struct vt_extent ident;
 	dev_t dev;
 	ino_t ino;
-	char path[PATH_MAX];	/* its name then (a deleted file's is not) */
+	char path[PATH_MAX];	/* its name then (a deleted file's is not); last */
 };
 struct host_ext_files {
 	int n;
 	struct host_ext_file f[HOST_EXT_FILES];
 };
 
-/* Append to @out the start reading of the files processes @pids[0..nr)
- * have open, noting them in @files.  Files that cannot be read or mapped
- * are skipped; -1 only on a write error. */
+/* Scan the fds of processes @pids[0..nr): append to @out the start
+ * reading of the files not yet in @files (noting them there) and an fd
+ * line for each other fd of a known file not yet written; a scan again
+ * later finds the fds and files opened since.  Files that cannot be read
+ * or mapped are skipped; -1 only on a write error. */
 int host_extents_write(FILE *out, const pid_t *pids, int nr, struct host_ext_files *files);
 /* Append the end reading of @files: through the process's fd while it
  * has it, else by the file's name (the same file: device and inode). */
-int host_extents_write_end(FILE *out, const struct host_ext_files *files);
+int host_extents_write_end(FILE *out, struct host_ext_files *files);
 
 #endif

@@ -69,12 +69,16 @@ int host_record_add_pid(struct host_record *r, pid_t pid)
  */
 /* extents.tsv: the extents of the files of each QEMU process with vCPU
  * threads, read the first time a poll sees it (its drives are open) and,
- * with @end, of every one known at the end.  Best effort: a file that
- * cannot be written leaves the report without them. */
+ * with @end, of every one known at the end.  The known processes' fds are
+ * scanned again at polls 1, 2, 4, 8, ... and at the end: an image QEMU
+ * opens again (its second fd, after the vCPU threads start) or a drive
+ * added later.  Best effort: a file that cannot be written leaves the
+ * report without them. */
 static void rec_extents(struct host_record *r, int end)
 {
 	pid_t pids[REC_EXT_PIDS], todo[REC_EXT_PIDS];
 	int n = end ? 0 : host_kvm_pids(r->kvm, pids, REC_EXT_PIDS, 1), nt = 0;
+	int rescan = end || !(r->polls & (r->polls - 1));
 	char path[REC_PATH_MAX];
 	FILE *fp;
 
@@ -90,7 +94,11 @@ static void rec_extents(struct host_record *r, int end)
 			r->ext_pids[r->nr_ext_pids++] = pids[i];
 		}
 	}
-	if (end ? !r->ext_files || !r->ext_files->n : !nt)
+	if (rescan) {
+		nt = r->nr_ext_pids;
+		memcpy(todo, r->ext_pids, sizeof(*todo) * (size_t)nt);
+	}
+	if (!nt && !(end && r->ext_files && r->ext_files->n))
 		return;
 	if (!r->ext_files && !(r->ext_files = calloc(1, sizeof(*r->ext_files))))
 		return;
@@ -102,10 +110,9 @@ static void rec_extents(struct host_record *r, int end)
 		return;
 	if (fresh)
 		vt_extents_write_header(fp);
+	host_extents_write(fp, todo, nt, r->ext_files);
 	if (end)
 		host_extents_write_end(fp, r->ext_files);
-	else
-		host_extents_write(fp, todo, nt, r->ext_files);
 	fclose(fp);
 }
 
@@ -123,7 +130,7 @@ int host_record_poll(struct host_record *r)
 	if (r->kvm) {
 		host_kvm_poll(r->kvm, r->tids, r->pid_filtered ? r->nr_live : 0,
 			      r->fresh || r->fresh_before, 0);
-		if (r->fresh || r->fresh_before)
+		if (r->fresh || r->fresh_before || !(r->polls & (r->polls - 1)))
 			rec_extents(r, 0);
 	}
 	if (r->fresh)

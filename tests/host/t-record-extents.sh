@@ -5,7 +5,8 @@
 # writes 4 KiB at 3 MiB, past its end, and exits before the recording
 # ends: the start reading has the file's one extent, at QEMU's fd; the end
 # reading - by the file's name, QEMU gone - has the block allocated during
-# the run too; the image's second fd is an fd line; FIEMAP's own answer (filefrag, when installed) agrees; a
+# the run too; the image's second fd, opened after the vCPU thread
+# started, is an fd line; FIEMAP's own answer (filefrag, when installed) agrees; a
 # log-sized file (under 1 MiB) is left out; the file reads back through
 # lib/extents.c (vmtrace report maps nothing of a recording without bios,
 # but refuses nothing).
@@ -25,14 +26,17 @@ import ctypes, os, sys, threading, time
 libc = ctypes.CDLL(None)
 fd = os.open(sys.argv[1], os.O_RDWR)
 log = os.open(sys.argv[2], os.O_RDWR)
-fd2 = os.open(sys.argv[1], os.O_RDONLY)  # QEMU may hold its image twice
 print("fd", fd, flush=True)
-print("fd2", fd2, flush=True)
 def vcpu():
     libc.prctl(15, b"CPU 0/KVM", 0, 0, 0)
     time.sleep(2.5)
 t = threading.Thread(target=vcpu); t.start()
-time.sleep(1.5)
+time.sleep(0.6)
+# QEMU opens its image again once its vCPU threads run: a later scan
+# of its fds finds the second one
+fd2 = os.open(sys.argv[1], os.O_RDONLY)
+print("fd2", fd2, flush=True)
+time.sleep(0.9)
 os.pwrite(fd, b"x" * 4096, 3 << 20)     # a block allocated during the run
 os.fsync(fd)
 t.join()
