@@ -35,7 +35,9 @@ rc=0
 rc=0
 "$VT_BIN" lab -q -o "$out" --timeout 20 --keep-console console.txt -- sleep 600 2>t.err || rc=$?
 cat t.err
-[ $rc = 124 ] && grep -q 'time limit of 20 s passed' t.err && [ -s console.txt ] ||
+# (the console kept: on a loaded machine the nested host may not have
+# printed a line within 20 s - the file is there, maybe empty)
+[ $rc = 124 ] && grep -q 'time limit of 20 s passed' t.err && [ -f console.txt ] ||
 	{ echo "FAIL: time limit: exit $rc"; exit 1; }
 # a nested host that stops responding (here a real-time copier, mostly in
 # the kernel, starves its heartbeat once the kernel's symbols are out) is
