@@ -182,6 +182,8 @@ for m in uring-ext native-ext; do
 done
 # a bad extents.tsv is an error, not silently no mapping
 printf '# vmtrace-extents 1\nstart\t1\t2\n' >uring-ext/h/extents.tsv
-! "$VT_BIN" report uring-ext/h g --no-align -q >/dev/null 2>bad.err
+if "$VT_BIN" report uring-ext/h g --no-align -q >/dev/null 2>bad.err; then
+	echo "FAIL: a bad extents.tsv was taken"; exit 1
+fi
 grep -q "extents.tsv:2: bad extent line" bad.err
 echo "ok: a bad extents.tsv is refused"
