@@ -11,18 +11,22 @@
 # list below being the truth, and the vCPU-preempted time during each.
 # One TSC for host and guest (2 GHz: 2 ticks per ns).
 #
-# usage: mkcrit.py OUTDIR K [dm]
+# usage: mkcrit.py OUTDIR K [dm] [qemu]
 #   dm: each fsync's request is a write (not a flush) that QEMU serves with
 #   aio=native on a host whose own disk is a virtio disk too (a nested
 #   host: its vda is 253:0, the guest's vda's number): io_submit, the bio
 #   it queues and the host's block_rq_complete of it - at the guest
 #   request's device number and sector.  The parts are the flush's: the
 #   host's block events complete none of the guest's requests.
+#   qemu: the call's first VM exit goes on to QEMU (kvm_userspace_exit 5 us
+#   after its kvm_exit, an MMIO QEMU emulates): exit_kernel, then exit_qemu
+#   until the kvm_entry.
 import json, os, sys
 import evlist
 
 out, K = sys.argv[1], int(sys.argv[2])
-DM = len(sys.argv) > 3 and sys.argv[3] == "dm"
+DM = "dm" in sys.argv[3:]
+QEMU_EXIT = "qemu" in sys.argv[3:]
 DEV = 253 << 20                 # the kernel's dev_t of 253:0 (guest and, in dm, host)
 S, STEP, HZ_NS = 1_000_000_000, 2_000_000, 2
 CALL_NS = STEP // HZ_NS
@@ -66,7 +70,14 @@ for k in range(K):
         seg.append((a, b, p))
     # running: guest mode, an exit, the vCPU preempted inside an exit
     part(0, 100_000, "guest_cpu")
-    vexit(B + 100_000); ventry(B + 120_000); part(100_000, 120_000, "exit_kernel")
+    if QEMU_EXIT:
+        vexit(B + 100_000, 48)
+        h(HCPU_V, B + 105_000, VCPU_TID, "kvm/kvm_userspace_exit", "reason=6 errno=0")
+        ventry(B + 120_000)
+        part(100_000, 105_000, "exit_kernel")
+        part(105_000, 120_000, "exit_qemu")
+    else:
+        vexit(B + 100_000); ventry(B + 120_000); part(100_000, 120_000, "exit_kernel")
     part(120_000, 149_000, "guest_cpu")
     vexit(B + 149_000, 1); part(149_000, 150_000, "exit_kernel")
     preempt(B + 150_000, B + 150_000 + p1); part(150_000, 150_000 + p1, "vcpu_preempted")

@@ -10,6 +10,8 @@
 # the fsync's request is a write QEMU serves by aio=native on a host disk
 # with the guest disk's device number, the host's block events at the
 # guest request's sector (mkcrit.py dm): they complete none of its requests.
+# A VM exit that goes on to QEMU (kvm_userspace_exit): exit_kernel, then
+# exit_qemu (mkcrit.py qemu).
 set -eu
 . "$VT_SRC/tests/report/common.sh"
 [ -r /sys/kernel/tracing/events/sched/sched_switch/format ] ||
@@ -128,3 +130,12 @@ grep -q ' block/block_rq_complete dev=265289728 sector=4096 ' dm/host.txt ||
 "$PY" check.py rep4.txt dm/expected.json ||
 	{ sed -n '1,/^I\/O requests/p' rep4.txt; echo "FAIL: the host's block events changed the guest's parts"; exit 1; }
 echo "ok: host block events on the guest disk's device number and sector: the same parts"
+
+# the call's first VM exit goes on to QEMU: kvm_userspace_exit splits it
+# into exit_kernel and exit_qemu, to the ns
+mk_fixture_of mkcrit.py qx $((4 * K)) $K qemu
+"$VT_BIN" report qx/h qx/g --no-align -q -n 20 >rep5.txt
+"$PY" check.py rep5.txt qx/expected.json ||
+	{ sed -n '1,/^I\/O requests/p' rep5.txt; echo "FAIL: a VM exit to QEMU"; exit 1; }
+grep -q 'exit_qemu=15\.000' rep5.txt || { echo "FAIL: no exit_qemu part"; exit 1; }
+echo "ok: a VM exit to QEMU: exit_kernel then exit_qemu, every part exact"
