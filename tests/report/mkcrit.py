@@ -11,7 +11,7 @@
 # list below being the truth, and the vCPU-preempted time during each.
 # One TSC for host and guest (2 GHz: 2 ticks per ns).
 #
-# usage: mkcrit.py OUTDIR K [dm] [qemu]
+# usage: mkcrit.py OUTDIR K [dm] [qemu] [byname]
 #   dm: each fsync's request is a write (not a flush) that QEMU serves with
 #   aio=native on a host whose own disk is a virtio disk too (a nested
 #   host: its vda is 253:0, the guest's vda's number): io_submit, the bio
@@ -21,16 +21,23 @@
 #   qemu: the call's first VM exit goes on to QEMU (kvm_userspace_exit 5 us
 #   after its kvm_exit, an MMIO QEMU emulates): exit_kernel, then exit_qemu
 #   until the kvm_entry.
+#   byname: the host's sched_switch events carry prev_comm and next_comm (as
+#   the kernel's do; "CPU 0/KVM" for the vCPU thread), and host CPU 3
+#   switches between threads whose names only look like a vCPU's ("CPU
+#   -1/KVM", "CPU 5000/KVM", "CPU 1/", "CPU 0/KVM-x"): not vCPUs.
 import json, os, sys
 import evlist
 
 out, K = sys.argv[1], int(sys.argv[2])
 DM = "dm" in sys.argv[3:]
 QEMU_EXIT = "qemu" in sys.argv[3:]
+BYNAME = "byname" in sys.argv[3:]
+DECOYS = {4301: "CPU\\s-1/KVM", 4302: "CPU\\s5000/KVM", 4303: "CPU\\s1/", 4304: "CPU\\s0/KVM-x"}
 DEV = 253 << 20                 # the kernel's dev_t of 253:0 (guest and, in dm, host)
 S, STEP, HZ_NS = 1_000_000_000, 2_000_000, 2
 CALL_NS = STEP // HZ_NS
 GTID, VCPU_TID, IO_TID, HOG_TID = 200, 4243, 4250, 9999
+COMM = {0: "swapper/1", VCPU_TID: "CPU\\s0/KVM", HOG_TID: "hog", **DECOYS}
 HCPU_V, HCPU_IO = 1, 0          # host CPUs of the vCPU thread and QEMU's I/O thread
 R, RPLUS, SLEEP = 0, 0x100, 1    # prev_state: runnable, preempted ("R+"), S
 
@@ -40,6 +47,8 @@ host, guest, h, g = L.host, L.guest, L.h, L.g
 def switch(cpu, ns, prev, state, nxt, side):
     f = "prev_pid=%d prev_prio=120 prev_state=%d next_pid=%d next_prio=120" % (prev, state, nxt)
     if side == "host":
+        if BYNAME:
+            f = "prev_comm=%s %s next_comm=%s" % (COMM[prev], f, COMM[nxt])
         h(cpu, ns, prev, "sched/sched_switch", f)
     else:
         g(ns, prev, "sched/sched_switch", f)
@@ -60,6 +69,10 @@ t0 = S // HZ_NS
 switch(HCPU_V, t0, 0, R, VCPU_TID, "host")
 ventry(t0 + 10)
 switch(0, t0 + 20, 0, R, GTID, "guest")
+if BYNAME:                      # the decoys take turns on host CPU 3
+    d = sorted(DECOYS)
+    for i in range(4 * len(d)):
+        switch(3, t0 + 100 + 1000 * i, d[i % len(d) - 1] if i else 0, R, d[i % len(d)], "host")
 
 calls, fsyncs = [], []
 for k in range(K):

@@ -11,7 +11,9 @@
 # with the guest disk's device number, the host's block events at the
 # guest request's sector (mkcrit.py dm): they complete none of its requests.
 # A VM exit that goes on to QEMU (kvm_userspace_exit): exit_kernel, then
-# exit_qemu (mkcrit.py qemu).
+# exit_qemu (mkcrit.py qemu).  A vCPU thread known by nothing but the name
+# its sched_switch events give it ("CPU 0/KVM"), beside threads whose
+# names only look like one: the same headline, one vCPU (mkcrit.py byname).
 set -eu
 . "$VT_SRC/tests/report/common.sh"
 [ -r /sys/kernel/tracing/events/sched/sched_switch/format ] ||
@@ -139,3 +141,22 @@ mk_fixture_of mkcrit.py qx $((4 * K)) $K qemu
 	{ sed -n '1,/^I\/O requests/p' rep5.txt; echo "FAIL: a VM exit to QEMU"; exit 1; }
 grep -q 'exit_qemu=15\.000' rep5.txt || { echo "FAIL: no exit_qemu part"; exit 1; }
 echo "ok: a VM exit to QEMU: exit_kernel then exit_qemu, every part exact"
+
+# a vCPU thread merge does not know (no kvm.thread keys, its cmdline name
+# QEMU's), named "CPU 0/KVM" by the sched_switch events that switch it in
+# before its first kvm_exit; host threads named "CPU -1/KVM", "CPU
+# 5000/KVM", "CPU 1/" and "CPU 0/KVM-x" are not vCPUs: the same headline
+# as with the meta, one vCPU in the states table, no decoy in it
+mk_fixture_of mkcrit.py bn $((4 * K)) $K byname
+sed -i 's/^comm 4243 CPU 0\/KVM$/comm 4243 qemu-system-x86/' bn/host.txt
+"$GTD" bn/h/trace.dat <bn/host.txt
+sed -i '/^kvm\.thread\|^kvm\.vcpu_threads/d' bn/h/vmtrace.meta
+"$VT_BIN" report bn/h bn/g --no-align -q -n 20 >rep6.txt
+# (the event count after it has the decoys' 16 switches)
+diff <(sed '/^I\/O requests/,$d' rep.txt) <(sed '/^I\/O requests/,$d' rep6.txt) ||
+	{ echo "FAIL: the headline differs when the vCPU thread is known by its name"; exit 1; }
+sed -n '/^vCPU states/,/^$/p' rep6.txt >vst6.txt
+grep -Eq '^  0 +4243 ' vst6.txt || { cat vst6.txt; echo "FAIL: thread 4243 not vCPU 0"; exit 1; }
+if grep -Eq '^  [0-9]+ +430[1-4] ' vst6.txt; then cat vst6.txt; echo "FAIL: a decoy taken for a vCPU"; exit 1; fi
+[ "$(grep -Ec '^  [0-9]+ +[0-9]+ ' vst6.txt)" = 1 ] || { cat vst6.txt; echo "FAIL: not one vCPU"; exit 1; }
+echo "ok: a vCPU known by its sched_switch name: the same headline, the look-alike names not vCPUs"
