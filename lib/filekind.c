@@ -20,6 +20,16 @@ static int starts(const uint8_t *head, size_t n, const char *s)
 	return n >= l && !memcmp(head, s, l);
 }
 
+/* every byte text: printable, white space or UTF-8's (a Perfetto trace's
+ * first bytes hold field tags and varints under 0x20) */
+static int is_text(const uint8_t *head, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (head[i] < 0x20 && head[i] != '\t' && head[i] != '\n' && head[i] != '\r')
+			return 0;
+	return 1;
+}
+
 const char *vt_file_kind(const uint8_t *head, size_t n)
 {
 	size_t i = 0;
@@ -44,14 +54,16 @@ const char *vt_file_kind(const uint8_t *head, size_t n)
 		return "a gzip-compressed file";
 	if (n >= 4 && head[0] == 0x28 && head[1] == 0xb5 && head[2] == 0x2f && head[3] == 0xfd)
 		return "a zstd-compressed file";
+	/* text first: a JSON or HTML file may start with a newline, the byte
+	 * of Perfetto's first tag */
+	while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
+		i++;
+	if (i < n && (head[i] == '{' || head[i] == '[') && is_text(head, n))
+		return "a JSON file (a Chrome trace from vmtrace merge?)";
+	if (i < n && head[i] == '<' && is_text(head, n))
+		return "an HTML or XML file (a vmtrace report --html page?)";
 	/* vmtrace merge's Perfetto output: TracePacket fields (tag 0x0a) */
 	if (head[0] == 0x0a)
 		return "a Perfetto trace (vmtrace merge output?)";
-	while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
-		i++;
-	if (i < n && (head[i] == '{' || head[i] == '['))
-		return "a JSON file (a Chrome trace from vmtrace merge?)";
-	if (i < n && head[i] == '<')
-		return "an HTML or XML file (a vmtrace report --html page?)";
 	return "not a format vmtrace knows";
 }

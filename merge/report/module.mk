@@ -11,3 +11,8 @@ TEST_DEPS += sqlite3 chromium
 # dmsetup: the dm-delay target of tests/report/t-report-faults-lab (a slow
 # host disk; losetup and blockdev are util-linux's)
 TEST_DEPS += dmsetup
+# tests/unit/t-report-extents: extents.tsv's reader (libvtcore) and the
+# report's mapping of QEMU's bios through it, linked from their objects
+REPORT_UNIT_OBJS := $(addprefix $(OUT)/obj/merge/report/,chain_extents.o chain_hmap.o)
+$(OUT)/tests/t-report-extents: $(REPORT_UNIT_OBJS)
+$(OUT)/tests/t-report-extents: LDFLAGS_ALL += $(REPORT_UNIT_OBJS)

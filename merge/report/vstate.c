@@ -457,7 +457,9 @@ static uint8_t role_of(struct crit *c, uint32_t track)
 		return c->role[track];
 	const struct merge_track *mt = merge_track(c->tables, track);
 
-	if (mt->machine == MERGE_MACHINE_HOST && mt->vcpu && !mt->lane)
+	/* a vCPU by merge's tracks, or by the name a sched event gave its
+	 * thread before this track was seen (vcpu_by_comm) */
+	if (mt->machine == MERGE_MACHINE_HOST && !mt->lane && (mt->vcpu || vcpu_by_tid(c, mt->tid)))
 		c->role[track] = CR_VCPU;
 	else if (mt->machine == MERGE_MACHINE_HOST && mt->qemu)
 		c->role[track] = CR_QEMU;

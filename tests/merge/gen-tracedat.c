@@ -12,7 +12,8 @@
  *   comm TID NAME              a cmdline entry ("CPU 0/KVM")
  *   ev CPU TS TID SYS/EVENT [field=value ...]   one event (per CPU in order);
  *                              a value that is not a number fills a char
- *                              array field (rwbs=WS)
+ *                              array field (rwbs=WS; "\s" in it is a space:
+ *                              next_comm=CPU\s0/KVM)
  * Exit 77 when tracefs or an event format is missing.
  */
 #include <fcntl.h>
@@ -140,7 +141,16 @@ static void put_str(uint8_t *rec, const struct evtype *t, const char *name, cons
 {
 	for (int i = 0; i < t->nr; i++)
 		if (!strcmp(t->f[i].name, name)) {
-			strncpy((char *)rec + t->f[i].offset, v, t->f[i].size - 1);
+			char *d = (char *)rec + t->f[i].offset;
+
+			for (int k = 0; *v && k < t->f[i].size - 1; k++, v++) {
+				if (v[0] == '\\' && v[1] == 's') {
+					d[k] = ' ';
+					v++;
+				} else {
+					d[k] = *v;
+				}
+			}
 			return;
 		}
 	fprintf(stderr, "gen-tracedat: %s/%s has no field %s\n", t->sys, t->name, name);

@@ -6,7 +6,14 @@
 # parts sum to the duration; the vCPU-preempted time during each fsync
 # equals the one computed INDEPENDENTLY here from `trace-cmd report` of the
 # raw sched_switch events; vCPU and thread state totals; without the guest
-# kernel trace the thread's part is "unknown", not 0.
+# kernel trace the thread's part is "unknown", not 0.  The same parts when
+# the fsync's request is a write QEMU serves by aio=native on a host disk
+# with the guest disk's device number, the host's block events at the
+# guest request's sector (mkcrit.py dm): they complete none of its requests.
+# A VM exit that goes on to QEMU (kvm_userspace_exit): exit_kernel, then
+# exit_qemu (mkcrit.py qemu).  A vCPU thread known by nothing but the name
+# its sched_switch events give it ("CPU 0/KVM"), beside threads whose
+# names only look like one: the same headline, one vCPU (mkcrit.py byname).
 set -eu
 . "$VT_SRC/tests/report/common.sh"
 [ -r /sys/kernel/tracing/events/sched/sched_switch/format ] ||
@@ -18,7 +25,8 @@ mk_fixture_of mkcrit.py . $((4 * K)) $K
 "$VT_BIN" report h g --no-align -q -n 20 >rep.txt
 sed -n '1,/^I\/O requests/p' rep.txt
 trace-cmd report h/trace.dat >host.rep 2>/dev/null
-"$PY" - rep.txt expected.json <<'PYEOF'
+# check.py REPORT EXPECTED.json: every call's and fsync's parts as designed
+cat >check.py <<'PYEOF'
 import json, re, sys
 txt = open(sys.argv[1]).read(); exp = json.load(open(sys.argv[2]))
 def fail(m): sys.exit("FAIL: " + m)
@@ -43,13 +51,13 @@ for c in exp["calls"]:
     check("app.save", c)
 for f in exp["fsyncs"]:
     line = check("fsync", f)
-    if not line.startswith("49% host fdatasync, 12% vCPU preempted, 12% guest runnable"):
+    if not line.startswith("49%% host %s, 12%% vCPU preempted, 12%% guest runnable" % exp["host_io"]):
         fail("fsync headline line: %r" % line)
 print("ok: %d calls and %d fsyncs: every part exact, sums exact" % (len(exp["calls"]), len(exp["fsyncs"])))
 n = len(re.findall(r"^  fsync ", txt, re.M))
 if n != len(exp["fsyncs"]): fail("%d fsyncs in the headline, want %d" % (n, len(exp["fsyncs"])))
-
 PYEOF
+"$PY" check.py rep.txt expected.json
 # independent: the vCPU thread's preempted intervals from the raw host
 # sched_switch events (trace-cmd report), crossed with each fsync
 "$PY" "$VT_SRC/tests/report/preempt_check.py" rep.txt host.rep 2000000000 4243 fsync 0
@@ -111,3 +119,44 @@ if grep -q "no vCPU threads" rep3.txt; then sed -n '/^vCPU states/,/^$/p' rep3.t
 diff <(sed -n '1,/^I\/O requests/p' rep.txt) <(sed -n '1,/^I\/O requests/p' rep3.txt) ||
 	{ echo "FAIL: the headline differs when the vCPU thread is found by its kvm_exit"; exit 1; }
 echo "ok: a vCPU thread found by its kvm_exit: the same headline"
+
+# the host's own block events at the guest request's device number (253:0
+# on both sides: a nested host's virtio disk) and sector: QEMU's bio,
+# queued in io_submit, and its block_rq_complete on the host - the guest's
+# request is still in flight until the guest completes it, every part as
+# with the flush
+mk_fixture_of mkcrit.py dm $((4 * K)) $K dm
+grep -q ' block/block_rq_complete dev=265289728 sector=4096 ' dm/host.txt ||
+	{ echo "FAIL: no host block_rq_complete at the guest's 253:0 sector 4096"; exit 1; }
+"$VT_BIN" report dm/h dm/g --no-align -q -n 20 >rep4.txt
+"$PY" check.py rep4.txt dm/expected.json ||
+	{ sed -n '1,/^I\/O requests/p' rep4.txt; echo "FAIL: the host's block events changed the guest's parts"; exit 1; }
+echo "ok: host block events on the guest disk's device number and sector: the same parts"
+
+# the call's first VM exit goes on to QEMU: kvm_userspace_exit splits it
+# into exit_kernel and exit_qemu, to the ns
+mk_fixture_of mkcrit.py qx $((4 * K)) $K qemu
+"$VT_BIN" report qx/h qx/g --no-align -q -n 20 >rep5.txt
+"$PY" check.py rep5.txt qx/expected.json ||
+	{ sed -n '1,/^I\/O requests/p' rep5.txt; echo "FAIL: a VM exit to QEMU"; exit 1; }
+grep -q 'exit_qemu=15\.000' rep5.txt || { echo "FAIL: no exit_qemu part"; exit 1; }
+echo "ok: a VM exit to QEMU: exit_kernel then exit_qemu, every part exact"
+
+# a vCPU thread merge does not know (no kvm.thread keys, its cmdline name
+# QEMU's), named "CPU 0/KVM" by the sched_switch events that switch it in
+# before its first kvm_exit; host threads named "CPU -1/KVM", "CPU
+# 5000/KVM", "CPU 1/" and "CPU 0/KVM-x" are not vCPUs: the same headline
+# as with the meta, one vCPU in the states table, no decoy in it
+mk_fixture_of mkcrit.py bn $((4 * K)) $K byname
+sed -i 's/^comm 4243 CPU 0\/KVM$/comm 4243 qemu-system-x86/' bn/host.txt
+"$GTD" bn/h/trace.dat <bn/host.txt
+sed -i '/^kvm\.thread\|^kvm\.vcpu_threads/d' bn/h/vmtrace.meta
+"$VT_BIN" report bn/h bn/g --no-align -q -n 20 >rep6.txt
+# (the event count after it has the decoys' 16 switches)
+diff <(sed '/^I\/O requests/,$d' rep.txt) <(sed '/^I\/O requests/,$d' rep6.txt) ||
+	{ echo "FAIL: the headline differs when the vCPU thread is known by its name"; exit 1; }
+sed -n '/^vCPU states/,/^$/p' rep6.txt >vst6.txt
+grep -Eq '^  0 +4243 ' vst6.txt || { cat vst6.txt; echo "FAIL: thread 4243 not vCPU 0"; exit 1; }
+if grep -Eq '^  [0-9]+ +430[1-4] ' vst6.txt; then cat vst6.txt; echo "FAIL: a decoy taken for a vCPU"; exit 1; fi
+[ "$(grep -Ec '^  [0-9]+ +[0-9]+ ' vst6.txt)" = 1 ] || { cat vst6.txt; echo "FAIL: not one vCPU"; exit 1; }
+echo "ok: a vCPU known by its sched_switch name: the same headline, the look-alike names not vCPUs"

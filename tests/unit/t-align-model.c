@@ -4,7 +4,9 @@
  * read them, source names, accessors past the end, the user's offset and
  * what a segment with no source does, markers with no vCPU beside vCPUs
  * that have offsets, a VM stopped for good (saved and restored), the
- * guest TSC clamped at 0, and host -> guest queries.
+ * guest TSC clamped at 0, and host -> guest queries; trace-cmd's time
+ * sync (TIME_SHIFT) alone: kvm's median offset, ptp's fitted line, a
+ * scaled TSC per vCPU, samples outside their segment.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -292,6 +294,109 @@ static void test_stop(void)
 	align_model_free(m);
 }
 
+/* guest TSC of host TSC @h on vCPU @v through @m; UINT64_MAX if none */
+static uint64_t h2g(const struct align_model *m, int32_t v, uint64_t h)
+{
+	uint64_t g;
+
+	return align_host_to_guest(m, v, h, &g) ? UINT64_MAX : g;
+}
+
+/* trace-cmd's time sync alone (TIME_SHIFT: host = guest * scaling /
+ * 2^frac + offset per sample): its kvm protocol's constant offset is the
+ * samples' median (odd and even counts); its ptp protocol's interpolated
+ * offset their least-squares line; a scaled TSC (1.5) through the first
+ * sample's ratio, per vCPU; samples all outside the vCPU's one segment
+ * still give it; a vCPU's second segment without samples gets none */
+static void test_tsync(void)
+{
+	struct align_tsync_sample s[6];
+	struct align_input in = { .host_hz = HZ, .tsync = s };
+	struct align_offset_event off[] = { { 1 * HZ, 0, 0, 0 }, { 10 * HZ, 0, 0, 7000 } };
+	static const int64_t kvm[] = { -1000, -1000, -1002, -999, -1000, -1003 };
+	struct align_model *m;
+
+	for (int i = 0; i < 6; i++)
+		s[i] = (struct align_tsync_sample){ 0, (uint64_t)(i + 1) * HZ, kvm[i], 0, 0, 0 };
+	in.n_tsync = 5;		/* -1002 -1000 -1000 -1000 -999: -1000 */
+	m = align_model_build(&in);
+	CHECK(m && align_model_method(m) == ALIGN_SRC_TSYNC && align_model_nr_segments(m) == 1);
+	CHECK(m && align_model_bound_ns(m) < 0);
+	CHECK(h2g(m, 0, 3 * HZ) == 3 * HZ + 1000 && h2g(m, 0, 5) == 1005);
+	align_model_free(m);
+	in.n_tsync = 6;		/* ... and -1003: (-1001 + -1000) / 2 rounds to 1001 */
+	m = align_model_build(&in);
+	CHECK(m && h2g(m, 0, 3 * HZ) - 3 * HZ >= 1000 && h2g(m, 0, 3 * HZ) - 3 * HZ <= 1001);
+	align_model_free(m);
+
+	/* ptp: the offset grows one tick per 1000 guest ticks: host =
+	 * 1.001 guest - 1000, exactly through every sample (1 s is 2e9) */
+	for (int i = 0; i < 5; i++) {
+		uint64_t g = (uint64_t)(i + 1) * HZ;
+
+		s[i] = (struct align_tsync_sample){ 0, g, -1000 + (int64_t)(g / 1000), 0, 0, 1 };
+	}
+	in.n_tsync = 5;
+	m = align_model_build(&in);
+	CHECK(m && align_model_method(m) == ALIGN_SRC_TSYNC);
+	CHECK(h2g(m, 0, 2 * HZ) == 3996004995ull);		/* 4000001000 / 1.001 */
+	CHECK(h2g(m, 0, 2001999000) == HZ);			/* the first sample */
+	CHECK(h2g(m, 0, 10009999000ull) == 5 * HZ);		/* the last */
+	align_model_free(m);
+	/* one ptp sample: no line through it, its offset */
+	in.n_tsync = 1;
+	m = align_model_build(&in);
+	CHECK(m && h2g(m, 0, 3 * HZ) == 3 * HZ - 1999000);
+	align_model_free(m);
+
+	/* a TSC scaled 1.5 (48 fraction bits), vCPU 0 offset -1000, vCPU 1
+	 * +5000: guest = (host - offset) / 1.5 on each (to a tick: the
+	 * reference guest value is whole) */
+	for (int i = 0; i < 4; i++)
+		s[i] = (struct align_tsync_sample){ i % 2, (uint64_t)(i + 1) * HZ, i % 2 ? 5000 : -1000,
+						    3ull << 47, 48, 0 };
+	in.n_tsync = 4;
+	m = align_model_build(&in);
+	CHECK(m && align_model_nr_segments(m) == 2);
+	CHECK(h2g(m, 0, 2 * HZ) == 2666667334ull && h2g(m, 1, 2 * HZ) == 2666663334ull);
+	CHECK(h2g(m, 0, 5 * HZ) == 6666667334ull && h2g(m, 1, 5 * HZ) == 6666663334ull);
+	align_model_free(m);
+
+	/* a guest that started long before the host's TSC 0: every sample's
+	 * host time is negative, outside the vCPU's one segment [0, end):
+	 * still its offset */
+	s[0] = (struct align_tsync_sample){ 0, 1000, -5000, 0, 0, 0 };
+	s[1] = (struct align_tsync_sample){ 0, 2000, -5000, 0, 0, 0 };
+	in.n_tsync = 2;
+	m = align_model_build(&in);
+	CHECK(m && align_model_method(m) == ALIGN_SRC_TSYNC && h2g(m, 0, HZ) == HZ + 5000);
+	align_model_free(m);
+
+	/* the offset written again at 10 s (two segments of vCPU 0): the
+	 * samples, all before, give the first its tsync view, the second
+	 * none; the tracepoint (ranked above) maps both */
+	for (int i = 0; i < 3; i++)
+		s[i] = (struct align_tsync_sample){ 0, (uint64_t)(i + 1) * HZ, 0, 0, 0, 0 };
+	in.n_tsync = 3;
+	in.offsets = off;
+	in.n_offsets = 2;
+	m = align_model_build(&in);
+	CHECK(m && align_model_nr_segments(m) == 2 && align_model_method(m) == ALIGN_SRC_TRACEPOINT);
+	if (m) {
+		int tsync_views[2] = { 0, 0 };
+
+		for (size_t i = 0; i < align_model_nr_views(m); i++) {
+			const struct align_source_view *v = align_model_view(m, i);
+
+			if (v->source == ALIGN_SRC_TSYNC)
+				tsync_views[v->tsc_host >= 10 * HZ]++;
+		}
+		CHECK(tsync_views[0] == 1 && tsync_views[1] == 0);
+		CHECK(h2g(m, 0, 11 * HZ) == 11 * HZ + 7000 && h2g(m, 0, 2 * HZ) == 2 * HZ);
+	}
+	align_model_free(m);
+}
+
 int main(void)
 {
 	test_fmt();
@@ -302,5 +407,6 @@ int main(void)
 	test_rank_and_prefer();
 	test_vcpu_without_source();
 	test_stop();
+	test_tsync();
 	return check_done();
 }

@@ -44,6 +44,32 @@ int main(void)
 	CHECK(vt_parse_size("17179869184G", 1, 1, UINT64_MAX, &u) == -1);	/* overflows */
 	CHECK(vt_parse_size("-1K", 1, 0, UINT64_MAX, &u) == -1);
 	CHECK(u == 7);
+	/* every spelling of each unit, in either case */
+	CHECK(vt_parse_size("3kb", 1, 1, UINT64_MAX, &u) == 0 && u == 3 << 10);
+	CHECK(vt_parse_size("3KiB", 1, 1, UINT64_MAX, &u) == 0 && u == 3 << 10);
+	CHECK(vt_parse_size("3M", 1, 1, UINT64_MAX, &u) == 0 && u == 3 << 20);
+	CHECK(vt_parse_size("3MB", 1, 1, UINT64_MAX, &u) == 0 && u == 3 << 20);
+	CHECK(vt_parse_size("3mib", 1, 1, UINT64_MAX, &u) == 0 && u == 3 << 20);
+	CHECK(vt_parse_size("3g", 1, 1, UINT64_MAX, &u) == 0 && u == 3ull << 30);
+	CHECK(vt_parse_size("3Gb", 1, 1, UINT64_MAX, &u) == 0 && u == 3ull << 30);
+	CHECK(vt_parse_size("0X10", 1, 1, UINT64_MAX, &u) == 0 && u == 16);
+	u = 7;
+	CHECK(vt_parse_size("3KiBs", 1, 1, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_size("4M", 1, 1, 4ull << 20, &u) == 0 && u == 4 << 20);
+	CHECK(vt_parse_size("5M", 1, 1, 4ull << 20, &u) == -1);	/* above max */
+	CHECK(vt_parse_size(NULL, 1, 0, UINT64_MAX, &u) == -1);
+	/* a number longer than any size's (31 characters and more) */
+	CHECK(vt_parse_size("0000000000000000000000000000000001K", 1, 0, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_size("000000000000000000000000000001K", 1, 0, UINT64_MAX, &u) == 0 && u == 1024);
+	u = 7;
+	CHECK(vt_parse_ms("2min", 1, 1, UINT64_MAX, &u) == 0 && u == 120000);
+	u = 7;
+	CHECK(vt_parse_ms("3s", 1, 1, 2000, &u) == -1);		/* above max */
+	CHECK(vt_parse_ms("x1", 1, 1, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_ms("1e3", 1, 1, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_ms("99999999999999999999s", 1, 1, UINT64_MAX, &u) == -1);	/* past 2^64 */
+	CHECK(vt_parse_ms(NULL, 1, 1, UINT64_MAX, &u) == -1);
+	CHECK(u == 7);
 	/* durations */
 	CHECK(vt_parse_ms("250", 1, 1, UINT64_MAX, &u) == 0 && u == 250);
 	CHECK(vt_parse_ms("2", 1000, 1, UINT64_MAX, &u) == 0 && u == 2000);
