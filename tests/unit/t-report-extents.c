@@ -172,6 +172,12 @@ static void test_refused(void)
 	CHECK(refused("start\t1\t2\t3\t8:1\t8:0\t0\t18446744073709547520\t0\t4096\t0x0"));
 	CHECK(refused("start\t1\t2\t3\t8:1\t8:0\t0\t0\t18446744073709547521\t4096\t0x0"));
 	CHECK(refused("start\t1\t2\t-3\t8:1\t8:0\t0\t0\t0\t4096\t0x0"));
+	/* an fd line (another fd of the file) names no extent */
+	CHECK(taken("fd\t1\t17\t3\t8:1\t8:0\t0\t0\t0\t0\t0x0"));
+	CHECK(refused("fd\t1\t17\t3\t8:1\t8:0\t0\t0\t0\t4096\t0x0"));
+	CHECK(refused("fd\t1\t17\t3\t8:1\t8:0\t0\t4096\t0\t0\t0x0"));
+	CHECK(refused("fd\t1\t17\t3\t8:1\t8:0\t0\t0\t4096\t0\t0x0"));
+	CHECK(refused("fd\t1\t17\t3\t8:1\t8:0\t0\t0\t0\t0\t0x1"));
 }
 
 /* a report with @text as its extents.tsv */
@@ -312,6 +318,41 @@ static void test_map(void)
 	unload(r);
 }
 
+/* fd lines: QEMU's other fds of a file are its extents' fd, per process */
+static void test_alias(void)
+{
+	struct report *r = calloc(1, sizeof(*r));
+	struct vt_extent w = { .alias = 1, .pid = 4242, .fd = 17, .ino = 777, .st_dev = SDA1,
+			       .dev = SDA, .start = PART }, *e;
+	size_t n;
+	FILE *fp = fopen(path, "w");
+
+	/* written and read back as an fd line */
+	CHECK(fp && vt_extents_write_header(fp) == 0 && vt_extents_write(fp, &w) == 0);
+	fclose(fp);
+	CHECK(vt_extents_read(path, &e, &n) == 0 && n == 1 && e[0].alias && !e[0].end &&
+	      e[0].fd == 17 && e[0].pid == 4242 && e[0].ino == 777 && !e[0].length);
+	free(e);
+	put(VT_EXTENTS_MAGIC "\n"
+	    "start\t4242\t12\t777\t8:1\t8:0\t1048576\t0\t0\t4096\t0x0\n"
+	    "fd\t4242\t17\t777\t8:1\t8:0\t1048576\t0\t0\t0\t0x0\n"
+	    /* another process's file: its own fd 17 is not this one */
+	    "start\t5000\t9\t888\t8:1\t8:0\t1048576\t0\t8192\t4096\t0x0\n"
+	    /* an fd of a file with no extent line, and one of another inode */
+	    "fd\t4242\t20\t999\t8:1\t8:0\t1048576\t0\t0\t0\t0x0\n"
+	    "fd\t5000\t18\t777\t8:1\t8:0\t1048576\t0\t0\t0\t0x0\n");
+	CHECK(r && chain_extents_load(r, dir) == 0);
+	/* each extent on the disk and on the partition itself */
+	CHECK(r->fdalias.n == 1 && r->ext.n == 4);
+	CHECK(chain_extents_canon(r, 4242, 17) == 12);
+	CHECK(chain_extents_canon(r, 4242, 12) == 12);
+	CHECK(chain_extents_canon(r, 5000, 17) == 17);
+	CHECK(chain_extents_canon(r, 4242, 20) == 20);
+	CHECK(chain_extents_canon(r, 5000, 18) == 18);
+	free(r->fdalias.a);
+	unload(r);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -322,6 +363,7 @@ int main(void)
 	test_roundtrip();
 	test_refused();
 	test_map();
+	test_alias();
 	unlink(path);
 	rmdir(dir);
 	return check_done();
