@@ -6,6 +6,10 @@
  *   -f SYSTEM:EVENT:F1,F2  also the fields F1 F2 (common ones too) of each
  *                          EVENT, one line per event, in time order
  *   -c PID                 also the comm the file maps PID to
+ *   -m                     also, per CPU, "cpu N events N missed N unknown N":
+ *                          the events the page headers say were lost before
+ *                          a record (missed) and the records after a loss
+ *                          of unknown size (unknown)
  * Exit 1 if the file does not open or a CPU's timestamps go backwards.
  */
 #include <stdio.h>
@@ -44,19 +48,21 @@ int main(int argc, char **argv)
 	struct tracecmd_input *in;
 	struct tep_handle *tep;
 	unsigned long long total = 0;
-	int cpus, bad = 0, pid = -1, opt;
+	int cpus, bad = 0, pid = -1, opt, missed = 0;
 	char *spec = NULL;
 
-	while ((opt = getopt(argc, argv, "f:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:c:m")) != -1) {
 		if (opt == 'f')
 			spec = optarg;
+		else if (opt == 'm')
+			missed = 1;
 		else if (opt == 'c')
 			pid = atoi(optarg);
 		else
 			return 2;
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: tdcount [-f SYS:EVENT:FIELD] [-c PID] trace.dat\n");
+		fprintf(stderr, "usage: tdcount [-f SYS:EVENT:FIELD] [-c PID] [-m] trace.dat\n");
 		return 2;
 	}
 	tracecmd_set_loglevel(TEP_LOG_CRITICAL);
@@ -69,7 +75,7 @@ int main(int argc, char **argv)
 	cpus = tep_get_cpus(tep);
 	printf("cpus %d\n", cpus);
 	for (int cpu = 0; cpu < cpus; cpu++) {
-		unsigned long long last = 0;
+		unsigned long long last = 0, n = 0, lost = 0, unknown = 0;
 		struct tep_record *rec;
 
 		while ((rec = tracecmd_read_data(in, cpu))) {
@@ -83,9 +89,17 @@ int main(int argc, char **argv)
 			last = rec->ts;
 			if (id >= 0 && id < TDC_MAX_IDS)
 				tdc_count[id]++;
-			total++;
+			if (rec->missed_events > 0)
+				lost += rec->missed_events;
+			else if (rec->missed_events < 0)
+				unknown++;
+			n++;
 			tracecmd_free_record(rec);
 		}
+		total += n;
+		if (missed)
+			printf("cpu %d events %llu missed %llu unknown %llu\n", cpu, n, lost,
+			       unknown);
 	}
 	printf("total %llu\n", total);
 	for (int id = 0; id < TDC_MAX_IDS; id++) {
