@@ -36,9 +36,6 @@
 #define REC_PATH_MAX		PATH_MAX
 /* QEMU processes whose image files' extents are read (host/extents.c) */
 #define REC_EXT_PIDS		16
-/* a reader woken with no whole page waits this long before polling again
- * (trace-cmd record sleeps 1 ms when it read nothing: its -s default) */
-#define REC_EMPTY_WAKE_MS	1
 #define REC_NAME_MAX		64
 #define REC_MAX_SEEN		1024	/* tasks remembered (cmdlines, meta) */
 /* Recovery of an interrupted recording (`vmtrace record --finish DIR`):

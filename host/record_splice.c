@@ -114,17 +114,12 @@ void *rec_cpu_main(void *arg)
 			break;
 		if (pfd[0].revents & POLLIN) {
 			/* poll says "buffer_percent full": take all full pages */
-			int r, moved = 0;
+			int r;
 
 			while ((r = rec_splice_once(c)) > 0)
-				moved = 1;
+				;
 			if (unlikely(r < 0))
 				break;
-			/* woken with no whole page to take (a buffer of a
-			 * page or two: the writer's page is all there is, and
-			 * poll says ready again at once): wait, do not spin */
-			if (unlikely(!moved))
-				poll(&pfd[1], 1, REC_EMPTY_WAKE_MS);
 		}
 	}
 	if (!c->err)
