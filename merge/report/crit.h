@@ -78,6 +78,9 @@ enum ccls {
 	K_EXIT_SLICE, K_BIO_QUEUE,
 	K_FN_STARTUP,		/* a start-up frame's name (critpath.c) */
 	K_FN_IMPORT,		/* ... an import: everything under it too */
+	K_FN_LOADER,		/* ... runpy's, the frozen loader's, the tracer's:
+				 * a C call it makes is start-up too */
+	K_FN_CCALL,		/* a C function's name (no source location) */
 };
 
 /* track roles */
@@ -136,7 +139,8 @@ void crit_settle_thread(struct crit *c, struct gthr *g, uint64_t ts);
 void crit_settle_vcpus(struct crit *c, uint64_t ts);
 
 /* critpath.c */
-/* K_FN_STARTUP / K_FN_IMPORT for a start-up frame's name, else K_NONE. */
+/* K_FN_STARTUP / K_FN_IMPORT / K_FN_LOADER for a start-up frame's name,
+ * K_FN_CCALL for another C function's, else K_NONE. */
 uint8_t crit_startup_class(const char *name);
 int crit_frame_begin(struct crit *c, struct gthr *g, const struct merge_event *ev);
 void crit_frame_end(struct crit *c, struct gthr *g, uint64_t ts);

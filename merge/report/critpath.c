@@ -30,6 +30,10 @@ static const char *const startup_prefix[] = {
 	"builtins.exec", "import ", "runpy.", "importlib.", "<frozen", "vmtrace.",
 	"__main__.<module>", NULL,
 };
+/* ... of them, those whose own C calls are start-up (runpy compiling the
+ * main script: builtins.compile); not the main module's body, whose C
+ * calls are the program's */
+static const char *const loader_prefix[] = { "runpy.", "<frozen", "vmtrace.", NULL };
 
 static int starts(const char *s, const char *const *list)
 {
@@ -41,12 +45,18 @@ static int starts(const char *s, const char *const *list)
 
 #define SKIP_SELF	1	/* this frame is start-up */
 #define SKIP_BELOW	2	/* and so is everything it calls (imports) */
+#define SKIP_CALLS	4	/* and so are the C functions it calls */
 
 uint8_t crit_startup_class(const char *nm)
 {
 	if (!strncmp(nm, "importlib.", 10) || !strncmp(nm, "import ", 7))
 		return K_FN_IMPORT;
-	return starts(nm, startup_prefix) ? K_FN_STARTUP : K_NONE;
+	if (starts(nm, loader_prefix))
+		return K_FN_LOADER;
+	if (starts(nm, startup_prefix))
+		return K_FN_STARTUP;
+	/* a Python function's label carries its location: "m.f (file:line)" */
+	return strstr(nm, " (") ? K_NONE : K_FN_CCALL;
 }
 
 int crit_frame_begin(struct crit *c, struct gthr *g, const struct merge_event *ev)
@@ -72,8 +82,10 @@ int crit_frame_begin(struct crit *c, struct gthr *g, const struct merge_event *e
 	f->nwake = g->nwake;
 	f->name = ev->name;
 	f->skip = up & SKIP_BELOW ? SKIP_SELF | SKIP_BELOW : 0;
-	if (k == K_FN_STARTUP)
+	if (k == K_FN_STARTUP || (k == K_FN_CCALL && (up & SKIP_CALLS)))
 		f->skip |= SKIP_SELF;
+	else if (k == K_FN_LOADER)
+		f->skip |= SKIP_SELF | SKIP_CALLS;
 	else if (k == K_FN_IMPORT)
 		f->skip |= SKIP_SELF | SKIP_BELOW;
 	g->has_frames = 1;
