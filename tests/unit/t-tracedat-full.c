@@ -245,7 +245,7 @@ static void test_order(void)
 		CHECK(w != NULL);
 		if (!w)
 			return;
-		CHECK(vt_td_add_option(w, VT_TD_OPT_UNAME, NULL, 0) == 0);
+		CHECK(vt_td_add_option(w, VT_TD_OPT_UNAME, "", 0) == 0);
 		/* a clock option without brackets, one with "[" only */
 		CHECK(vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, "local", 6) == 0);
 		CHECK(vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, "[local", 7) == 0);
