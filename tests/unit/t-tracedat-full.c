@@ -240,18 +240,19 @@ static void test_order(void)
 		CHECK(strstr(vt_err_msg(), "closed before its cpu data") != NULL);
 		unlink(path);
 
-		/* options: an empty one, then up to the table's end */
+		/* options: an empty one, then up to the table's end (their
+		 * texts NUL-terminated, as libtracecmd strdup()s them) */
 		w = v7 ? vt_td_create_zstd(path, PAGE) : vt_td_create(path, PAGE);
 		CHECK(w != NULL);
 		if (!w)
 			return;
-		CHECK(vt_td_add_option(w, VT_TD_OPT_UNAME, "", 0) == 0);
+		CHECK(vt_td_add_option(w, VT_TD_OPT_UNAME, "", 1) == 0);
 		/* a clock option without brackets, one with "[" only */
 		CHECK(vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, "local", 6) == 0);
 		CHECK(vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, "[local", 7) == 0);
 		for (int i = 3; i < 256; i++)
-			CHECK(vt_td_add_option(w, VT_TD_OPT_CPUSTAT, "x", 1) == 0);
-		CHECK(vt_td_add_option(w, VT_TD_OPT_CPUSTAT, "x", 1) == -1);
+			CHECK(vt_td_add_option(w, VT_TD_OPT_CPUSTAT, "x", 2) == 0);
+		CHECK(vt_td_add_option(w, VT_TD_OPT_CPUSTAT, "x", 2) == -1);
 		CHECK(strstr(vt_err_msg(), "option 2 refused") != NULL);
 		fds[0] = open(raw[1], O_RDONLY);
 		fds[1] = open(raw[0], O_RDONLY);
@@ -270,6 +271,8 @@ static void test_order(void)
 			CHECK(r != NULL);
 			if (r)
 				vt_td_read_close(r);
+			else
+				fprintf(stderr, "%s\n", vt_err_msg());
 		}
 		unlink(path);
 	}
