@@ -531,6 +531,33 @@ static void test_v6_options(void)
 		tdh_free(&c);
 	}
 
+	/* texts libtracecmd strdup()s (UNAME, VERSION, HOOK, a v6 BUFFER's
+	 * name after its offset) must end within their option: without their
+	 * NUL they are refused, as an empty one */
+	{
+		static const uint16_t ids[] = { 5, 6, 9, HDR_OPT_BUFFER };
+
+		for (unsigned i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+			uint32_t at = ids[i] == HDR_OPT_BUFFER ? 8 : 0;
+
+			memset(d, 0, sizeof(d));
+			memcpy(d + at, "Linux", 6);
+			n = 0;
+			opt_into(o, &n, ids[i], d, at + 6);
+			CHECK(v6_opts(&b, o, n, &c) == 0);
+			tdh_free(&c);
+			n = 0;
+			opt_into(o, &n, ids[i], d, at + 5);
+			CHECK(v6_opts(&b, o, n, &c) == -1);
+			CHECK(strstr(vt_err_msg(), path) != NULL);
+			tdh_free(&c);
+			n = 0;
+			opt_into(o, &n, ids[i], d, at);
+			CHECK(v6_opts(&b, o, n, &c) == -1);
+			tdh_free(&c);
+		}
+	}
+
 	/* an option's size past the end of the file */
 	{
 		struct v6 v = { .nr_ftrace = 0 };
