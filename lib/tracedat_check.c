@@ -256,6 +256,18 @@ static int hdr_option(struct hdr_cur *c, uint16_t id, uint32_t n, int v7)
 		free(d);
 		return ret;
 	}
+	if (id == HDR_OPT_UNAME || id == HDR_OPT_HOOK || id == HDR_OPT_VERSION ||
+	    (!v7 && id == HDR_OPT_BUFFER)) {
+		/* libtracecmd strdup()s their text (a v6 BUFFER's name after
+		 * its u64 offset): it must end within the option */
+		uint32_t from = id == HDR_OPT_BUFFER ? sizeof(uint64_t) : 0;
+
+		if (n > c->end - c->off || n <= from || !(d = malloc(n)))
+			return -1;
+		ret = tdh_read(c, d, n) || !memchr(d + from, 0, n - from) ? -1 : 0;
+		free(d);
+		return ret;
+	}
 	if (!v7 || id != HDR_OPT_BUFFER)
 		return tdh_skip(c, n);
 	/* u64 section offset, name, clock, u32 page size, u32 cpus, cpu table */

@@ -35,6 +35,9 @@
 #define HDR_OPT_DONE	0
 #define HDR_OPT_BUFFER	3
 #define HDR_OPT_TRACECLOCK 4
+#define HDR_OPT_UNAME	5	/* text libtracecmd strdup()s, as VERSION's */
+#define HDR_OPT_HOOK	6	/* text parsed as a string */
+#define HDR_OPT_VERSION	9
 #define HDR_OPT_PROCMAPS 10
 #define HDR_OPT_TRACEID	11
 #define HDR_OPT_TIME_SHIFT 12

@@ -411,8 +411,11 @@ struct vt_td_reader *vt_td_read_open(const char *path)
 	if (h.nr_clips || h.nr_bad) {
 		/* CPU data cut short (killed or full-disk writer) or damaged */
 		r->in = clipped_open(rpath, &h);
-		if (!r->in)
+		if (!r->in) {
+			if (rpath != path)
+				copy_failed(path);
 			goto fail;
+		}
 		r->truncated = 1;
 	} else {
 		r->in = open_raw(rpath);
