@@ -24,14 +24,7 @@
 #define EV_LEN	16
 #define MAX_READ 100000
 
-static const char fmt[] =
-	"name: vt_test\nID: 1001\nformat:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-	"\tfield:unsigned int seq;\toffset:8;\tsize:4;\tsigned:0;\n\n"
-	"print fmt: \"seq=%u\", REC->seq\n";
+#include "td_test_event.h"	/* fmt: the test event vt_test */
 static const char clock_opt[] = "local global [x86-tsc] mono";
 
 static char dir[] = "/dev/shm/t-tracedat-corrupt.XXXXXX";

@@ -1,0 +1,18 @@
+/*
+ * td_test_event.h - for the trace.dat unit tests (t-tracedat-write, -full,
+ * -corrupt): the format of their test event vt_test (id 1001, one u32
+ * seq after the common fields), as the kernel's format files read.
+ */
+#ifndef VT_TESTS_TD_TEST_EVENT_H
+#define VT_TESTS_TD_TEST_EVENT_H
+
+static const char fmt[] =
+	"name: vt_test\nID: 1001\nformat:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	"\tfield:unsigned int seq;\toffset:8;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"seq=%u\", REC->seq\n";
+
+#endif
