@@ -38,6 +38,96 @@ static int ext_same(const struct extmap *a, const struct extmap *b)
 	       a->logical - a->pstart == b->logical - b->pstart;
 }
 
+/* an extent line for load_aliases: its file (process, inode, device),
+ * its place in extents.tsv and its fd */
+struct filerow { int32_t pid, fd; uint32_t st_dev, idx; uint64_t ino; };
+
+static int file_cmp(const struct filerow *x, const struct filerow *y)
+{
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	if (x->st_dev != y->st_dev)
+		return x->st_dev < y->st_dev ? -1 : 1;
+	return 0;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct filerow *x = a, *y = b;
+	int c = file_cmp(x, y);
+
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int alias_cmp(const void *a, const void *b)
+{
+	const struct fdalias *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->fd != y->fd)
+		return x->fd < y->fd ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* r->fdalias from the fd lines of @e[0..n): each names the fd of the
+ * first extent line of its file (none: no alias); the whole table sorted
+ * by (pid, fd, order of loading) for chain_extents_canon.  Sorted, not
+ * scanned: extents.tsv is input, many lines must not make this quadratic.
+ * 0, or -1 (out of memory). */
+static int load_aliases(struct report *r, const struct vt_extent *e, size_t n)
+{
+	struct filerow *rows;
+	size_t nr = 0, i;
+
+	for (i = 0; i < n && !e[i].alias; i++)
+		;
+	if (i == n)
+		return 0;
+	rows = malloc(n * sizeof(*rows));
+	if (!rows)
+		return vt_err_set("report: out of memory");
+	for (i = 0; i < n; i++)
+		if (!e[i].alias)
+			rows[nr++] = (struct filerow){ .pid = e[i].pid, .fd = e[i].fd,
+						       .st_dev = e[i].st_dev, .idx = (uint32_t)i,
+						       .ino = e[i].ino };
+	qsort(rows, nr, sizeof(*rows), row_cmp);
+	for (i = 0; i < n; i++) {
+		struct filerow me = { .pid = e[i].pid, .st_dev = e[i].st_dev, .ino = e[i].ino };
+		size_t lo = 0, hi = nr;
+
+		if (!e[i].alias)
+			continue;
+		while (lo < hi) {	/* the first extent line of its file */
+			size_t mid = (lo + hi) / 2;
+
+			if (file_cmp(&rows[mid], &me) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == nr || file_cmp(&rows[lo], &me) || rows[lo].fd == e[i].fd)
+			continue;
+		struct fdalias *a = CHAIN_VEC_PUSH(r, r->fdalias);
+
+		if (!a) {
+			free(rows);
+			return vt_err_set("report: out of memory");
+		}
+		a->pid = e[i].pid;
+		a->fd = e[i].fd;
+		a->canon = rows[lo].fd;
+		a->seq = (uint32_t)(r->fdalias.n - 1);
+	}
+	free(rows);
+	/* with the input directories loaded before: seq keeps their order */
+	qsort(r->fdalias.a, r->fdalias.n, sizeof(*r->fdalias.a), alias_cmp);
+	return 0;
+}
+
 int chain_extents_load(struct report *r, const char *dir)
 {
 	char path[4096];
@@ -72,25 +162,9 @@ int chain_extents_load(struct report *r, const char *dir)
 			 e[i].logical % 512;
 	}
 	/* fd lines: the file's other fds, named as its extents' fd */
-	for (size_t i = 0; i < n; i++) {
-		size_t j;
-
-		if (!e[i].alias)
-			continue;
-		for (j = 0; j < n && (e[j].alias || e[j].pid != e[i].pid || e[j].ino != e[i].ino ||
-				      e[j].st_dev != e[i].st_dev); j++)
-			;
-		if (j == n || e[j].fd == e[i].fd)
-			continue;
-		struct fdalias *a = CHAIN_VEC_PUSH(r, r->fdalias);
-
-		if (!a) {
-			free(e);
-			return vt_err_set("report: out of memory");
-		}
-		a->pid = e[i].pid;
-		a->fd = e[i].fd;
-		a->canon = e[j].fd;
+	if (load_aliases(r, e, n)) {
+		free(e);
+		return -1;
 	}
 	free(e);
 	if (!r->ext.n)
@@ -176,9 +250,19 @@ int chain_extents_fd(const struct report *r, int64_t fd)
 
 int64_t chain_extents_canon(const struct report *r, int32_t pid, int64_t fd)
 {
-	for (size_t i = 0; i < r->fdalias.n; i++)
-		if (r->fdalias.a[i].fd == fd && r->fdalias.a[i].pid == pid)
-			return r->fdalias.a[i].canon;
+	size_t lo = 0, hi = r->fdalias.n;
+
+	while (lo < hi) {	/* sorted by (pid, fd), the first loaded first */
+		size_t mid = (lo + hi) / 2;
+		const struct fdalias *a = &r->fdalias.a[mid];
+
+		if (a->pid < pid || (a->pid == pid && a->fd < fd))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < r->fdalias.n && r->fdalias.a[lo].pid == pid && r->fdalias.a[lo].fd == fd)
+		return r->fdalias.a[lo].canon;
 	return fd;
 }
 

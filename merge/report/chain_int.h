@@ -77,8 +77,8 @@ struct extmap {
 	uint8_t bad;		/* 1 not the data (unwritten ...), 2 changed */
 };
 /* another fd of an image file (extents.tsv's fd lines): @fd of process
- * @pid is @canon, the fd its extents name */
-struct fdalias { int32_t pid; int64_t fd, canon; };
+ * @pid is @canon, the fd its extents name; @seq: its order of loading */
+struct fdalias { int32_t pid; uint32_t seq; int64_t fd, canon; };
 struct girq { uint64_t ts; uint32_t machine; int32_t cpu; };
 /* machines: a bit per machine of the calls (machine_bit) */
 struct fnacc { uint64_t calls, incl, wait, machines; };
