@@ -23,9 +23,10 @@
 #include "err.h"
 #include "meta.h"
 #include "uftrace.h"
+#include "uft_fixture.h"
 
-#define EXE	"/opt/t-uftrace/prog"
-#define BASE	0x400000ULL
+#define EXE	UFT_FIX_EXE
+#define BASE	UFT_FIX_BASE
 #define NR_REC	9
 #define MAX_FILES 16
 
@@ -40,44 +41,10 @@ static int make_dir(void)
 		{ BASE + 0x1200, 0, 'T', "gamma" },
 		{ BASE + 0x1280, 0x10, 'T', "delta" },
 	};
-	struct vt_uft_record r[6];
-	struct vt_uft_info info = { 0 };
-	char sid[VT_UFT_SID_LEN + 1], path[1024];
-	uint64_t t = 1000000000ULL;
-	FILE *fp;
 
 	if (vt_uft_dir_create(dir, 1))
 		return -1;
-	vt_uft_sid_make(sid, 101, t);
-	if (vt_uft_write_map_fixed(dir, sid, BASE, BASE + 0x3000, EXE) ||
-	    vt_uft_write_syms(dir, EXE, syms, VT_ARRAY_SIZE(syms)) ||
-	    vt_uft_task_session(dir, t - 10, 101, sid, EXE) ||
-	    vt_uft_task_thread(dir, t - 9, 101, 101) ||
-	    vt_uft_task_thread(dir, t - 8, 102, 101))
-		return -1;
-	r[0] = (struct vt_uft_record){ t + 0, vt_uft_pack(VT_UFT_ENTRY, 0, BASE + 0x1000) };
-	r[1] = (struct vt_uft_record){ t + 100, vt_uft_pack(VT_UFT_ENTRY, 1, BASE + 0x1100) };
-	r[2] = (struct vt_uft_record){ t + 200, vt_uft_pack(VT_UFT_ENTRY, 2, BASE + 0x1200) };
-	r[3] = (struct vt_uft_record){ t + 300, vt_uft_pack(VT_UFT_EXIT, 2, BASE + 0x1200) };
-	r[4] = (struct vt_uft_record){ t + 400, vt_uft_pack(VT_UFT_EXIT, 1, BASE + 0x1100) };
-	r[5] = (struct vt_uft_record){ t + 1000, vt_uft_pack(VT_UFT_EXIT, 0, BASE + 0x1000) };
-	snprintf(path, sizeof(path), "%s/101.dat", dir);
-	fp = fopen(path, "wb");
-	if (!fp || fwrite(r, sizeof(r), 1, fp) != 1 || fclose(fp))
-		return vt_err_set("%s: write failed", path);
-	r[0].time = t + 50;
-	r[1] = (struct vt_uft_record){ t + 60, vt_uft_pack(VT_UFT_LOST, 0, 7) };
-	r[2] = (struct vt_uft_record){ t + 70, vt_uft_pack(VT_UFT_EXIT, 0, BASE + 0x1000) };
-	snprintf(path, sizeof(path), "%s/102.dat", dir);
-	fp = fopen(path, "wb");
-	if (!fp || fwrite(r, sizeof(r[0]), 3, fp) != 3 || fclose(fp))
-		return vt_err_set("%s: write failed", path);
-	info.exename = EXE;
-	info.cmdline = "prog \"quoted\" arg";
-	info.exit_status = 3 << 8;
-	info.max_stack = 128;
-	info.elapsed_ns = 1234567890;
-	return vt_uft_write_info(dir, &info);
+	return uft_fixture_write(dir, 1000000000ULL, syms, VT_ARRAY_SIZE(syms));
 }
 
 struct file {

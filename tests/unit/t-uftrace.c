@@ -14,9 +14,10 @@
 #include "meta.h"
 #include "tsc.h"
 #include "uftrace.h"
+#include "uft_fixture.h"
 
-#define EXE	"/opt/t-uftrace/prog"
-#define BASE	0x400000ULL
+#define EXE	UFT_FIX_EXE
+#define BASE	UFT_FIX_BASE
 #define HZ	2000000000ULL
 
 static char tmp[512];
@@ -53,8 +54,6 @@ static void make_dir(const char *dir, int tsc)
 		{ BASE + 0x1280, 0x10, 'T', "delta" },
 		{ BASE + 0x1300, 0x10, 'T', "bad\nname" },	/* dropped */
 	};
-	struct vt_uft_record r[6];
-	struct vt_uft_info info = { 0 };
 	char sid[VT_UFT_SID_LEN + 1];
 	uint64_t t = tsc ? HZ : 1000000000ULL;	/* 1 s either way */
 	struct vt_meta *m;
@@ -62,29 +61,9 @@ static void make_dir(const char *dir, int tsc)
 	CHECK(vt_uft_dir_create(dir, 1) == 0);
 	vt_uft_sid_make(sid, 101, t);
 	CHECK(strlen(sid) == VT_UFT_SID_LEN);
-	CHECK(vt_uft_write_map_fixed(dir, sid, BASE, BASE + 0x3000, EXE) == 0);
-	CHECK(vt_uft_write_syms(dir, EXE, syms, VT_ARRAY_SIZE(syms)) == 0);
-	CHECK(vt_uft_task_session(dir, t - 10, 101, sid, EXE) == 0);
-	CHECK(vt_uft_task_thread(dir, t - 9, 101, 101) == 0);
-	CHECK(vt_uft_task_thread(dir, t - 8, 102, 101) == 0);
+	/* a session id of another length is refused (and writes nothing) */
 	CHECK(vt_uft_task_session(dir, t, 101, "short", EXE) < 0);
-	r[0] = (struct vt_uft_record){ t + 0, vt_uft_pack(VT_UFT_ENTRY, 0, BASE + 0x1000) };
-	r[1] = (struct vt_uft_record){ t + 100, vt_uft_pack(VT_UFT_ENTRY, 1, BASE + 0x1100) };
-	r[2] = (struct vt_uft_record){ t + 200, vt_uft_pack(VT_UFT_ENTRY, 2, BASE + 0x1200) };
-	r[3] = (struct vt_uft_record){ t + 300, vt_uft_pack(VT_UFT_EXIT, 2, BASE + 0x1200) };
-	r[4] = (struct vt_uft_record){ t + 400, vt_uft_pack(VT_UFT_EXIT, 1, BASE + 0x1100) };
-	r[5] = (struct vt_uft_record){ t + 1000, vt_uft_pack(VT_UFT_EXIT, 0, BASE + 0x1000) };
-	put(dir, "101.dat", r, sizeof(r), 0);
-	r[0].time = t + 50;
-	r[1] = (struct vt_uft_record){ t + 60, vt_uft_pack(VT_UFT_LOST, 0, 7) };
-	r[2] = (struct vt_uft_record){ t + 70, vt_uft_pack(VT_UFT_EXIT, 0, BASE + 0x1000) };
-	put(dir, "102.dat", r, 3 * sizeof(r[0]), 0);
-	info.exename = EXE;
-	info.cmdline = "prog \"quoted\" arg";
-	info.exit_status = 3 << 8;
-	info.max_stack = 128;
-	info.elapsed_ns = 1234567890;
-	CHECK(vt_uft_write_info(dir, &info) == 0);	/* tids found from the .dat files */
+	CHECK(uft_fixture_write(dir, t, syms, VT_ARRAY_SIZE(syms)) == 0);
 	m = vt_meta_new();
 	vt_meta_set(m, VT_MK_CLOCK, tsc ? "tsc" : "ns");
 	if (tsc)
