@@ -17,6 +17,7 @@
 #include "align/internal.h"
 #include "err.h"
 #include "tracedat.h"
+#include "grow.h"
 
 static int cmp_run(const void *a, const void *b)
 {
@@ -132,7 +133,7 @@ int align_inside_check(const struct align_model *m, const struct align_samples *
 	if (!c.runs)
 		return vt_err_set("out of memory");
 	memcpy(c.runs, s->runs, s->n_runs * sizeof(*c.runs));
-	qsort(c.runs, c.n, sizeof(*c.runs), cmp_run);
+	vt_sort(c.runs, c.n, sizeof(*c.runs), cmp_run);
 	out->n_runs = c.n;
 	/* two streams, each in its own order: the markers (sequence order,
 	 * time order per vCPU), then the guest trace's events (time order);

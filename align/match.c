@@ -19,6 +19,7 @@
 #include <string.h>
 #include "align/align.h"
 #include "err.h"
+#include "grow.h"
 
 #define MATCH_SEQ_SPAN		(VT_MARKER_SEQ_MASK + 1ull)
 #define MATCH_MAX_SHIFT		64	/* order matching: shifts tried each way */
@@ -114,7 +115,7 @@ static size_t match_by_value(const struct vt_marker *const *g, size_t ng,
 		for (size_t k = 0; k < nh; k++)
 			h[k].seq += base;
 	}
-	qsort(h, nh, sizeof(*h), cmp_hobs_seq);
+	vt_sort(h, nh, sizeof(*h), cmp_hobs_seq);
 	while (i < ng && j < nh) {
 		if (g[i]->seq < h[j].seq) {
 			i++;
@@ -175,7 +176,7 @@ static size_t shift_score(const struct vt_marker *const *g, size_t ng, const str
 		ev[ne++] = (struct oend){ (int64_t)(g[i]->tsc_guest_before - h[j].tsc_host - tol), 0 };
 		ev[ne++] = (struct oend){ (int64_t)(g[i]->tsc_guest_after - h[j].tsc_host + tol), 1 };
 	}
-	qsort(ev, ne, sizeof(*ev), cmp_oend);
+	vt_sort(ev, ne, sizeof(*ev), cmp_oend);
 	for (size_t k = 0; k < ne; k++) {
 		if (ev[k].close) {
 			cur--;
@@ -201,7 +202,7 @@ static size_t match_by_order(const struct vt_marker *const *g, size_t ng,
 		*um_host += nh;
 		return 0;
 	}
-	qsort(h, nh, sizeof(*h), cmp_hobs_time);
+	vt_sort(h, nh, sizeof(*h), cmp_hobs_time);
 	/* host observations beyond the guest's seq span: extra writes */
 	diff = (long)nh - (long)(g[ng - 1]->seq - g[0]->seq + 1);
 	for (size_t i = 0; i < ng; i++) {
@@ -295,10 +296,10 @@ int align_markers_match(const struct vt_marker *g, size_t ng,
 			ho[nho++] = o;
 		}
 	}
-	qsort(gv, ngv, sizeof(*gv), cmp_gptr_seq);
-	qsort(go, ngo, sizeof(*go), cmp_gptr_seq);
+	vt_sort(gv, ngv, sizeof(*gv), cmp_gptr_seq);
+	vt_sort(go, ngo, sizeof(*go), cmp_gptr_seq);
 	/* value matching needs the host observations in time order */
-	qsort(hv, nhv, sizeof(*hv), cmp_hobs_time);
+	vt_sort(hv, nhv, sizeof(*hv), cmp_hobs_time);
 	nv = match_by_value(gv, ngv, hv, nhv, p, unmatched_host);
 	no = match_by_order(go, ngo, ho, nho, p + nv, unmatched_host);
 	if (no == (size_t)-1) {
@@ -307,7 +308,7 @@ int align_markers_match(const struct vt_marker *g, size_t ng,
 	}
 	*n = nv + no;
 	*unmatched_guest = ng - *n;
-	qsort(p, *n, sizeof(*p), cmp_pair_seq);
+	vt_sort(p, *n, sizeof(*p), cmp_pair_seq);
 	*out = p;
 	p = NULL;
 	ret = 0;

@@ -13,6 +13,7 @@
 #include "align/align.h"
 #include "align/internal.h"
 #include "err.h"
+#include "grow.h"
 
 #define SLOPE_BOX		0.25	/* free-slope fit: |slope - known| <= this */
 #define POLY_MAX		512	/* vertices of the feasible polygon (convex,
@@ -236,7 +237,7 @@ static size_t consistent_set(const struct mset *s, unsigned char *keep)
 		ev[2 * i] = (struct endp){ l, 0 };
 		ev[2 * i + 1] = (struct endp){ h, 1 };
 	}
-	qsort(ev, 2 * s->n, sizeof(*ev), cmp_endp);
+	vt_sort(ev, 2 * s->n, sizeof(*ev), cmp_endp);
 	for (size_t k = 0; k < 2 * s->n; k++) {
 		if (ev[k].close) {
 			cur--;
@@ -768,7 +769,7 @@ struct align_model *align_model_build(const struct align_input *in)
 		for (size_t i = 0; i < in->n_offsets; i++)
 			if (in->offsets[i].vcpu == v)
 				ev[ne++] = &in->offsets[i];
-		qsort(ev, ne, sizeof(*ev), cmp_off_time);
+		vt_sort(ev, ne, sizeof(*ev), cmp_off_time);
 		/* a write of the offset already in force starts no new segment */
 		if (ne > 1) {
 			size_t j = 1;

@@ -14,6 +14,7 @@
 #include "align/gather.h"
 #include "err.h"
 #include "tracedat.h"
+#include "grow.h"
 
 #define TSYNC_MAX_SAMPLES	(1U << 20)	/* per recording */
 
@@ -92,7 +93,7 @@ static int est_tsync(const struct seg_ctx *x, struct line *l)
 		k = (n * shd - sh * sd) / (n * shh - sh * sh);
 		at = (sd - k * sh) / n;
 	} else {
-		qsort(d, n, sizeof(*d), cmp_ld);
+		vt_sort(d, n, sizeof(*d), cmp_ld);
 		at = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
 	}
 	free(d);

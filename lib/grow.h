@@ -9,6 +9,7 @@
 #define VT_GROW_H
 
 #include <stddef.h>
+#include <stdlib.h>
 
 /*
  * Make the array *@arr (a pointer to the array pointer, of @elem-byte
@@ -18,5 +19,17 @@
  * set: the caller names what it was growing); the array is unchanged then.
  */
 int vt_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t min);
+
+/*
+ * qsort() of @n elements of @base, which may be NULL when @n is 0 (an
+ * array that never grew): qsort's base must never be NULL, even for no
+ * elements, and sanitizers fail on it.  Every host-side sort goes here.
+ */
+static inline void vt_sort(void *base, size_t n, size_t size,
+			   int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
 
 #endif

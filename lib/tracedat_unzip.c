@@ -29,6 +29,7 @@
 #include "compiler.h"
 #include "err.h"
 #include "tracedat_check.h"
+#include "grow.h"
 
 #define UZ_MAX_REGIONS	4096
 #define UZ_MAX_CPUS	HDR_MAX_CPUS
@@ -323,7 +324,7 @@ static int uz_plan(struct uz *u, uint64_t first, uint64_t head_len, uint64_t *to
 			    tdh_u32(&u->c, &r->strid) || tdh_u64(&u->c, &size))
 				return -1;
 		}
-	qsort(u->reg, u->nr, sizeof(*u->reg), uz_cmp);
+	vt_sort(u->reg, u->nr, sizeof(*u->reg), uz_cmp);
 	for (int i = 0; i < u->nr; i++) {
 		struct uz_region *r = &u->reg[i];
 

@@ -22,6 +22,7 @@
 #include "fileio.h"
 #include "tsc.h"
 #include "uftrace_int.h"
+#include "grow.h"
 
 #define VT_UFT_FILE_VERSION_MIN	3
 
@@ -286,7 +287,7 @@ static int unique_tasks(struct vt_uft_reader *r)
 
 	if (!r->nr_tasks)
 		return 0;
-	qsort(r->tasks, r->nr_tasks, sizeof(*r->tasks), cmp_task);
+	vt_sort(r->tasks, r->nr_tasks, sizeof(*r->tasks), cmp_task);
 	for (int i = 0; i < r->nr_tasks; i++)
 		if (!n || r->tasks[n - 1].tid != r->tasks[i].tid)
 			r->tasks[n++] = r->tasks[i];
@@ -555,7 +556,7 @@ static int cmp_symbol(const void *a, const void *b)
 static int load_symbols(struct vt_uft_reader *r)
 {
 	if (r->nr_maps)
-		qsort(r->maps, r->nr_maps, sizeof(*r->maps), cmp_map);
+		vt_sort(r->maps, r->nr_maps, sizeof(*r->maps), cmp_map);
 	for (int i = 0; i < r->nr_maps; i++) {
 		/* the same file at the same place in two sessions: load once */
 		if (i && r->maps[i - 1].start == r->maps[i].start &&
@@ -565,7 +566,7 @@ static int load_symbols(struct vt_uft_reader *r)
 			return -1;
 	}
 	if (r->nr_syms)
-		qsort(r->syms, r->nr_syms, sizeof(*r->syms), cmp_symbol);
+		vt_sort(r->syms, r->nr_syms, sizeof(*r->syms), cmp_symbol);
 	/* a symbol without an end marker runs to the next one */
 	for (size_t i = 0; i < r->nr_syms; i++) {
 		struct uft_symbol *s = &r->syms[i];

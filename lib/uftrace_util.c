@@ -20,6 +20,7 @@
 #include "meta.h"
 #include "tsc.h"
 #include "uftrace_int.h"
+#include "grow.h"
 
 int uft_path_join(char *buf, size_t len, const char *dir, const char *name)
 {
@@ -227,7 +228,7 @@ int uft_list_dat_tids(const char *dir, int **out)
 	}
 	closedir(d);
 	if (nr)
-		qsort(tids, nr, sizeof(*tids), cmp_int);
+		vt_sort(tids, nr, sizeof(*tids), cmp_int);
 	for (int i = 0; i < nr; i++)	/* <TID>.dat beside <TID>.tsc: once */
 		if (!j || tids[j - 1] != tids[i])
 			tids[j++] = tids[i];

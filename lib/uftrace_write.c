@@ -25,6 +25,7 @@
 #include "pystage.h"
 #include "tsc.h"
 #include "uftrace_int.h"
+#include "grow.h"
 
 #define DIR_MODE		0755
 #define SID_MIX_SEED		0x9e3779b97f4a7c15ULL
@@ -414,7 +415,7 @@ static int write_sym_file(const char *dir, const char *exename, const char *buil
 			syms[kept].type = 'T';
 		kept++;
 	}
-	qsort(syms, kept, sizeof(*syms), cmp_sym);
+	vt_sort(syms, kept, sizeof(*syms), cmp_sym);
 	uft_sb_printf(&sb, "# symbols: %zu\n", kept);
 	uft_sb_printf(&sb, "# path name: %s\n", exename);
 	if (build_id && build_id[0])

@@ -25,6 +25,7 @@
 #include "merge.h"
 #include "pipeline.h"
 #include "plan.h"
+#include "grow.h"
 
 #define PROGRESS_EVERY	(1u << 20)	/* events between progress checks */
 
@@ -256,7 +257,7 @@ static int expand_inputs(char **args, int n, char ***out, int *nout)
 			}
 			if (d)
 				closedir(d);
-			qsort(subs, (size_t)nsub, sizeof(*subs), cmp_str);
+			vt_sort(subs, (size_t)nsub, sizeof(*subs), cmp_str);
 		}
 		expanded = nsub > 0;
 		if (!expanded && !(subs[nsub++] = strdup(args[i])))

@@ -16,6 +16,7 @@
 #include "err.h"
 #include "align/align.h"
 #include "merge.h"
+#include "grow.h"
 
 /* The guest markers' process: above any Linux pid, below the sinks'
  * machine stride, apart from the samples' (reader_samples.c); vCPU N is
@@ -138,7 +139,7 @@ static int mk_open(struct merge_source *src, uint16_t idx, const struct align_mo
 			s->p[s->n++] = p;
 	}
 	if (host)
-		qsort(s->p, s->n, sizeof(*s->p), cmp_host_time);
+		vt_sort(s->p, s->n, sizeof(*s->p), cmp_host_time);
 	/* the flow key: the VM and the pair's place in the model */
 	for (size_t i = 0; i < s->n; i++)
 		s->key[i] = ((uint64_t)vm_machine << 32) | (uint64_t)(s->p[i] - align_model_pair(m, 0) + 1);

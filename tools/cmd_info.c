@@ -21,6 +21,7 @@
 #include "tracedat.h"
 #include "uftrace.h"
 #include "cli.h"
+#include "grow.h"
 
 #define INFO_PATH_MAX		4096
 #define INFO_KEY_MAX		64
@@ -289,7 +290,7 @@ static int info_tracedat(const char *path, const struct vt_meta *m, uint64_t hz)
 			printf("%12s\n", "-");
 	}
 	if (nr)
-		qsort(c, nr, sizeof(*c), td_count_cmp);
+		vt_sort(c, nr, sizeof(*c), td_count_cmp);
 	printf("\n");
 	for (int i = 0; i < nr; i++)
 		printf("  event %s %" PRIu64 "\n", c[i].name ? c[i].name : "?", c[i].n);

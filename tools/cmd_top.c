@@ -20,6 +20,7 @@
 #include "uftrace.h"
 #include "guest/usdt/usdt.h"
 #include "cli.h"
+#include "grow.h"
 
 #define TOP_ROWS_DEFAULT	20
 #define TOP_STACK		(VT_UFT_MAX_DEPTH + 1)
@@ -183,7 +184,7 @@ static int top_show(const char *dir, int rows, int clear)
 			t.fn[i].name = vt_uft_sym_name(r, t.fn[i].addr);
 			t.fn[n++] = t.fn[i];
 		}
-	qsort(t.fn, n, sizeof(*t.fn), top_cmp);
+	vt_sort(t.fn, n, sizeof(*t.fn), top_cmp);
 	if (clear)
 		fputs("\033[H\033[J", stdout);
 	printf("vmtrace top: %s  %d threads, %" PRIu64 " records, clock %s%s\n", dir, t.tasks,

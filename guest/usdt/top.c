@@ -25,6 +25,7 @@
 #include "host/usdt_probes.h"
 #include "cli.h"
 #include "tsc.h"
+#include "grow.h"
 
 #define TOP_INSTANCE_PREFIX	"vmtrace_top_"
 #define TOP_BUFFER_KB		2048
@@ -173,7 +174,7 @@ static void top_print(struct top_state *t, pid_t pid, const char *file, double s
 	for (int i = 0; i < TOP_TABLE_SIZE; i++)
 		if (t->fn[i].key[0] && t->fn[i].interval)
 			list[n++] = &t->fn[i];
-	qsort(list, n, sizeof(list[0]), top_cmp);
+	vt_sort(list, n, sizeof(list[0]), top_cmp);
 	if (clear)
 		fputs("\033[H\033[J", stdout);
 	printf("vmtrace top --python: pid %d (%s): %.0f calls/s over %.2f s, %llu in all\n",

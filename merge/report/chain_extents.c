@@ -19,6 +19,7 @@
 #include "extents.h"
 #include "chain_int.h"
 #include "report.h"
+#include "grow.h"
 
 static int ext_cmp(const void *a, const void *b)
 {
@@ -94,7 +95,7 @@ static int load_aliases(struct report *r, const struct vt_extent *e, size_t n)
 			rows[nr++] = (struct filerow){ .pid = e[i].pid, .fd = e[i].fd,
 						       .st_dev = e[i].st_dev, .idx = (uint32_t)i,
 						       .ino = e[i].ino };
-	qsort(rows, nr, sizeof(*rows), row_cmp);
+	vt_sort(rows, nr, sizeof(*rows), row_cmp);
 	for (i = 0; i < n; i++) {
 		struct filerow me = { .pid = e[i].pid, .st_dev = e[i].st_dev, .ino = e[i].ino };
 		size_t lo = 0, hi = nr;
@@ -124,7 +125,7 @@ static int load_aliases(struct report *r, const struct vt_extent *e, size_t n)
 	}
 	free(rows);
 	/* with the input directories loaded before: seq keeps their order */
-	qsort(r->fdalias.a, r->fdalias.n, sizeof(*r->fdalias.a), alias_cmp);
+	vt_sort(r->fdalias.a, r->fdalias.n, sizeof(*r->fdalias.a), alias_cmp);
 	return 0;
 }
 
@@ -171,7 +172,7 @@ int chain_extents_load(struct report *r, const char *dir)
 		return 0;
 	/* sort; of overlapping extents, the same mapping merges (written
 	 * wins over unwritten), a different one marks both bad */
-	qsort(r->ext.a, r->ext.n, sizeof(*r->ext.a), ext_cmp);
+	vt_sort(r->ext.a, r->ext.n, sizeof(*r->ext.a), ext_cmp);
 	size_t w = 0;
 
 	for (size_t i = 0; i < r->ext.n; i++) {

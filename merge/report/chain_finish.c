@@ -10,6 +10,7 @@
 #include <string.h>
 #include "err.h"
 #include "chain_int.h"
+#include "grow.h"
 
 #define SCAN_MAX	256	/* candidates looked at per link search */
 
@@ -72,7 +73,7 @@ static int learn_done(struct report *r, struct modes *m)
 	if (r->oom)
 		return vt_err_set("report: out of memory");
 	if (m->in.n)
-		qsort(m->in.a, m->in.n, sizeof(*m->in.a), cmp_learn);
+		vt_sort(m->in.a, m->in.n, sizeof(*m->in.a), cmp_learn);
 	for (size_t i = 0; i < m->in.n;) {
 		size_t j = i, best = i, bestn = 0;
 
@@ -633,7 +634,7 @@ int report_finish(struct report *r)
 		}
 	}
 	if (r->hostio.n)
-		qsort(r->hostio.a, r->hostio.n, sizeof(*r->hostio.a), cmp_hostio);
+		vt_sort(r->hostio.a, r->hostio.n, sizeof(*r->hostio.a), cmp_hostio);
 	if (link_host(r) < 0)
 		return -1;
 	for (int s = 0; s < REPORT_NR_STAGES; s++) {
@@ -650,7 +651,7 @@ int report_finish(struct report *r)
 			if ((q->mask & need) == need && q->t[st->to] >= q->t[st->from])
 				r->samples[s][n++] = q->t[st->to] - q->t[st->from];
 		}
-		qsort(r->samples[s], n, sizeof(uint64_t), cmp_u64);
+		vt_sort(r->samples[s], n, sizeof(uint64_t), cmp_u64);
 		r->nsamples[s] = n;
 		struct report_pct *p = &r->pct[s];
 
@@ -685,7 +686,7 @@ int report_finish(struct report *r)
 		f->wait_known = !(r->fns[i].machines & ~r->sys_machines);
 	}
 	if (r->fnlist.n)
-		qsort(r->fnlist.a, r->fnlist.n, sizeof(*r->fnlist.a), cmp_fn);
+		vt_sort(r->fnlist.a, r->fnlist.n, sizeof(*r->fnlist.a), cmp_fn);
 	if (r->exits.n)
 		qsort_r(r->exits.a, r->exits.n, sizeof(*r->exits.a), cmp_exit, r->tables);
 	return 0;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "err.h"
 #include "crit.h"
+#include "grow.h"
 
 const char *const report_part_names[RP_NR] = {
 	"guest CPU", "VM exits (host kernel)", "VM exits (QEMU)", "vCPU preempted",
@@ -254,7 +255,7 @@ int crit_finish(struct report *r)
 		}
 	}
 	if (c->tout.n)
-		qsort(c->tout.a, c->tout.n, sizeof(*c->tout.a), cmp_thread);
+		vt_sort(c->tout.a, c->tout.n, sizeof(*c->tout.a), cmp_thread);
 	/* names of the first threads listed, from their tracks if the
 	 * scheduling events did not give one (once each: a linear search) */
 	for (size_t i = 0; i < c->tout.n && i < CRIT_KEEP; i++) {
@@ -266,7 +267,7 @@ int crit_finish(struct report *r)
 			o->name = merge_track(c->tables, tr)->name;
 	}
 	for (int k = 0; k < 2; k++)
-		qsort(c->calls[k], c->ncalls[k], sizeof(*c->calls[k]), cmp_call);
+		vt_sort(c->calls[k], c->ncalls[k], sizeof(*c->calls[k]), cmp_call);
 	return 0;
 }
 

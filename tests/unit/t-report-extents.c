@@ -351,6 +351,15 @@ static void test_alias(void)
 	CHECK(chain_extents_canon(r, 5000, 18) == 18);
 	free(r->fdalias.a);
 	unload(r);
+
+	/* fd lines none of which resolves (the CI's SAN run of the default
+	 * example: an empty alias table was sorted from a NULL base) */
+	r = load("start\t4242\t12\t777\t8:1\t8:0\t1048576\t0\t0\t4096\t0x0\n"
+		 "fd\t4242\t12\t777\t8:1\t8:0\t1048576\t0\t0\t0\t0x0\n"
+		 "fd\t4242\t20\t999\t8:1\t8:0\t1048576\t0\t0\t0\t0x0\n");
+	CHECK(r->fdalias.n == 0 && !r->fdalias.a && r->ext.n == 2);
+	CHECK(chain_extents_canon(r, 4242, 20) == 20);
+	unload(r);
 }
 
 int main(void)
