@@ -40,7 +40,8 @@ static void rec_usage(FILE *fp)
 {
 	fprintf(fp,
 "usage: vmtrace record [-e SYSTEM[:EVENT]]... [-p PID]... [-o DIR] [-b SIZE]\n"
-"                      [--guest] [-f|--force] [--format v7|v6] [--python[=FILE]]\n"
+"                      [--guest] [-f|--force] [--format v7|v6] [--kallsyms]\n"
+"                      [--python[=FILE]]\n"
 "                      [-- COMMAND ARGS...]\n"
 "       vmtrace record --finish DIR [-o OTHERDIR [--force]]\n"
 "\n"
@@ -62,6 +63,10 @@ static void rec_usage(FILE *fp)
 "  --format v7|v6     trace.dat version: v7 with zstd-compressed sections\n"
 "                     (default, as trace-cmd record --compression zstd), or\n"
 "                     v6 uncompressed (readers without zstd; 6-27x larger)\n"
+"  --kallsyms         always store /proc/kallsyms in trace.dat (default: only\n"
+"                     when an event recorded prints a kernel symbol, e.g.\n"
+"                     workqueue, timer, kmem, probes; not kvm, sched_switch,\n"
+"                     syscalls, block)\n"
 "  --finish DIR       recover the recording a killed or failed recorder left\n"
 "                     in DIR: drain its tracing instance if it is still there,\n"
 "                     write DIR/trace.dat + vmtrace.meta (record.recovered=1);\n"
@@ -239,6 +244,7 @@ static int rec_parse(int argc, char **argv, struct rec_cli *c)
 		{ "python", optional_argument, NULL, 'y' },
 		{ "finish", required_argument, NULL, 'F' },
 		{ "format", required_argument, NULL, 'V' },
+		{ "kallsyms", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -288,6 +294,9 @@ static int rec_parse(int argc, char **argv, struct rec_cli *c)
 			break;
 		case 'F':
 			c->finish_dir = optarg;
+			break;
+		case 'K':
+			o->kallsyms = 1;
 			break;
 		case 'V':
 			if (strcmp(optarg, "v7") && strcmp(optarg, "v6"))
@@ -362,7 +371,7 @@ int cmd_record(int argc, char **argv)
 	ret = VT_EXIT_OK;
 	if (c.finish_dir) {
 		if (optind < argc || o->nr_pids || o->nr_events || c.use_python || o->guest ||
-		    c.format_set)
+		    c.format_set || o->kallsyms)
 			vt_die(VT_EXIT_USAGE, "record: --finish takes only -o and --force");
 		return rec_finish(c.finish_dir, o->out_dir, o->force);
 	}

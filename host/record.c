@@ -287,6 +287,8 @@ static int rec_meta_start(struct host_record *r, const struct host_record_opts *
 	    vt_meta_set(m, VT_MK_RECORD_PAGE_SIZE, "%u", r->page_size) ||
 	    vt_meta_set(m, VT_MK_RECORD_TRACEDAT, "%s", o->v6 ? REC_FORMAT_V6 : REC_FORMAT_V7) ||
 	    vt_meta_set(m, VT_MK_RECORD_NR_CPUS, "%u", r->nr_cpus) ||
+	    vt_meta_set(m, VT_MK_RECORD_KALLSYMS, "%s",
+			o->kallsyms ? REC_KALLSYMS_ALWAYS : REC_KALLSYMS_AUTO) ||
 	    vt_meta_set(m, VT_MK_RECORD_EVENTS, "%s", r->events ? r->events : ""))
 		return -1;
 	if (o->command && vt_meta_set(m, VT_MK_CMDLINE, "%s", o->command))

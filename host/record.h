@@ -32,6 +32,8 @@ struct host_record_opts {
 	const char *command;		/* stored in the metadata only (may be NULL) */
 	int v6;				/* trace.dat version 6, uncompressed (default:
 					 * version 7, zstd-compressed sections) */
+	int kallsyms;			/* /proc/kallsyms in trace.dat always (default:
+					 * when an event prints a kernel symbol) */
 };
 
 /* What a finished recording holds. */

@@ -48,6 +48,8 @@
 /* the values of VT_MK_RECORD_TRACEDAT (meta and state): the format written */
 #define REC_FORMAT_V7		"v7-zstd"
 #define REC_FORMAT_V6		"v6"
+#define REC_KALLSYMS_ALWAYS	"always"
+#define REC_KALLSYMS_AUTO	"auto"
 #define REC_EVENTS_FILE		"record.events"
 #define REC_BOOT_ID_PATH	"/proc/sys/kernel/random/boot_id"
 #define REC_BOOT_ID_MAX		64

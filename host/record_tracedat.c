@@ -35,8 +35,30 @@
 #define REC_META_VAL_ROOM	4000
 #define REC_CLOCK_FALLBACK	"[" "x86-tsc" "]"
 
+/*
+ * 1 if the event format @fmt shows a kernel address as a symbol: its print
+ * format prints a pointer as a function or symbol (%ps %pS %pB %pF %pf, as
+ * workqueue, timer, irq's tasklets, kmem's call_site), or it is a probe
+ * (__probe_ip: trace-cmd shows a kprobe's place by kallsyms).  Such events
+ * need /proc/kallsyms in trace.dat; kvm, sched_switch/wakeup, syscalls,
+ * block do not.
+ */
+static int rec_fmt_needs_kallsyms(const char *fmt)
+{
+	const char *p = strstr(fmt, "print fmt:");
+
+	if (strstr(fmt, "__probe_ip"))
+		return 1;
+	for (p = p ? p : fmt; (p = strstr(p, "%p")); p += 2)
+		if (p[2] && strchr("sSBfF", p[2]))
+			return 1;
+	return 0;
+}
+
+/* The formats of @sys's events @evs (ftrace's when @ftrace); *@need_ks set
+ * when one of them prints a kernel symbol. */
 static int rec_write_formats(struct vt_td_writer *w, const char *sys, char **evs, int nr,
-			     int ftrace)
+			     int ftrace, int *need_ks)
 {
 	char **fmt = calloc(nr ? nr : 1, sizeof(*fmt));
 	size_t *len = calloc(nr ? nr : 1, sizeof(*len));
@@ -55,6 +77,8 @@ static int rec_write_formats(struct vt_td_writer *w, const char *sys, char **evs
 			fmt[ok] = NULL;
 			continue;
 		}
+		if (need_ks && rec_fmt_needs_kallsyms(fmt[ok]))
+			*need_ks = 1;
 		len[ok++] = l;
 	}
 	ret = ftrace ? vt_td_write_ftrace_formats(w, ok, (const char *const *)fmt, len)
@@ -68,8 +92,9 @@ out:
 }
 
 /* The "sys:event" lines of set_event, grouped by system: writes the
- * systems section.  @set_event is cut into lines in place. */
-static int rec_write_systems(struct vt_td_writer *w, char *set_event)
+ * systems section (*@need_ks: rec_write_formats).  @set_event is cut into
+ * lines in place. */
+static int rec_write_systems(struct vt_td_writer *w, char *set_event, int *need_ks)
 {
 	char **sys = NULL, **evs = NULL, **line = NULL;
 	int nsys = 0, nline = 0, ret = -1;
@@ -110,7 +135,7 @@ static int rec_write_systems(struct vt_td_writer *w, char *set_event)
 					goto oom;
 				nev++;
 			}
-		if (rec_write_formats(w, sys[s], evs, nev, 0))
+		if (rec_write_formats(w, sys[s], evs, nev, 0, need_ks))
 			goto out;
 		tracefs_list_free(evs);
 		evs = NULL;
@@ -409,8 +434,8 @@ int rec_write_tracedat(struct host_record *r, char *set_event, char **stats,
 {
 	char path[REC_PATH_MAX], *hp = NULL, *he = NULL, *ks = NULL, *pk = NULL, *cl = NULL;
 	char **ftrace = NULL;
-	const char *fmt;
-	int hpl = 0, hel = 0, pkl = 0, ret = -1, *fds = NULL;
+	const char *fmt, *ksmode;
+	int hpl = 0, hel = 0, pkl = 0, ret = -1, *fds = NULL, need_ks = 0;
 	size_t ksl = 0, cll = 0;
 	struct vt_td_writer *w;
 
@@ -430,11 +455,19 @@ int rec_write_tracedat(struct host_record *r, char *set_event, char **stats,
 	if (vt_td_write_headers(w, hp, hpl, he, hel))
 		goto out;
 	ftrace = tracefs_system_events(NULL, "ftrace");
-	if (rec_write_formats(w, "ftrace", ftrace, ftrace ? tracefs_list_size(ftrace) : 0, 1) ||
-	    rec_write_systems(w, set_event))
+	/* ftrace's own formats are written whole, but vmtrace enables none
+	 * of its events (no tracer): they do not ask for kallsyms */
+	if (rec_write_formats(w, "ftrace", ftrace, ftrace ? tracefs_list_size(ftrace) : 0, 1,
+			      NULL) ||
+	    rec_write_systems(w, set_event, &need_ks))
 		goto out;
-	ks = vt_file_read_all("/proc/kallsyms", REC_READ_ALL_MAX, &ksl);
-	if (vt_td_write_kallsyms(w, ks ? ks : "", ks ? ksl : 0))
+	/* /proc/kallsyms only when an event needs it (or --kallsyms): its
+	 * reading and compression were a third of a kvm recording's CPU */
+	ksmode = vt_meta_get(r->meta, VT_MK_RECORD_KALLSYMS);
+	if (need_ks || (ksmode && !strcmp(ksmode, REC_KALLSYMS_ALWAYS)))
+		ks = vt_file_read_all("/proc/kallsyms", REC_READ_ALL_MAX, &ksl);
+	if (vt_td_write_kallsyms(w, ks ? ks : "", ks ? ksl : 0) ||
+	    vt_meta_set_u64(r->meta, VT_MK_RECORD_KALLSYMS_BYTES, ks ? ksl : 0))
 		goto out;
 	pk = tracefs_instance_file_read(NULL, "printk_formats", &pkl);
 	if (vt_td_write_printk(w, pk ? pk : "", pk && pkl > 0 ? pkl : 0))

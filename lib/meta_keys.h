@@ -54,6 +54,10 @@
 #define VT_MK_RECORD_PAGE_SIZE	"record.page_size"	/* ring-buffer page size, bytes */
 #define VT_MK_RECORD_TRACEDAT	"record.tracedat"	/* trace.dat's format: v7-zstd, v6 */
 #define VT_MK_RECORD_NR_CPUS	"record.nr_cpus"	/* CPUs recorded */
+#define VT_MK_RECORD_KALLSYMS	"record.kallsyms"	/* auto (when an event prints a kernel
+							 * symbol) or always */
+#define VT_MK_RECORD_KALLSYMS_BYTES "record.kallsyms_bytes" /* /proc/kallsyms bytes in
+							 * trace.dat (0: none needed) */
 #define VT_MK_RECORD_EVENTS	"record.events"		/* the events enabled */
 #define VT_MK_RECORD_PIDS	"record.pids"		/* tasks whose syscalls were kept */
 #define VT_MK_RECORD_TGIDS	"record.tgids"		/* their processes, same order */
