@@ -53,7 +53,8 @@ kvm_pio_guest() {
 }
 
 # kvm_record_round TOOL DIR KB WORKLOAD [ARGS...]: one round of TOOL
-# (vmtrace, trace-cmd) recording the kvm system, KB per CPU, x86-tsc clock,
+# (vmtrace; vmtrace-ks: vmtrace record --kallsyms, which stores
+# /proc/kallsyms as trace-cmd does; trace-cmd) recording the kvm system, KB per CPU, x86-tsc clock,
 # into DIR (DIR/rec/ or DIR/rec.dat), its output in DIR/log and its CPU
 # (user system, GNU time: the recorder, trace-cmd's per-CPU children, and
 # the traced command) in DIR/cpu.  The traced command is `cat FIFO`, ~0 CPU
@@ -68,8 +69,9 @@ kvm_record_round() {
 	mkfifo "$fifo"
 	[ "${WAITER:-}" = sh ] && wait_cmd=(/bin/sh -c "while [ ! -e $fifo.stop ]; do sleep 0.05; done")
 	case $tool in
-	vmtrace)
-		/usr/bin/time -f '%U %S' -o "$d/cpu" "$VT_BIN" record -e kvm -b "$kb" -o "$d/rec" -- \
+	vmtrace|vmtrace-ks)
+		/usr/bin/time -f '%U %S' -o "$d/cpu" "$VT_BIN" record -e kvm -b "$kb" -o "$d/rec" \
+			$([ $tool = vmtrace-ks ] && echo --kallsyms) -- \
 			"${wait_cmd[@]}" >"$d/log" 2>&1 &
 		;;
 	trace-cmd)
@@ -108,7 +110,7 @@ kvm_file_of() { [ -f "$1/rec.dat" ] && echo "$1/rec.dat" || echo "$1/rec/trace.d
 # (vmtrace: its summary line; trace-cmd: the sum of its "CPU N: M events
 # lost" lines, from the ring buffer's overrun and commit overrun counters)
 kvm_lost() {
-	if [ "$1" = vmtrace ]; then
+	if [ "${1%-ks}" = vmtrace ]; then
 		sed -n 's/.* \([0-9]*\) lost.*/\1/p' "$2/log" | tail -1
 	else
 		awk '/^CPU [0-9]+: [0-9]+ events lost/ { s += $3 } END { print s + 0 }' "$2/log"
@@ -123,7 +125,7 @@ kvm_lost() {
 # "?" when not found.
 kvm_lost_cpus() {
 	local out
-	if [ "$1" = vmtrace ]; then
+	if [ "${1%-ks}" = vmtrace ]; then
 		out=$(sed -n 's/^lost\.cpu\([0-9]*\)=\([0-9]*\)$/\1 \2/p' "$2/rec/vmtrace.meta" 2>/dev/null |
 			sort -n | awk '{ printf "%s%s", (NR > 1 ? "/" : ""), $2 }')
 	else
