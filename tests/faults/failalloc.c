@@ -55,6 +55,7 @@ static int say_where;
 static unsigned long fail_at;		/* VT_FAILALLOC; 0: none */
 static unsigned long counted;		/* counted allocations so far */
 static pid_t init_pid;			/* a fork's child writes no count */
+static int registered, exiting;		/* at_exit() registered, run */
 static int initing;
 
 /* the bump buffer of allocations made while looking the real ones up */
@@ -157,13 +158,24 @@ static void where(uintptr_t pc)
 		(void)0;
 }
 
+/* exit() has begun: the program's own destructors (gcov's dump in a
+ * coverage build, linked into the program) are neither counted nor failed.
+ * Registered at the first counted allocation, so after libc's own exit
+ * handler that runs the destructors: it runs before them. */
+static void at_exit(void)
+{
+	exiting = 1;
+}
+
 /* Count an allocation made from @caller: nonzero when it is the one to fail. */
 static int fail_now(const void *caller)
 {
 	uintptr_t pc = (uintptr_t)caller;
 
-	if (pc < text_lo || pc >= text_hi)
+	if (pc < text_lo || pc >= text_hi || exiting)
 		return 0;
+	if (!__atomic_exchange_n(&registered, 1, __ATOMIC_RELAXED))
+		atexit(at_exit);
 	if (__atomic_add_fetch(&counted, 1, __ATOMIC_RELAXED) != fail_at)
 		return 0;
 	if (say_where)

@@ -14,8 +14,9 @@
 # uftrace dirs), align --json, merge of a host+guest VM fixture to
 # Perfetto, Chrome JSON and uftrace, report (text + --html) and export
 # --sqlite of an I/O-chain fixture.  A failing N is shown with the line of
-# the failed allocation (VT_FAILALLOC_WHERE + addr2line).
-# timeout: 600
+# the failed allocation (VT_FAILALLOC_WHERE + addr2line).  ~40 s plain, ~47 s
+# under SAN=1; the time limit is for VT_OOM_CAP=300 under SAN (every N).
+# timeout: 900
 set -eu
 . "$VT_SRC/tests/faults/lib.sh"
 SHIM="$VT_BUILD/tests/faults/failalloc.so"
@@ -26,7 +27,7 @@ for ev in kvm/kvm_exit block/block_rq_issue irq/irq_handler_entry syscalls/sys_e
 done
 # CAP: failing runs per command.  Under ASan+UBSan a run takes ~0.25 s, not
 # ~25 ms: fewer, spread over the same range (the plain build runs up to 200;
-# VT_OOM_CAP=300 runs every one, ~5 minutes under SAN)
+# VT_OOM_CAP=300 runs every one, 5 to 10 minutes under SAN)
 if [ "${VT_SAN:-}" = 1 ]; then
 	CAP=${VT_OOM_CAP:-24}
 	echo "SAN build: at most $CAP failing runs per command (a run is ~10x slower" \
