@@ -48,14 +48,9 @@ int align_gather_push(void **p, size_t *n, size_t *cap, size_t size, const void 
 
 void align_gather_note(struct align_samples *s, const char *fmt, ...)
 {
-	size_t len = s->notes ? strlen(s->notes) : 0;
+	size_t len = strlen(s->notes);	/* allocated by align_samples_load */
 	va_list ap;
 
-	if (!s->notes) {
-		s->notes = calloc(1, SRC_NOTES_MAX);
-		if (!s->notes)
-			return;
-	}
 	if (len + 2 >= SRC_NOTES_MAX)
 		return;
 	va_start(ap, fmt);
@@ -450,7 +445,8 @@ static int load_host(struct align_samples *s, const char *dir, int is_dir,
 		for (size_t i = 0; i < align_nr_source_ios; i++)
 			if (align_source_ios[i]->host_meta && align_source_ios[i]->host_meta(&g) < 0)
 				goto out;
-		load_threads(m, g.tm, &g.ntm);
+		if (load_threads(m, g.tm, &g.ntm) < 0)
+			goto out;
 		g.nvcpu_thr = g.ntm;
 	}
 	if (file_exists(path)) {
@@ -548,6 +544,10 @@ int align_samples_load(struct align_samples *s, const char *host_dir, const char
 		align_load_opts_init(&def);
 		o = &def;
 	}
+	/* the notes' room first: a note cannot fail, nor be lost */
+	s->notes = calloc(1, SRC_NOTES_MAX);
+	if (!s->notes)
+		return vt_err_set("out of memory");
 	int host_is_dir = host_dir ? input_is_dir(host_dir, "host") : 1, guest_is_dir;
 
 	if (host_is_dir < 0)

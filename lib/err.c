@@ -18,7 +18,10 @@ int vt_err_set(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(vt_errbuf, sizeof(vt_errbuf), fmt, ap);
 	va_end(ap);
-	vt_errcode = 0;
+	/* "out of memory" is every failed allocation's message: its kind is
+	 * ENOMEM, so that a command going on without a part that failed to
+	 * load (metadata, a clock model) fails instead when memory ran out */
+	vt_errcode = strstr(vt_errbuf, "out of memory") ? ENOMEM : 0;
 	return -1;
 }
 

@@ -4,11 +4,12 @@
  *
  * Library code returns -1 or NULL and records a message with vt_err_set(),
  * and with it the failure's kind, an errno value (vt_err_errno() takes
- * errno's, vt_err_set_code() names one, vt_err_set() none): a command maps
- * vt_err_code() to its exit status (no permission, no such feature, ...).
- * errno itself is not part of that contract.  Only a command's main path
- * prints the message (vt_err_print) and exits.  Messages name the file and
- * what is wrong with it.
+ * errno's, vt_err_set_code() names one, vt_err_set() none, or ENOMEM for
+ * a message saying "out of memory", the one phrase of a failed allocation):
+ * a command maps vt_err_code() to its exit status (no permission, no such
+ * feature, ...).  errno itself is not part of that contract.  Only a
+ * command's main path prints the message (vt_err_print) and exits.
+ * Messages name the file and what is wrong with it.
  */
 #ifndef VT_ERR_H
 #define VT_ERR_H

@@ -250,9 +250,10 @@ int vt_td_read_tsc_hz(const struct vt_td_reader *r, uint64_t *hz);
 int vt_td_file_tsc_hz(const char *path, uint64_t *hz);
 
 /* The next event of @cpu in time order: 1 with *ev filled, 0 at the end
- * of that CPU's data. */
+ * of that CPU's data, -1 when out of memory (message set; the reads end). */
 int vt_td_read_next(struct vt_td_reader *r, int cpu, struct vt_td_event *ev);
-/* The next event of all CPUs in time order (a merge over the CPUs). */
+/* The next event of all CPUs in time order (a merge over the CPUs); the
+ * same returns. */
 int vt_td_read_next_any(struct vt_td_reader *r, struct vt_td_event *ev);
 
 /* The event's text as trace-cmd report prints its info part, into @buf

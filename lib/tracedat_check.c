@@ -127,6 +127,13 @@ int tdh_zsize_ok(uint32_t zsize, uint32_t usize)
 	return (uint64_t)usize <= (uint64_t)zsize * HDR_ZRATIO_MAX + HDR_PAGE_MAX;
 }
 
+/* An allocation failed: the header is not blamed for it */
+static int hdr_oom(struct hdr_cur *c)
+{
+	c->oom = 1;
+	return -1;
+}
+
 /* One CPU's data at @off, @size bytes: must start in the file; if it runs
  * past the end its size is clipped (remembered at c->field's offset). */
 static int hdr_cpu_data(struct hdr_cur *c, uint64_t size_field, uint64_t off, uint64_t size)
@@ -158,7 +165,7 @@ static int hdr_cpu_data(struct hdr_cur *c, uint64_t size_field, uint64_t off, ui
 	have = off < c->size ? c->size - off : 0;	/* a CPU past the cut: none */
 	if (size && have && c->nr_spans < HDR_MAX_CPUS) {
 		if (!c->spans && !(c->spans = calloc(HDR_MAX_CPUS, sizeof(*c->spans))))
-			return -1;
+			return hdr_oom(c);
 		c->spans[c->nr_spans].off = off;
 		c->spans[c->nr_spans++].size = size < have ? size : have;
 	}
@@ -167,7 +174,7 @@ static int hdr_cpu_data(struct hdr_cur *c, uint64_t size_field, uint64_t off, ui
 	if (c->nr_clips >= HDR_MAX_CLIPS)
 		return -1;
 	if (!c->clips && !(c->clips = calloc(HDR_MAX_CLIPS, sizeof(*c->clips))))
-		return -1;
+		return hdr_oom(c);
 	keep = (have + c->page - 1) / c->page * c->page;
 	c->clips[c->nr_clips].field = size_field;
 	c->clips[c->nr_clips++].size = keep;
@@ -245,8 +252,10 @@ static int hdr_option(struct hdr_cur *c, uint16_t id, uint32_t n, int v7)
 
 	if (id == HDR_OPT_PROCMAPS || id == HDR_OPT_TIME_SHIFT || id == HDR_OPT_GUEST ||
 	    id == HDR_OPT_TRACEID || id == HDR_OPT_TSC2NSEC) {
-		if (n > c->end - c->off || !(d = malloc(n ? n : 1)))
+		if (n > c->end - c->off)
 			return -1;
+		if (!(d = malloc(n ? n : 1)))
+			return hdr_oom(c);
 		ret = tdh_read(c, d, n) || hdr_option_data(c, id, d, n) ? -1 : 0;
 		/* trace-cmd's host-guest options: kept for the reader */
 		if (!ret && id != HDR_OPT_PROCMAPS && c->nr_opts < HDR_MAX_OPTS) {
@@ -262,8 +271,10 @@ static int hdr_option(struct hdr_cur *c, uint16_t id, uint32_t n, int v7)
 		 * its u64 offset): it must end within the option */
 		uint32_t from = id == HDR_OPT_BUFFER ? sizeof(uint64_t) : 0;
 
-		if (n > c->end - c->off || n <= from || !(d = malloc(n)))
+		if (n > c->end - c->off || n <= from)
 			return -1;
+		if (!(d = malloc(n)))
+			return hdr_oom(c);
 		ret = tdh_read(c, d, n) || !memchr(d + from, 0, n - from) ? -1 : 0;
 		free(d);
 		return ret;
@@ -503,6 +514,8 @@ int tdh_check(const char *path, int fd, uint64_t size, struct hdr_cur *c)
 		goto bad;
 	return 0;
 bad:
+	if (c->oom)
+		return vt_err_set("%s: out of memory", path);
 	return vt_err_set("%s: corrupt trace.dat header: the size, count or offset at offset "
 			  "%llu does not fit in the file (%llu bytes)", path,
 			  (unsigned long long)c->field, (unsigned long long)size);

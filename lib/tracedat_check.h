@@ -92,6 +92,7 @@ struct hdr_cur {
 	uint64_t nr_bad;	/* malformed pages: cut to their sound events in a copy */
 	struct hdr_bad *bad;
 	int long8;		/* page headers hold a u64 commit */
+	int oom;		/* an allocation failed (not a bad header) */
 	int nr_opts;
 	struct hdr_opt opts[HDR_MAX_OPTS];
 };

@@ -50,6 +50,7 @@ struct vt_td_reader {
 	int nr_fmts;
 	char clock[32];
 	int truncated;		/* read from a padded copy, or a CPU stalled */
+	int failed;		/* out of memory while reading: reads return -1 */
 	int compressed;		/* v7 compressed: read from an inflated copy */
 	char warning[4400];	/* vt_td_read_warning(), "" if none */
 	uint64_t skipped;	/* records without a known format */
@@ -471,7 +472,7 @@ void vt_td_read_close(struct vt_td_reader *r)
 	for (int i = 0; r->cur && i < r->nr_cpus; i++) {
 		if (r->cur[i])
 			tracecmd_free_record(r->cur[i]);
-		if (r->peek[i])
+		if (r->peek && r->peek[i])
 			tracecmd_free_record(r->peek[i]);
 	}
 	for (int i = 0; i < r->nr_fmts; i++)
@@ -524,6 +525,14 @@ int vt_td_clock_is_ns(const char *clock)
 	return 0;
 }
 
+/* An event's format could not be kept: the reads end, and say why */
+static struct td_format *format_oom(struct vt_td_reader *r)
+{
+	r->failed = 1;
+	vt_err_set("%s: out of memory", r->path);
+	return NULL;
+}
+
 static struct td_format *format_of(struct vt_td_reader *r, struct tep_record *rec)
 {
 	int id = tep_data_type(r->tep, rec);
@@ -535,7 +544,7 @@ static struct td_format *format_of(struct vt_td_reader *r, struct tep_record *re
 		struct td_format *nf = realloc(r->fmts, n * sizeof(*nf));
 
 		if (!nf)
-			return NULL;
+			return format_oom(r);
 		memset(nf + r->nr_fmts, 0, (n - r->nr_fmts) * sizeof(*nf));
 		r->fmts = nf;
 		r->nr_fmts = n;
@@ -552,7 +561,7 @@ static struct td_format *format_of(struct vt_td_reader *r, struct tep_record *re
 			nr++;
 		f->fields = calloc(nr + 1, sizeof(*f->fields));
 		if (!f->fields)
-			return NULL;
+			return format_oom(r);
 		nr = 0;
 		for (struct tep_format_field *fl = e->format.fields; fl; fl = fl->next)
 			f->fields[nr++] = fl;
@@ -589,7 +598,7 @@ static struct tep_record *read_rec(struct vt_td_reader *r, int cpu)
 
 	while (rec && unlikely(rec->size < TD_COMMON_SIZE || !format_of(r, rec))) {
 		tracecmd_free_record(rec);
-		if (r->truncated)
+		if (r->truncated || r->failed)
 			return NULL;
 		r->skipped++;
 		rec = next_data(r, cpu);
@@ -623,7 +632,7 @@ int vt_td_read_next(struct vt_td_reader *r, int cpu, struct vt_td_event *ev)
 	struct tep_record *rec = read_rec(r, cpu);
 
 	if (!rec)
-		return 0;
+		return r->failed ? -1 : 0;
 	r->cur[cpu] = rec;
 	fill(r, rec, ev);
 	return 1;
@@ -643,6 +652,8 @@ int vt_td_read_next_any(struct vt_td_reader *r, struct vt_td_event *ev)
 		if (r->peek[cpu] && (best < 0 || r->peek[cpu]->ts < r->peek[best]->ts))
 			best = cpu;
 	}
+	if (r->failed)
+		return -1;
 	if (best < 0)
 		return 0;
 	r->cur[best] = r->peek[best];

@@ -180,8 +180,12 @@ static int read_info(struct vt_uft_reader *r)
 	l.lineno = 0;
 
 	if (r->hdr.info_mask & VT_UFT_INFO_EXE_NAME) {
-		if (!(v = info_line(&l, "exename:", path)) || !(r->exename = strdup(v)))
+		if (!(v = info_line(&l, "exename:", path)))
 			goto out;
+		if (!(r->exename = strdup(v))) {
+			vt_err_set("%s: out of memory", path);
+			goto out;
+		}
 	}
 	if ((r->hdr.info_mask & VT_UFT_INFO_EXE_BUILD_ID) && !info_line(&l, "build_id:", path))
 		goto out;
@@ -191,8 +195,12 @@ static int read_info(struct vt_uft_reader *r)
 		r->info.exit_status = atoi(v);
 	}
 	if (r->hdr.info_mask & VT_UFT_INFO_CMDLINE) {
-		if (!(v = info_line(&l, "cmdline:", path)) || !(r->cmdline = strdup(v)))
+		if (!(v = info_line(&l, "cmdline:", path)))
 			goto out;
+		if (!(r->cmdline = strdup(v))) {
+			vt_err_set("%s: out of memory", path);
+			goto out;
+		}
 	}
 	if ((r->hdr.info_mask & VT_UFT_INFO_CPUINFO) &&
 	    info_lines(&l, "cpuinfo:", 2, path, NULL, r))

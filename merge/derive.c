@@ -95,8 +95,10 @@ static struct merge_derive_thread *thread_of(struct merge_deriver *dv, uint32_t 
 		uint32_t old = dv->threads_cap;
 
 		if (merge_table_grow(&dv->threads, &dv->threads_cap, track + 1,
-				     sizeof(*dv->threads)) < 0)
+				     sizeof(*dv->threads)) < 0) {
+			dv->failed = 1;
 			return NULL;
+		}
 		for (uint32_t i = old; i < dv->threads_cap; i++)
 			dv->threads[i].sys_nr = dv->threads[i].twin_nr = -1;
 	}
@@ -300,8 +302,10 @@ int merge_derive(struct merge_deriver *dv, const struct merge_event *ev, struct 
 	if (unlikely(ev->name >= dv->kinds_cap)) {
 		if (!dv->kinds_cap)
 			init_keys(dv);
-		if (merge_table_grow(&dv->kinds, &dv->kinds_cap, ev->name + 1, 1) < 0)
+		if (merge_table_grow(&dv->kinds, &dv->kinds_cap, ev->name + 1, 1) < 0) {
+			dv->failed = 1;
 			return 0;
+		}
 	}
 	if (unlikely(!dv->kinds[ev->name]))
 		dv->kinds[ev->name] = (uint8_t)(classify(dv->tables, ev->name) + 1);

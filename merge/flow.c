@@ -72,8 +72,11 @@ static int class_of(struct merge_flows *f, uint32_t id, int guest)
 {
 	uint32_t i = 2 * id + (guest ? 1 : 0);
 
-	if (unlikely(i >= f->classes_cap) && merge_table_grow(&f->classes, &f->classes_cap, i + 1, 1))
+	if (unlikely(i >= f->classes_cap) &&
+	    merge_table_grow(&f->classes, &f->classes_cap, i + 1, 1)) {
+		f->failed = 1;
 		return CL_NONE;
+	}
 	if (unlikely(f->classes[i] == CL_UNKNOWN))
 		f->classes[i] = (uint8_t)classify(f->tables, id, guest);
 	return f->classes[i];

@@ -49,7 +49,8 @@ void merge_tables_free(struct merge_tables *tb);
 /* ---- interned strings ---------------------------------------------- */
 
 /* Intern @s (length @len) in @tb: returns its id (0 is ""), or 0 if out of
- * memory (then the message is set and merge_strtab_failed() says so). */
+ * memory (then the message is set and merge_strtab_failed() says so, as it
+ * does once a track could not be added). */
 uint32_t merge_str_intern(struct merge_tables *tb, const char *s, size_t len);
 uint32_t merge_str_intern0(struct merge_tables *tb, const char *s);
 const char *merge_str(const struct merge_tables *tb, uint32_t id);
@@ -99,7 +100,8 @@ void merge_track_mark_qemu(struct merge_tables *tb, uint32_t machine, int32_t pi
 struct merge_stream;
 struct merge_stream_ops {
 	/* 1 with *ev filled (ts_raw, track, name, kind, args), 0 at the end,
-	 * -1 at a corrupt/truncated record (the stream ends; warned).
+	 * -1 at a corrupt/truncated record (the stream ends; warned) or out
+	 * of memory (the stream ends, its source's .oom set: merge fails).
 	 * Unused (may be NULL) when next_batch is set. */
 	int (*next)(struct merge_stream *s, struct merge_event *ev);
 	void (*close)(struct merge_stream *s);
@@ -148,6 +150,7 @@ struct merge_source {
 	uint64_t tsc_hz;		/* the host TSC frequency merge uses for it */
 	uint64_t events;
 	int partial;		/* a stream ended at a corrupt record */
+	int oom;		/* a stream ended out of memory: merge fails */
 	uint64_t first_ns, last_ns;
 	struct merge_host_facts host;	/* a host input: its meta's facts */
 	int single;		/* the only input (a plain conversion) */
@@ -223,6 +226,7 @@ struct merge_flows {
 	uint64_t next_id, nr_flows;
 	uint32_t kick_name, irq_name, sync_name;
 	struct merge_tables *tables;	/* the events' names and tracks */
+	int failed;		/* out of memory: flows were lost */
 };
 
 /* Empty @f (no flow yet) on the names and tracks of @tb;
@@ -255,6 +259,7 @@ struct merge_deriver {
 	uint32_t threads_cap;
 	uint32_t k_id, k_nr, k_prev_pid, k_prev_state, k_next_pid, k_pid;
 	uint32_t n_syscalls, n_state, n_running, n_runnable;
+	int failed;		/* out of memory: derived slices were lost */
 };
 
 /* Look at @ev (events in time order): the events a sink that shows
@@ -297,6 +302,9 @@ struct merge_sink_ops {
 	int (*event)(void *sink, const struct merge_event *ev);
 	/* finish the output; -1 on an I/O error */
 	int (*close)(void *sink);
+	/* optional: free the sink after a failure, its output not kept (an
+	 * output promised whole or absent); NULL: close is called */
+	void (*abort)(void *sink);
 };
 
 /* The file formats `vmtrace merge` writes (each sink's own file). */

@@ -8,6 +8,7 @@
  * state is the context's; one thread; memory bounded by names and threads,
  * not by the number of events.  Design: docs/merge.md.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,8 +136,8 @@ static void qemu_tasks(const struct vt_meta *m, struct merge_host_facts *host)
  * one what it is: its clock, frequency, domain, VM name (meta vm=, unless
  * @in->named) and, for a host recording, QEMU's pid, threads and vCPU
  * threads (kvm.*, record.*).  A meta that does not parse is warned about
- * and ignored. */
-static void read_meta(struct merge_ctx *mc, struct merge_input *in)
+ * and ignored; -1 when out of memory reading it (message set). */
+static int read_meta(struct merge_ctx *mc, struct merge_input *in)
 {
 	const char *path = in->path;
 	char dbuf[4200];
@@ -148,6 +149,8 @@ static void read_meta(struct merge_ctx *mc, struct merge_input *in)
 	double d;
 
 	if (!m && dir && has_file(dir, VT_META_FILE)) {
+		if (vt_err_code() == ENOMEM)
+			return -1;
 		vt_warn("%s (metadata ignored: defaults used)", vt_err_msg());
 		mc->meta_bad = 1;
 	}
@@ -156,7 +159,7 @@ static void read_meta(struct merge_ctx *mc, struct merge_input *in)
 		if (in->is_dir && has_file(path, "info") && !has_file(path, VT_META_FILE))
 			in->is_ns = 1;
 		in->hz = td_tsc_hz(path);
-		return;
+		return 0;
 	}
 	if (vt_meta_get_u64(m, VT_MK_TSC_HZ, &in->hz) < 0 &&
 	    vt_meta_get_double(m, VT_MK_TSC_HZ, &d) == 0)
@@ -186,6 +189,7 @@ static void read_meta(struct merge_ctx *mc, struct merge_input *in)
 	}
 	host->nr_vthreads = n;
 	vt_meta_free(m);
+	return 0;
 }
 
 /* "PATH@NAME" (PATH itself not existing as given): PATH into @path, NAME
@@ -223,6 +227,13 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* free the @n strings of @s (the ones not handed on when out of memory) */
+static void free_strs(char **s, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(s[i]);
+}
+
 /*
  * The inputs as merge reads them: an argument naming a directory with no
  * trace data of its own but subdirectories that have some (the example's
@@ -252,8 +263,11 @@ static int expand_inputs(char **args, int n, char ***out, int *nout)
 				if (de->d_name[0] == '.' ||
 				    snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >= (int)sizeof(sub))
 					continue;
-				if (is_dir(sub) && has_trace_data(sub) && !(subs[nsub++] = strdup(sub)))
+				if (is_dir(sub) && has_trace_data(sub) && !(subs[nsub++] = strdup(sub))) {
+					closedir(d);
+					free_strs(subs, nsub);
 					goto oom;
+				}
 			}
 			if (d)
 				closedir(d);
@@ -266,15 +280,19 @@ static int expand_inputs(char **args, int n, char ***out, int *nout)
 			if (nv == cap) {
 				char **nvv = realloc(v, (size_t)(cap = cap ? 2 * cap : 16) * sizeof(*v));
 
-				if (!nvv)
+				if (!nvv) {
+					free_strs(subs + k, nsub - k);
 					goto oom;
+				}
 				v = nvv;
 			}
 			if (*name && expanded) {
 				char *named = NULL;
 
-				if (asprintf(&named, "%s@%s", subs[k], name) < 0)
+				if (asprintf(&named, "%s@%s", subs[k], name) < 0) {
+					free_strs(subs + k, nsub - k);
 					goto oom;
+				}
 				free(subs[k]);
 				subs[k] = named;
 			}
@@ -423,7 +441,8 @@ static int read_inputs(struct merge_ctx *mc, char **args, int n)
 		in->has_td = in->is_dir && has_file(in->path, VT_TD_FILE);
 		in->has_markers = in->is_dir && has_file(in->path, VT_MARKER_FILE);
 		in->has_samples = in->is_dir && has_file(in->path, VT_SAMPLES_FILE);
-		read_meta(mc, in);
+		if (read_meta(mc, in) < 0)
+			return VT_EXIT_FAIL;
 	}
 	return VT_EXIT_OK;
 }
@@ -473,8 +492,9 @@ int merge_plan(struct merge_ctx *mc, char *const *args, int n)
 	return VT_EXIT_OK;
 }
 
-/* One clock model per VM (align/), handed to its inputs' clock maps. */
-static void build_models(struct merge_ctx *mc)
+/* One clock model per VM (align/), handed to its inputs' clock maps; a VM
+ * without one is warned about, -1 when out of memory (message set). */
+static int build_models(struct merge_ctx *mc)
 {
 	const struct merge_opts *o = &mc->opts;
 	struct merge_plan *plan = &mc->plan;
@@ -492,6 +512,8 @@ static void build_models(struct merge_ctx *mc)
 		model = mc->models[v] = align_model_from_dirs(host_dir(mc), vm_clock_dir(mc, v),
 							      &ao, &mc->vm_bad_markers[v]);
 		if (!model) {
+			if (vt_err_code() == ENOMEM)
+				return -1;
 			vt_warn("%s: no clock model (%s): guest TSC - %" PRId64 " taken as host TSC",
 				vm_clock_dir(mc, v), vt_err_msg(), o->offset_tsc);
 			continue;
@@ -511,6 +533,7 @@ static void build_models(struct merge_ctx *mc)
 			align_clock_set_model(&s->clock, model);
 		}
 	}
+	return 0;
 }
 
 /* Every input's readers, then each VM's sync markers as its model matched
@@ -564,7 +587,8 @@ int merge_open(struct merge_ctx *mc)
 {
 	int ret;
 
-	build_models(mc);
+	if (build_models(mc) < 0)
+		return VT_EXIT_FAIL;
 	ret = open_inputs(mc);
 	if (ret == VT_EXIT_OK && mc->plan.unscaled >= 0 &&
 	    mc->sources[mc->plan.unscaled].clock.kind != ALIGN_CLOCK_NS)
@@ -656,6 +680,12 @@ int merge_run(struct merge_ctx *mc, const struct merge_sink_ops *sink, const cha
 		if (unlikely(++total % PROGRESS_EVERY == 0) && tty)
 			progress(mc, total, e->ts_ns, first_ns, 0);
 	}
+	/* a stream that ran out of memory ended early: no output is whole */
+	for (int i = 0; ret == VT_EXIT_OK && i < mc->plan.nin; i++)
+		if (mc->sources[i].oom) {
+			vt_err_set("%s: out of memory", mc->sources[i].path);
+			ret = VT_EXIT_FAIL;
+		}
 	/* close slices still open at the end (a recording stopped inside) */
 	for (uint32_t i = 0; ret == VT_EXIT_OK && i < merge_track_count(&mc->tables); i++) {
 		struct merge_track *t = merge_track(&mc->tables, i);
@@ -671,6 +701,11 @@ int merge_run(struct merge_ctx *mc, const struct merge_sink_ops *sink, const cha
 				break;
 			}
 	}
+	if (ret == VT_EXIT_OK &&
+	    (merge_strtab_failed(&mc->tables) || mc->deriver.failed || mc->flows.failed)) {
+		vt_err_set("out of memory for names, tracks, derived slices or flows");
+		ret = VT_EXIT_FAIL;
+	}
 	if (tty)
 		progress(mc, total, last_ns, first_ns, 1);
 	if (ret == VT_EXIT_FAIL) {
@@ -678,13 +713,16 @@ int merge_run(struct merge_ctx *mc, const struct merge_sink_ops *sink, const cha
 		char msg[1024];
 
 		snprintf(msg, sizeof(msg), "%s", vt_err_msg());
-		sink->close(sk);
+		if (sink->abort)
+			sink->abort(sk);
+		else
+			sink->close(sk);
 		vt_err_set("%s", msg);
 		return ret;
 	}
 	if (sink->close(sk) < 0)
 		return VT_EXIT_FAIL;
-	if (merge_strtab_failed(&mc->tables))
+	if (merge_strtab_failed(&mc->tables))	/* while closing */
 		return vt_err_set("out of memory for names"), VT_EXIT_FAIL;
 	if (!quiet)
 		summary(mc, sink, out, total, first_ns, last_ns);

@@ -329,15 +329,20 @@ static int td_next(struct merge_stream *ms, struct merge_event *ev)
 	struct td_stream *s = (struct td_stream *)ms;
 	struct td_src *t = s->ts;
 	struct vt_td_event e;
+	int rd = vt_td_read_next(t->r, s->cpu, &e);
 
-	if (vt_td_read_next(t->r, s->cpu, &e) <= 0)
-		return 0;
+	if (rd < 0)
+		t->src->oom = 1;	/* the only error of the reads */
+	if (rd <= 0)
+		return rd;
 
 	uint32_t tr = track_of(t, e.pid);
 	const struct evinfo *in = info_of(t, &e);
 
-	if (unlikely(tr == UINT32_MAX || !in))
+	if (unlikely(tr == UINT32_MAX || !in)) {
+		t->src->oom = 1;
 		return vt_err_set("%s: out of memory", t->src->path);
+	}
 	ev->ts_raw = e.ts;
 	ev->track = tr;
 	ev->cpu = e.cpu;

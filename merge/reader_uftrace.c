@@ -6,6 +6,7 @@
  * to the sorter in batches.  Runs on the merge thread; allocates at open
  * only.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,7 +136,9 @@ static __attribute__((noinline)) int uft_next_slow(struct uft_stream *s, struct 
 		if (!pending)
 			r = vt_uft_stream_next(s->st, &rec);
 		if (unlikely(r <= 0)) {
-			if (r < 0) {
+			if (r < 0 && vt_err_code() == ENOMEM) {
+				s->src->oom = 1;	/* not the input's fault: merge fails */
+			} else if (r < 0) {
 				vt_warn("%s", vt_err_msg());
 				s->src->partial = 1;
 			} else if (vt_uft_stream_truncated(s->st)) {
@@ -298,6 +301,11 @@ int merge_reader_uftrace(struct merge_source *src, uint16_t idx)
 			break;
 		}
 		s->st = vt_uft_stream_open(us->r, i);
+		if (!s->st && vt_err_code() == ENOMEM) {
+			free(s);
+			ret = -1;
+			break;
+		}
 		if (!s->st) {
 			/* a task without data (or unreadable): warn, go on */
 			vt_warn("%s", vt_err_msg());

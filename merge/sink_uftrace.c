@@ -87,8 +87,13 @@ static struct utrack *get_track(struct usink *s, uint32_t idx, uint64_t ts)
 	const struct merge_track *t = merge_track(s->tables, idx);
 	char path[4200];
 
-	u->stack = malloc((VT_UFT_MAX_DEPTH + 1) * sizeof(*u->stack));
-	if (!u->stack || vt_uft_dat_path(path, sizeof(path), s->dir, thread_tid(t)) < 0)
+	if (!u->stack)
+		u->stack = malloc((VT_UFT_MAX_DEPTH + 1) * sizeof(*u->stack));
+	if (!u->stack) {
+		vt_err_set("out of memory");
+		return NULL;
+	}
+	if (vt_uft_dat_path(path, sizeof(path), s->dir, thread_tid(t)) < 0)
 		return NULL;
 	u->fp = fopen(path, "we");
 	if (!u->fp) {
@@ -131,8 +136,12 @@ static int uftrace_event(void *sink, const struct merge_event *ev)
 	struct usink *s = sink;
 	struct utrack *u = get_track(s, ev->track, ev->ts_ns);
 
-	if (unlikely(!u))
-		return vt_err_set("%s: cannot add a thread: %s", s->dir, vt_err_msg());
+	if (unlikely(!u)) {
+		char msg[512];	/* the message is formatted into vt_err_msg()'s buffer */
+
+		snprintf(msg, sizeof(msg), "%s", vt_err_msg());
+		return vt_err_set("%s: cannot add a thread: %s", s->dir, msg);
+	}
 	switch (ev->kind) {
 	case MERGE_EV_BEGIN:
 		if (unlikely(u->depth >= VT_UFT_MAX_DEPTH)) {
@@ -264,8 +273,11 @@ static int uftrace_close(void *sink)
 	if (!ret) {
 		struct vt_meta *m = vt_meta_new();
 
-		if (!m || vt_meta_set(m, VT_MK_CLOCK, "ns") < 0 ||
-		    vt_meta_set(m, VT_MK_DOMAIN, "merged") < 0 || vt_meta_write_dir(m, s->dir) < 0)
+		if (!m)
+			ret = vt_err_set("%s: out of memory", s->dir);
+		else if (vt_meta_set(m, VT_MK_CLOCK, "ns") < 0 ||
+			 vt_meta_set(m, VT_MK_DOMAIN, "merged") < 0 ||
+			 vt_meta_write_dir(m, s->dir) < 0)
 			ret = -1;
 		vt_meta_free(m);
 	}

@@ -84,7 +84,13 @@ static int str_init(struct merge_tables *tb)
 		return -1;
 	tb->str_ents[0].s = "";
 	tb->str_nr = 1;
-	return str_grow_slots(tb);
+	if (str_grow_slots(tb) < 0) {
+		/* not half made: the next intern would use no slots */
+		free(tb->str_ents);
+		tb->str_ents = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 static uint32_t str_oom(struct merge_tables *tb)
@@ -210,6 +216,7 @@ uint32_t merge_track_get_lane(struct merge_tables *tb, uint32_t machine, int32_t
 		struct merge_track *nt = realloc(tb->tracks, nc * sizeof(*nt));
 
 		if (!nt) {
+			tb->str_failed = 1;	/* merge_strtab_failed(): the tables lost one */
 			vt_err_set("merge: out of memory for the track table");
 			return UINT32_MAX;
 		}

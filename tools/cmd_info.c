@@ -6,6 +6,7 @@
  * per system:event and per CPU, the time span and the events lost.
  * Command main thread; prints and exits.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -233,7 +234,7 @@ static int info_tracedat(const char *path, const struct vt_meta *m, uint64_t hz)
 	uint64_t *per_cpu, total = 0, first = 0, last = 0, v;
 	struct vt_td_event ev;
 	char key[INFO_KEY_MAX];
-	int nr = 0, nr_cpus, ret = VT_EXIT_OK;
+	int nr = 0, nr_cpus, ret = VT_EXIT_OK, rd;
 	const char *clock;
 
 	if (!r) {
@@ -251,7 +252,7 @@ static int info_tracedat(const char *path, const struct vt_meta *m, uint64_t hz)
 		vt_err_print("info");
 		return VT_EXIT_FAIL;
 	}
-	while (vt_td_read_next_any(r, &ev) == 1) {
+	while ((rd = vt_td_read_next_any(r, &ev)) == 1) {
 		if (td_count_add(&c, &nr, &ev)) {
 			vt_err_print("info");
 			ret = VT_EXIT_FAIL;
@@ -262,6 +263,10 @@ static int info_tracedat(const char *path, const struct vt_meta *m, uint64_t hz)
 		last = ev.ts;
 		if (ev.cpu >= 0 && ev.cpu < nr_cpus)
 			per_cpu[ev.cpu]++;
+	}
+	if (rd < 0) {
+		vt_err_print("info");
+		ret = VT_EXIT_FAIL;
 	}
 	printf("\ntrace.dat (trace clock %s)\n", *clock ? clock : "not recorded");
 	printf("  cpus:        %d\n", nr_cpus);
@@ -361,8 +366,9 @@ int cmd_info(int argc, char **argv)
 	if (!access(path, F_OK)) {
 		m = vt_meta_read(path);
 		if (!m) {
+			/* a bad file is described without it; no memory is a failure */
 			vt_err_print("info");
-			ret = VT_EXIT_PARTIAL;
+			ret = vt_err_code() == ENOMEM ? VT_EXIT_FAIL : VT_EXIT_PARTIAL;
 		}
 	}
 	if (m) {

@@ -92,8 +92,10 @@ static int learn_done(struct report *r, struct modes *m)
 		uint32_t *v = chain_hmap_slot(&m->idx, m->in.a[i].key, 1);
 		uint64_t *pv = CHAIN_VEC_PUSH(r, m->val), *pc = CHAIN_VEC_PUSH(r, m->cnt);
 
-		if (!v || !pv || !pc)
+		if (!v || !pv || !pc) {
+			r->oom = 1;	/* link_kick's caller sees it */
 			return vt_err_set("report: out of memory");
+		}
 		*v = (uint32_t)(m->val.n - 1);
 		*pv = m->in.a[best].val;
 		*pc = bestn;

@@ -60,6 +60,7 @@ struct sq {
 	uint32_t nst;
 	char *path, *tmp;
 	uint64_t rows;
+	int aborted;		/* sq_abort: nothing more written, OUT.db.tmp removed */
 };
 
 static int sq_fail(struct sq *s, const char *what)
@@ -261,12 +262,16 @@ static int sq_event(void *sink, const struct merge_event *ev)
 			k->a = n;
 			k->cap = nc;
 		}
+		char *a = ev->nr_args ? strdup(args_json(s, ev, args, sizeof(args))) : NULL;
+
+		if (ev->nr_args && !a)	/* not a slice without its args */
+			return vt_err_set("%s: out of memory", s->path);
 		struct open_slice *o = &k->a[k->n++];
 
 		o->ts = ev->ts_ns;
 		o->name = ev->name;
 		o->cpu = ev->cpu;
-		o->args = ev->nr_args ? strdup(args_json(s, ev, args, sizeof(args))) : NULL;
+		o->args = a;
 		return 0;
 	}
 	case MERGE_EV_END: {
@@ -481,7 +486,7 @@ static int write_links(struct sq *s)
 static int sq_close(void *sink)
 {
 	struct sq *s = sink;
-	int ret = report_finish(s->rep);
+	int ret = s->aborted ? -1 : report_finish(s->rep);
 
 	for (uint32_t i = 0; i < s->nst; i++) {
 		for (uint32_t j = 0; j < s->st[i].n; j++)
@@ -520,10 +525,20 @@ static int sq_close(void *sink)
 	return ret;
 }
 
+/* after a failure: the database is not renamed into place (not half made) */
+static void sq_abort(void *sink)
+{
+	struct sq *s = sink;
+
+	s->aborted = 1;
+	sq_close(s);
+}
+
 const struct merge_sink_ops report_sink_sqlite = {
 	.name = "sqlite",
 	.open = sq_open,
 	.event = sq_event,
+	.abort = sq_abort,
 	.close = sq_close,
 };
 
