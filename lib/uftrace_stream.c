@@ -252,6 +252,39 @@ again:
 	return 1;
 }
 
+const void *vt_uft_stream_run(struct vt_uft_stream *s, size_t max, size_t *n)
+{
+	const uint8_t *p;
+	size_t have, k;
+
+	*n = 0;
+	if (unlikely(s->failed || s->stage_loaded))
+		return NULL;
+	/* refilled as vt_uft_stream_next() would: only when no whole record
+	 * is left, so the reads (and a read error's place) are the same */
+	have = stream_fill(s, sizeof(struct vt_uft_record));
+	if (unlikely(s->failed))
+		return NULL;
+	have /= sizeof(struct vt_uft_record);
+	if (max > have)
+		max = have;
+	p = s->buf + s->pos;
+	for (k = 0; k < max; k++) {
+		uint64_t bits;
+
+		memcpy(&bits, p + k * sizeof(struct vt_uft_record) +
+		       offsetof(struct vt_uft_record, bits), sizeof(bits));
+		if (unlikely(vt_uft_magic(bits) != VT_UFT_RECORD_MAGIC || vt_uft_more(bits)))
+			break;
+	}
+	if (k) {
+		s->payload_len = 0;
+		stream_skip(s, k * sizeof(struct vt_uft_record));
+	}
+	*n = k;
+	return p;
+}
+
 void vt_uft_stream_close(struct vt_uft_stream *s)
 {
 	if (!s)
