@@ -268,11 +268,15 @@ int merge_derive(struct merge_deriver *dv, const struct merge_event *ev, struct 
 static inline int merge_derive_feed(struct merge_deriver *dv, const struct merge_event *ev,
 				    struct merge_event *out, int *keep)
 {
+	int k = 1, n;
+
 	*keep = 1;
 	if (ev->kind != MERGE_EV_INSTANT ||
 	    (likely(ev->name < dv->kinds_cap) && dv->kinds[ev->name] == 1))
 		return 0;
-	return merge_derive(dv, ev, out, keep);
+	n = merge_derive(dv, ev, out, &k);	/* @keep's address stays here */
+	*keep = k;
+	return n;
 }
 /* Empty @dv (nothing derived yet) on the names and tracks of @tb. */
 void merge_derive_init(struct merge_deriver *dv, struct merge_tables *tb);
