@@ -252,6 +252,10 @@ again:
 	return 1;
 }
 
+/* A plain record's bits 2-5: "more" clear, the magic */
+#define PLAIN_MASK	(1ULL << 2 | 7ULL << 3)
+#define PLAIN_BITS	((uint64_t)VT_UFT_RECORD_MAGIC << 3)
+
 const void *vt_uft_stream_run(struct vt_uft_stream *s, size_t max, size_t *n)
 {
 	const uint8_t *p;
@@ -274,7 +278,8 @@ const void *vt_uft_stream_run(struct vt_uft_stream *s, size_t max, size_t *n)
 
 		memcpy(&bits, p + k * sizeof(struct vt_uft_record) +
 		       offsetof(struct vt_uft_record, bits), sizeof(bits));
-		if (unlikely(vt_uft_magic(bits) != VT_UFT_RECORD_MAGIC || vt_uft_more(bits)))
+		/* the magic right and no data following, in one test */
+		if (unlikely((bits & PLAIN_MASK) != PLAIN_BITS))
 			break;
 	}
 	if (k) {

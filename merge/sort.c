@@ -11,7 +11,7 @@
 #include "grow.h"
 #include "merge.h"
 
-#define SORT_BATCH	16	/* events taken from a stream at a time */
+#define SORT_BATCH	32	/* events taken from a stream at a time */
 #define SORT_MIN_SLOTS	16	/* slots of the first allocation */
 
 /* A stream and its pending events ev[pos..len), already converted to ns. */
