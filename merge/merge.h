@@ -27,7 +27,12 @@
  * the readers (struct merge_source .tables), the flow matcher, the deriver
  * and the sinks (their open).  Zero-filled = empty; merge_tables_free()
  * empties it again.  Fields are tables.c's but for merge_track(). */
-struct merge_str_ent;		/* tables.c */
+/* An interned string (tables.c interns; the sinks read it inline). */
+struct merge_str_ent {
+	const char *s;
+	uint32_t len;
+	uint32_t hash;
+};
 struct merge_tables {
 	struct merge_str_ent *str_ents;	/* by id; id 0 = "" */
 	uint32_t str_nr, str_cap;
@@ -52,8 +57,16 @@ void merge_tables_free(struct merge_tables *tb);
  * memory (then the message is set and merge_strtab_failed() says so). */
 uint32_t merge_str_intern(struct merge_tables *tb, const char *s, size_t len);
 uint32_t merge_str_intern0(struct merge_tables *tb, const char *s);
-const char *merge_str(const struct merge_tables *tb, uint32_t id);
-uint32_t merge_str_len(const struct merge_tables *tb, uint32_t id);
+/* String @id ("" for an unknown id) and its length: inline, the sinks
+ * read one per event. */
+static inline const char *merge_str(const struct merge_tables *tb, uint32_t id)
+{
+	return id < tb->str_nr ? tb->str_ents[id].s : "";
+}
+static inline uint32_t merge_str_len(const struct merge_tables *tb, uint32_t id)
+{
+	return id < tb->str_nr ? tb->str_ents[id].len : 0;
+}
 uint32_t merge_str_count(const struct merge_tables *tb);
 int merge_strtab_failed(const struct merge_tables *tb);
 

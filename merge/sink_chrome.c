@@ -49,47 +49,38 @@ static const char digits2[201] =
 	"6061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
-/* Decimal digits of @v (1 for 0): an estimate from its bit length,
- * corrected by one comparison. */
-static inline int dec_digits(uint64_t v)
-{
-#define P1	10ULL
-#define P2	(P1 * P1)
-#define P4	(P2 * P2)
-#define P8	(P4 * P4)
-#define P16	(P8 * P8)
-	static const uint64_t pow10[20] = {	/* 10^0 .. 10^19 */
-		1, P1, P2, P2 * P1, P4, P4 * P1, P4 * P2, P4 * P2 * P1,
-		P8, P8 * P1, P8 * P2, P8 * P2 * P1, P8 * P4, P8 * P4 * P1, P8 * P4 * P2,
-		P8 * P4 * P2 * P1, P16, P16 * P1, P16 * P2, P16 * P2 * P1,
-	};
-#undef P1
-#undef P2
-#undef P4
-#undef P8
-#undef P16
-	int t = ((64 - __builtin_clzll(v | 1)) * 1233) >> 12;	/* 1233 / 4096 ~ log10(2) */
-
-	return t - (v < pow10[t]) + 1 + (v == 0);
-}
-
-/* @v in decimal, written from its last digit back, two at a time. */
+/* @v in decimal: written from its last digit back, two at a time (in
+ * 32-bit arithmetic once it fits: cheaper divisions), into a scratch
+ * buffer, then copied with one fixed-size move (its room in the output is
+ * reserved: the bytes past the number are overwritten next). */
 static inline char *put_u64(char *p, uint64_t v)
 {
-	char *end = p + dec_digits(v), *q = end;
+	char tmp[40], *end = tmp + 20, *q = end;	/* 20: the longest uint64 */
+	uint32_t w;
 
-	while (v >= 100) {
+	while (unlikely(v > UINT32_MAX)) {
 		uint64_t r = v % 100;
 
 		v /= 100;
 		q -= 2;
 		memcpy(q, digits2 + 2 * r, 2);
 	}
-	if (v >= 10)
-		memcpy(q - 2, digits2 + 2 * v, 2);
-	else
-		q[-1] = (char)('0' + v);
-	return end;
+	w = (uint32_t)v;
+	while (w >= 100) {
+		uint32_t r = w % 100;
+
+		w /= 100;
+		q -= 2;
+		memcpy(q, digits2 + 2 * r, 2);
+	}
+	if (w >= 10) {
+		q -= 2;
+		memcpy(q, digits2 + 2 * w, 2);
+	} else {
+		*--q = (char)('0' + w);
+	}
+	memcpy(p, q, 20);
+	return p + (end - q);
 }
 
 static char *put_i64(char *p, int64_t v)
