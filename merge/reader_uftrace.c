@@ -202,13 +202,14 @@ static int uft_next_batch(struct merge_stream *ms, struct merge_event *evs, int 
 			continue;
 		}
 		uint32_t depth = s->depth;
-		struct vt_uft_record rec;
+		struct vt_uft_record rec = { 0 };	/* got > 0: the loop sets it */
+		struct merge_event *ev = &evs[n];
+		const uint8_t *end = p + got * sizeof(rec);
 
-		for (size_t k = 0; k < got; k++) {
-			struct merge_event *ev = &evs[n];
+		for (; p < end; p += sizeof(rec)) {
 			unsigned type;
 
-			memcpy(&rec, p + k * sizeof(rec), sizeof(rec));
+			memcpy(&rec, p, sizeof(rec));
 			type = vt_uft_type(rec.bits);
 			if (likely(type == VT_UFT_ENTRY)) {
 				ev->kind = MERGE_EV_BEGIN;
@@ -219,15 +220,16 @@ static int uft_next_batch(struct merge_stream *ms, struct merge_event *evs, int 
 				ev->name = MERGE_NO_STR;
 				depth--;
 			} else {
-				n += uft_other(s, ev, &rec);
+				ev += uft_other(s, ev, &rec);
 				continue;
 			}
 			ev->ts_raw = rec.time;
 			ev->cpu = -1;
 			ev->track = track;
 			ev->nr_args = 0;
-			n++;
+			ev++;
 		}
+		n = (int)(ev - evs);
 		s->depth = depth;
 		s->last_ts = rec.time;	/* every record sets it: the run's last */
 	}

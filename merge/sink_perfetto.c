@@ -62,6 +62,8 @@ enum {
 };
 
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
+_Static_assert(TYPE_SLICE_BEGIN == MERGE_EV_BEGIN + 1 && TYPE_SLICE_END == MERGE_EV_END + 1 &&
+	       TYPE_INSTANT == MERGE_EV_INSTANT + 1, "event_fast writes kind + 1");
 enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 
 #define SEQ_ID		1	/* our one trusted_packet_sequence_id */
@@ -114,14 +116,6 @@ struct psink {
 };
 
 #define TS_HI_NONE	UINT64_MAX	/* never a ts >> 14 */
-
-/* TrackEvent.type by enum merge_ev_kind */
-static const uint8_t te_type[] = {
-	[MERGE_EV_BEGIN] = TYPE_SLICE_BEGIN,
-	[MERGE_EV_END] = TYPE_SLICE_END,
-	[MERGE_EV_INSTANT] = TYPE_INSTANT,
-	[MERGE_EV_COUNTER] = TYPE_COUNTER,
-};
 
 static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 {
@@ -485,7 +479,7 @@ static inline void event_fast(struct psink *s, const struct merge_event *ev, uin
 	p[2] = TAG1(F_TP_TRACK_EVENT, WT_LEN);
 	te_len = p + 3;
 	p[4] = TAG1(F_TE_TYPE, WT_VARINT);
-	p[5] = te_type[ev->kind];
+	p[5] = (uint8_t)(ev->kind + 1);	/* TrackEvent.type (asserted above) */
 	p[6] = TAG1(F_TE_TRACK_UUID, WT_VARINT);
 	p = put_varint(p + 7, THREAD_UUID_BASE + ev->track);
 	if (name) {

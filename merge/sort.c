@@ -22,14 +22,15 @@ struct merge_sort_slot {
 	struct merge_event ev[SORT_BATCH];
 };
 
-/* A heap entry: the slot's pending time, kept next to its index so that
+/* A heap entry: the slot's pending time, kept next to the slot (its
+ * address: the slots stay in place once the sorter started) so that
  * sifting reads one array.  The heap holds 2 * slots + 2 entries, so that
  * each entry's children are in it; those at heap_len and above hold
  * HEAP_EMPTY: a missing child compares as the latest, so no bounds test
  * is needed. */
 struct merge_sort_hent {
 	uint64_t ts_ns;
-	uint32_t slot;
+	struct merge_sort_slot *slot;
 };
 
 #define HEAP_EMPTY	UINT64_MAX
@@ -109,7 +110,8 @@ static void start(struct merge_sorter *so)
 		heap[i].ts_ns = HEAP_EMPTY;
 	for (uint32_t i = 0; i < so->nr_slots; i++)
 		if (fill(&so->slots[i]))
-			heap[so->heap_len++] = (struct merge_sort_hent){ so->slots[i].ev[0].ts_ns, i };
+			heap[so->heap_len++] = (struct merge_sort_hent){ so->slots[i].ev[0].ts_ns,
+									 &so->slots[i] };
 	for (uint32_t i = so->heap_len / 2; i-- > 0;)
 		sift_down(heap, i);
 }
@@ -121,7 +123,7 @@ static inline struct merge_event *top(const struct merge_sorter *so)
 
 	if (!so->heap_len)
 		return NULL;
-	sl = &so->slots[so->heap[0].slot];
+	sl = so->heap[0].slot;
 	return &sl->ev[sl->pos];
 }
 
@@ -139,7 +141,7 @@ static __attribute__((noinline)) struct merge_event *first(struct merge_sorter *
 static __attribute__((noinline)) struct merge_event *refill_top(struct merge_sorter *so)
 {
 	struct merge_sort_hent *heap = so->heap;
-	struct merge_sort_slot *sl = &so->slots[heap[0].slot];
+	struct merge_sort_slot *sl = heap[0].slot;
 
 	if (fill(sl)) {
 		heap[0].ts_ns = sl->ev[0].ts_ns;
@@ -160,14 +162,13 @@ struct merge_event *merge_sort_next(struct merge_sorter *so)
 	struct merge_sort_hent *heap = so->heap;
 	struct merge_sort_slot *sl;
 	struct merge_event *ev;
-	uint32_t i, c, slot;
+	uint32_t i, c;
 	uint64_t ts_ns;
 
 	if (unlikely(!so->heap_len))	/* not started yet, or every stream ended */
 		return so->started ? NULL : first(so);
 	/* advance the stream whose event was handed out last time */
-	slot = heap[0].slot;
-	sl = &so->slots[slot];
+	sl = heap[0].slot;
 	if (unlikely(++sl->pos >= sl->len))
 		return refill_top(so);
 	ev = &sl->ev[sl->pos];
@@ -184,7 +185,7 @@ struct merge_event *merge_sort_next(struct merge_sorter *so)
 		c = 2 * i + 1;
 		c += heap[c + 1].ts_ns < heap[c].ts_ns;
 	} while (heap[c].ts_ns < ts_ns);
-	heap[i] = (struct merge_sort_hent){ ts_ns, slot };
+	heap[i] = (struct merge_sort_hent){ ts_ns, sl };
 	return top(so);
 }
 
