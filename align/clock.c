@@ -125,19 +125,12 @@ uint64_t align_clock_guest_ns(struct align_cursor *cur, uint64_t tsc)
 	return vt_tsc_ns(&c->host_ns, tsc - (uint64_t)c->offset_tsc);
 }
 
-void align_clock_ns_batch(struct align_cursor *cur, const uint64_t *raw, uint64_t *ns,
-			  size_t n, size_t stride)
+void align_clock_guest_ns_batch(struct align_cursor *cur, const uint64_t *raw, uint64_t *ns,
+				size_t n, size_t stride)
 {
 	const char *r = (const char *)raw;
 	char *o = (char *)ns;
 
-	if (likely(cur->clock->kind != ALIGN_CLOCK_GUEST)) {
-		const struct vt_tsc_ns conv = cur->clock->host_ns;	/* kept in registers */
-
-		for (size_t i = 0; i < n; i++, r += stride, o += stride)
-			*(uint64_t *)o = vt_tsc_ns(&conv, *(const uint64_t *)r);
-		return;
-	}
 	for (size_t i = 0; i < n; i++, r += stride, o += stride)
 		*(uint64_t *)o = align_clock_guest_ns(cur, *(const uint64_t *)r);
 }

@@ -103,11 +103,29 @@ void align_vcursors_free(struct align_vcursors *vc);
 
 /* The same conversion for @n stamps in place of a batch: raw stamps at
  * @raw, results at @ns, each @stride bytes after the one before (fields of
- * an array of records).  One call per batch: the map's kind is tested once
- * and its constants stay in registers.  Records stepping back in time are
- * not clamped here (the caller's policy). */
-void align_clock_ns_batch(struct align_cursor *cur, const uint64_t *raw, uint64_t *ns,
-			  size_t n, size_t stride);
+ * an array of records).  Inline, the map's kind tested once per batch: a
+ * host or ns map's constants stay in registers; a guest map's stamps go
+ * through align_clock_guest_ns_batch (out of line, a cursor step each).
+ * Records stepping back in time are not clamped here (the caller's
+ * policy). */
+void align_clock_guest_ns_batch(struct align_cursor *cur, const uint64_t *raw, uint64_t *ns,
+				size_t n, size_t stride);
+static inline void align_clock_ns_batch(struct align_cursor *cur, const uint64_t *raw,
+					uint64_t *ns, size_t n, size_t stride)
+{
+	const char *r = (const char *)raw;
+	char *o = (char *)ns;
+
+	if (likely(cur->clock->kind != ALIGN_CLOCK_GUEST)) {
+		/* inline: the host's or ns map's constants kept in registers */
+		const struct vt_tsc_ns conv = cur->clock->host_ns;
+
+		for (size_t i = 0; i < n; i++, r += stride, o += stride)
+			*(uint64_t *)o = vt_tsc_ns(&conv, *(const uint64_t *)r);
+		return;
+	}
+	align_clock_guest_ns_batch(cur, raw, ns, n, stride);	/* out of line */
+}
 
 /* The one conversion: a raw stamp of @cur's map -> host ns. */
 static inline uint64_t align_clock_ns(struct align_cursor *cur, uint64_t tsc)

@@ -235,6 +235,14 @@ struct vt_uft_stream *vt_uft_stream_open(struct vt_uft_reader *r, int idx);
 /* 1 with *rec filled, 0 at the end, -1 on a corrupt record (the stream
  * ends there; the message says which file and which offset). */
 int vt_uft_stream_next(struct vt_uft_stream *s, struct vt_uft_record *rec);
+/* The records vt_uft_stream_next() would give next, as far as they are
+ * plain (a valid record carrying no data) and already read: at most @max
+ * of them, in place (16 bytes each, 8-byte aligned: copy them out with
+ * memcpy), valid until the next call on @s; their number in *@n, the
+ * stream moved past them.  *@n == 0 does not mean the end: take the next
+ * record with vt_uft_stream_next(), which reports ends and corruption.
+ * For batched readers (merge): no per-record call. */
+const void *vt_uft_stream_run(struct vt_uft_stream *s, size_t max, size_t *n);
 /* Free the stream (NULL is fine). */
 void vt_uft_stream_close(struct vt_uft_stream *s);
 /* After the end: 1 if the file ended inside a record (a truncated last

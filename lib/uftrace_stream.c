@@ -252,6 +252,44 @@ again:
 	return 1;
 }
 
+/* A plain record's bits 2-5: "more" clear, the magic */
+#define PLAIN_MASK	(1ULL << 2 | 7ULL << 3)
+#define PLAIN_BITS	((uint64_t)VT_UFT_RECORD_MAGIC << 3)
+
+const void *vt_uft_stream_run(struct vt_uft_stream *s, size_t max, size_t *n)
+{
+	const uint8_t *p;
+	size_t have, k;
+
+	*n = 0;
+	if (unlikely(s->failed || s->stage_loaded))
+		return NULL;
+	/* refilled as vt_uft_stream_next() would: only when no whole record
+	 * is left, so the reads (and a read error's place) are the same */
+	have = stream_fill(s, sizeof(struct vt_uft_record));
+	if (unlikely(s->failed))
+		return NULL;
+	have /= sizeof(struct vt_uft_record);
+	if (max > have)
+		max = have;
+	p = s->buf + s->pos;
+	for (k = 0; k < max; k++) {
+		uint64_t bits;
+
+		memcpy(&bits, p + k * sizeof(struct vt_uft_record) +
+		       offsetof(struct vt_uft_record, bits), sizeof(bits));
+		/* the magic right and no data following, in one test */
+		if (unlikely((bits & PLAIN_MASK) != PLAIN_BITS))
+			break;
+	}
+	if (k) {
+		s->payload_len = 0;
+		stream_skip(s, k * sizeof(struct vt_uft_record));
+	}
+	*n = k;
+	return p;
+}
+
 void vt_uft_stream_close(struct vt_uft_stream *s)
 {
 	if (!s)

@@ -27,7 +27,12 @@
  * the readers (struct merge_source .tables), the flow matcher, the deriver
  * and the sinks (their open).  Zero-filled = empty; merge_tables_free()
  * empties it again.  Fields are tables.c's but for merge_track(). */
-struct merge_str_ent;		/* tables.c */
+/* An interned string (tables.c interns; the sinks read it inline). */
+struct merge_str_ent {
+	const char *s;
+	uint32_t len;
+	uint32_t hash;
+};
 struct merge_tables {
 	struct merge_str_ent *str_ents;	/* by id; id 0 = "" */
 	uint32_t str_nr, str_cap;
@@ -53,8 +58,16 @@ void merge_tables_free(struct merge_tables *tb);
  * does once a track could not be added). */
 uint32_t merge_str_intern(struct merge_tables *tb, const char *s, size_t len);
 uint32_t merge_str_intern0(struct merge_tables *tb, const char *s);
-const char *merge_str(const struct merge_tables *tb, uint32_t id);
-uint32_t merge_str_len(const struct merge_tables *tb, uint32_t id);
+/* String @id ("" for an unknown id) and its length: inline, the sinks
+ * read one per event. */
+static inline const char *merge_str(const struct merge_tables *tb, uint32_t id)
+{
+	return id < tb->str_nr ? tb->str_ents[id].s : "";
+}
+static inline uint32_t merge_str_len(const struct merge_tables *tb, uint32_t id)
+{
+	return id < tb->str_nr ? tb->str_ents[id].len : 0;
+}
 uint32_t merge_str_count(const struct merge_tables *tb);
 int merge_strtab_failed(const struct merge_tables *tb);
 
@@ -273,11 +286,15 @@ int merge_derive(struct merge_deriver *dv, const struct merge_event *ev, struct 
 static inline int merge_derive_feed(struct merge_deriver *dv, const struct merge_event *ev,
 				    struct merge_event *out, int *keep)
 {
+	int k = 1, n;
+
 	*keep = 1;
 	if (ev->kind != MERGE_EV_INSTANT ||
 	    (likely(ev->name < dv->kinds_cap) && dv->kinds[ev->name] == 1))
 		return 0;
-	return merge_derive(dv, ev, out, keep);
+	n = merge_derive(dv, ev, out, &k);	/* @keep's address stays here */
+	*keep = k;
+	return n;
 }
 /* Empty @dv (nothing derived yet) on the names and tracks of @tb. */
 void merge_derive_init(struct merge_deriver *dv, struct merge_tables *tb);

@@ -93,6 +93,35 @@ static inline int uft_call(struct uft_stream *s, struct merge_event *ev,
 	return 1;
 }
 
+/* Any other record: 1 with *@ev filled (an instant: records lost, an
+ * event), 0 for the exit of a call entered before recording (skipped). */
+static __attribute__((noinline)) int uft_other(struct uft_stream *s, struct merge_event *ev,
+					       const struct vt_uft_record *rec)
+{
+	ev->ts_raw = rec->time;
+	ev->cpu = -1;
+	ev->track = s->track;
+	s->last_ts = rec->time;
+	switch (vt_uft_type(rec->bits)) {
+	case VT_UFT_EXIT:
+		return 0;	/* exit of a call entered before recording */
+	case VT_UFT_LOST:
+		ev->kind = MERGE_EV_INSTANT;
+		ev->name = s->us->lost_name;
+		ev->nr_args = 1;
+		ev->args[0] = (struct merge_arg){ .key = s->us->count_key,
+			.type = MERGE_ARG_U64, .v.u = vt_uft_addr(rec->bits) };
+		return 1;
+	default:
+		ev->kind = MERGE_EV_INSTANT;
+		ev->name = s->us->event_name;
+		ev->nr_args = 1;
+		ev->args[0] = (struct merge_arg){ .key = s->us->addr_key,
+			.type = MERGE_ARG_U64, .v.u = vt_uft_addr(rec->bits) };
+		return 1;
+	}
+}
+
 /* A Python tracer writer that was killed (or still runs) has its newest
  * records in <TID>.stage: the lib reader read them after the .dat's. */
 static void uft_note_staged(const struct uft_stream *s)
@@ -109,17 +138,16 @@ static void uft_note_staged(const struct uft_stream *s)
 		(int)len, p, n);
 }
 
-/* Every case of a uftrace stream's next event: @r is what
- * vt_uft_stream_next() returned for the record just read (*@first when r
- * is 1), unless the stream is done.  1 with *@ev filled, 0 at the end. */
-static __attribute__((noinline)) int uft_next_slow(struct uft_stream *s, struct merge_event *ev,
-						   int r, const struct vt_uft_record *first)
+/* The stream's next event, a record at a time through
+ * vt_uft_stream_next() (what vt_uft_stream_run() does not give: the end,
+ * corruption, records with data, staged records); after the end, the
+ * ends of the slices left open.  1 with *@ev filled, 0 at the end. */
+static __attribute__((noinline)) int uft_next_slow(struct uft_stream *s, struct merge_event *ev)
 {
 	struct vt_uft_record rec;
+	int r;
 
-	if (r > 0)
-		rec = *first;
-	for (int pending = 1;; pending = 0) {
+	for (;;) {
 		if (unlikely(s->done)) {
 			/* close what the (possibly truncated) stream left open */
 			if (!s->depth)
@@ -133,8 +161,7 @@ static __attribute__((noinline)) int uft_next_slow(struct uft_stream *s, struct 
 			ev->nr_args = 0;
 			return 1;
 		}
-		if (!pending)
-			r = vt_uft_stream_next(s->st, &rec);
+		r = vt_uft_stream_next(s->st, &rec);
 		if (unlikely(r <= 0)) {
 			if (r < 0 && vt_err_code() == ENOMEM) {
 				s->src->oom = 1;	/* not the input's fault: merge fails */
@@ -150,60 +177,64 @@ static __attribute__((noinline)) int uft_next_slow(struct uft_stream *s, struct 
 			s->done = 1;
 			continue;
 		}
-		if (uft_call(s, ev, &rec))
+		if (uft_call(s, ev, &rec) || uft_other(s, ev, &rec))
 			return 1;
-		ev->ts_raw = rec.time;
-		ev->cpu = -1;
-		ev->track = s->track;
-		s->last_ts = rec.time;
-		switch (vt_uft_type(rec.bits)) {
-		case VT_UFT_EXIT:
-			continue;	/* exit of a call entered before recording */
-		case VT_UFT_LOST:
-			ev->kind = MERGE_EV_INSTANT;
-			ev->name = s->us->lost_name;
-			ev->nr_args = 1;
-			ev->args[0] = (struct merge_arg){ .key = s->us->count_key,
-				.type = MERGE_ARG_U64, .v.u = vt_uft_addr(rec.bits) };
-			return 1;
-		default:
-			ev->kind = MERGE_EV_INSTANT;
-			ev->name = s->us->event_name;
-			ev->nr_args = 1;
-			ev->args[0] = (struct merge_arg){ .key = s->us->addr_key,
-				.type = MERGE_ARG_U64, .v.u = vt_uft_addr(rec.bits) };
-			return 1;
-		}
 	}
 }
 
-/* Up to @max events: the common records (a call's entry, the exit of a
- * call seen entering) here, the rest through uft_next_slow. */
+/* Up to @max events: the records already read, in place
+ * (vt_uft_stream_run), decoded here with the stream's depth in a
+ * register; the rest through uft_next_slow. */
 static int uft_next_batch(struct merge_stream *ms, struct merge_event *evs, int max)
 {
 	struct uft_stream *s = (struct uft_stream *)ms;
-	struct vt_uft_record rec;
-	int n;
+	struct uft_src *us = s->us;
+	const uint32_t track = s->track;
+	int n = 0;
 
-	for (n = 0; n < max; n++) {
+	while (n < max) {
+		const uint8_t *p;
+		size_t got = 0;
+
+		if (likely(!s->done))
+			p = vt_uft_stream_run(s->st, (size_t)(max - n), &got);
+		if (unlikely(!got)) {
+			if (!uft_next_slow(s, &evs[n]))
+				break;
+			n++;
+			continue;
+		}
+		uint32_t depth = s->depth;
+		struct vt_uft_record rec = { 0 };	/* got > 0: the loop sets it */
 		struct merge_event *ev = &evs[n];
-		int r;
+		const uint8_t *end = p + got * sizeof(rec);
 
-		if (unlikely(s->done)) {
-			if (!uft_next_slow(s, ev, 0, NULL))
-				break;
-			continue;
+		for (; p < end; p += sizeof(rec)) {
+			unsigned type;
+
+			memcpy(&rec, p, sizeof(rec));
+			type = vt_uft_type(rec.bits);
+			if (likely(type == VT_UFT_ENTRY)) {
+				ev->kind = MERGE_EV_BEGIN;
+				ev->name = sym_id(us, vt_uft_addr(rec.bits));
+				depth++;
+			} else if (likely(type == VT_UFT_EXIT && depth)) {
+				ev->kind = MERGE_EV_END;
+				ev->name = MERGE_NO_STR;
+				depth--;
+			} else {
+				ev += uft_other(s, ev, &rec);
+				continue;
+			}
+			ev->ts_raw = rec.time;
+			ev->cpu = -1;
+			ev->track = track;
+			ev->nr_args = 0;
+			ev++;
 		}
-		r = vt_uft_stream_next(s->st, &rec);
-		if (unlikely(r <= 0)) {
-			if (!uft_next_slow(s, ev, r, NULL))
-				break;
-			continue;
-		}
-		if (likely(uft_call(s, ev, &rec)))
-			continue;
-		if (!uft_next_slow(s, ev, r, &rec))
-			break;
+		n = (int)(ev - evs);
+		s->depth = depth;
+		s->last_ts = rec.time;	/* every record sets it: the run's last */
 	}
 	return n;
 }

@@ -3,7 +3,8 @@
  * slices, i instants, C counters, s/f flow pairs, M metadata naming
  * processes and threads, timestamps in microseconds with ns decimals.
  * Streamed: each event is formatted into the output buffer as it comes.
- * Runs on the merge thread; allocates only a bitmap of named tracks.
+ * Runs on the merge thread; allocates only a table of the tracks (each
+ * one's metadata written, its pid/tid text: formatted once, copied per event).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,21 @@
 #define EV_MAX_BYTES		(128 * 1024)	/* one formatted event, at most */
 #define JSON_NAME_MAX		1024		/* longer names are cut */
 
+/* A track as every event on it starts: its pid and tid after the "ph"
+ * (at most 8 + 20 + 7 + 20 bytes), formatted once, copied whole. */
+#define HEAD_MAX	62
+struct ctrack {
+	char head[HEAD_MAX];	/* ","pid":P,"tid":T */
+	uint8_t len;		/* of head */
+	uint8_t named;		/* metadata written (head set) */
+};
+
 struct csink {
 	struct merge_out out;		/* first (merge_file_sink_open) */
-	uint8_t *named;		/* per track: metadata written */
-	uint32_t named_cap;
+	struct ctrack *tracks;		/* by track index */
+	uint32_t tracks_cap;
 	struct merge_idset procs;	/* pids whose process_name is written */
-	int nr_events;
+	int any;			/* an event was written (the next needs a comma) */
 	const struct merge_tables *tables;	/* the events' names and tracks */
 };
 
@@ -31,18 +41,46 @@ static inline char *put(char *p, const char *s, size_t n)
 }
 #define PUTS(p, lit) put(p, lit, sizeof(lit) - 1)
 
-static char *put_u64(char *p, uint64_t v)
-{
-	char tmp[20];
-	int n = 0;
+/* "00" .. "99" */
+static const char digits2[201] =
+	"0001020304050607080910111213141516171819"
+	"2021222324252627282930313233343536373839"
+	"4041424344454647484950515253545556575859"
+	"6061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+/* @v in decimal: written from its last digit back, two at a time (in
+ * 32-bit arithmetic once it fits: cheaper divisions), into a scratch
+ * buffer, then copied with one fixed-size move (its room in the output is
+ * reserved: the bytes past the number are overwritten next). */
+static inline char *put_u64(char *p, uint64_t v)
+{
+	char tmp[40], *end = tmp + 20, *q = end;	/* 20: the longest uint64 */
+	uint32_t w;
+
+	while (unlikely(v > UINT32_MAX)) {
+		uint64_t r = v % 100;
+
+		v /= 100;
+		q -= 2;
+		memcpy(q, digits2 + 2 * r, 2);
+	}
+	w = (uint32_t)v;
+	while (w >= 100) {
+		uint32_t r = w % 100;
+
+		w /= 100;
+		q -= 2;
+		memcpy(q, digits2 + 2 * r, 2);
+	}
+	if (w >= 10) {
+		q -= 2;
+		memcpy(q, digits2 + 2 * w, 2);
+	} else {
+		*--q = (char)('0' + w);
+	}
+	memcpy(p, q, 20);
+	return p + (end - q);
 }
 
 static char *put_i64(char *p, int64_t v)
@@ -55,16 +93,15 @@ static char *put_i64(char *p, int64_t v)
 }
 
 /* ns -> "us.nnn" */
-static char *put_ts(char *p, uint64_t ns)
+static inline char *put_ts(char *p, uint64_t ns)
 {
-	uint64_t frac = ns % 1000;
+	uint32_t frac = (uint32_t)(ns % 1000);
 
 	p = put_u64(p, ns / 1000);
-	*p++ = '.';
-	*p++ = (char)('0' + frac / 100);
-	*p++ = (char)('0' + frac / 10 % 10);
-	*p++ = (char)('0' + frac % 10);
-	return p;
+	p[0] = '.';
+	p[1] = (char)('0' + frac / 100);
+	memcpy(p + 2, digits2 + 2 * (frac % 100), 2);
+	return p + 4;
 }
 
 static char *put_jstr(char *p, const struct merge_tables *tb, uint32_t id)
@@ -127,40 +164,47 @@ static int64_t json_tid(const struct merge_track *t)
 	       (int64_t)t->lane * MERGE_LANE_TID_STRIDE;
 }
 
-static char *put_head(char *p, struct csink *s, const char *ph, const struct merge_track *t)
+/* An event's start on track @ct (its head set): {"ph":"@ph","pid":P,"tid":T */
+static inline char *put_head(char *p, struct csink *s, char ph, const struct ctrack *ct)
 {
-	if (s->nr_events++)
+	if (likely(s->any))
 		*p++ = ',';
+	s->any = 1;
 	*p++ = '\n';
 	p = PUTS(p, "{\"ph\":\"");
-	p = put(p, ph, strlen(ph));
-	p = PUTS(p, "\",\"pid\":");
-	p = put_i64(p, json_pid(t));
-	p = PUTS(p, ",\"tid\":");
-	return put_i64(p, json_tid(t));
+	*p++ = ph;
+	memcpy(p, ct->head, HEAD_MAX);	/* whole: a fixed-size copy */
+	return p + ct->len;
 }
 
 static int name_track(struct csink *s, uint32_t idx)
 {
 	const struct merge_track *t = merge_track(s->tables, idx);
+	struct ctrack *ct = &s->tracks[idx];
 	int64_t pid = json_pid(t);
 	char *p = merge_out_reserve(&s->out, 16 * JSON_NAME_MAX);
+	char *h = ct->head;
 	int added;
 
 	if (!p)
 		return -1;
 	char *start = p;
 
+	h = PUTS(h, "\",\"pid\":");
+	h = put_i64(h, pid);
+	h = PUTS(h, ",\"tid\":");
+	h = put_i64(h, json_tid(t));
+	ct->len = (uint8_t)(h - ct->head);
 	added = merge_idset_add(&s->procs, (uint64_t)pid);
 	if (added < 0)
 		return vt_err_set("chrome: out of memory");
 	if (added) {
-		p = put_head(p, s, "M", t);
+		p = put_head(p, s, 'M', ct);
 		p = PUTS(p, ",\"name\":\"process_name\",\"args\":{\"name\":");
 		p = put_jstr(p, s->tables, t->pname);
 		p = PUTS(p, "}}");
 	}
-	p = put_head(p, s, "M", t);
+	p = put_head(p, s, 'M', ct);
 	p = PUTS(p, ",\"name\":\"thread_name\",\"args\":{\"name\":");
 	p = put_jstr(p, s->tables, t->name);
 	p = PUTS(p, "}}");
@@ -182,15 +226,20 @@ static void *chrome_open(struct merge_tables *tb, const char *out, const void *o
 	return s;
 }
 
-static int need_track(struct csink *s, uint32_t idx)
+/* Track @idx's entry, its metadata written first; NULL on failure. */
+static inline const struct ctrack *need_track(struct csink *s, uint32_t idx)
 {
-	if (unlikely(idx >= s->named_cap) &&
-	    merge_table_grow(&s->named, &s->named_cap, idx + 1, 1) < 0)
-		return vt_err_set("chrome: out of memory");
-	if (likely(s->named[idx]))
-		return 0;
-	s->named[idx] = 1;
-	return name_track(s, idx);
+	if (unlikely(idx >= s->tracks_cap) &&
+	    merge_table_grow(&s->tracks, &s->tracks_cap, idx + 1, sizeof(*s->tracks)) < 0) {
+		vt_err_set("chrome: out of memory");
+		return NULL;
+	}
+	if (unlikely(!s->tracks[idx].named)) {
+		s->tracks[idx].named = 1;
+		if (name_track(s, idx) < 0)
+			return NULL;
+	}
+	return &s->tracks[idx];
 }
 
 /* The rest of a flow event (s or f of @ev's flow @id) after its "ts" key:
@@ -209,9 +258,9 @@ static char *put_flow(char *p, const struct merge_tables *tb, uint64_t ns, uint6
 static int chrome_event(void *sink, const struct merge_event *ev)
 {
 	struct csink *s = sink;
-	const struct merge_track *t = merge_track(s->tables, ev->track);
+	const struct ctrack *t = need_track(s, ev->track);
 
-	if (unlikely(need_track(s, ev->track) < 0))
+	if (unlikely(!t))
 		return -1;
 
 	char *p = merge_out_reserve(&s->out, EV_MAX_BYTES);
@@ -222,16 +271,16 @@ static int chrome_event(void *sink, const struct merge_event *ev)
 
 	switch (ev->kind) {
 	case MERGE_EV_BEGIN:
-		p = put_head(p, s, "B", t);
+		p = put_head(p, s, 'B', t);
 		break;
 	case MERGE_EV_END:
-		p = put_head(p, s, "E", t);
+		p = put_head(p, s, 'E', t);
 		break;
 	case MERGE_EV_COUNTER:
-		p = put_head(p, s, "C", t);
+		p = put_head(p, s, 'C', t);
 		break;
 	default:
-		p = put_head(p, s, "i", t);
+		p = put_head(p, s, 'i', t);
 		p = PUTS(p, ",\"s\":\"t\"");
 		break;
 	}
@@ -270,12 +319,12 @@ static int chrome_event(void *sink, const struct merge_event *ev)
 	p = PUTS(p, "}");
 	if (unlikely(ev->flow_start_id)) {
 		/* a start, at this event (bound to the slice enclosing it) */
-		p = put_head(p, s, "s", t);
+		p = put_head(p, s, 's', t);
 		p = PUTS(p, ",\"ts\":");
 		p = put_flow(p, s->tables, ev->ts_ns, ev->flow_start_id, ev);
 	}
 	if (unlikely(ev->flow_id)) {
-		p = put_head(p, s, "f", t);
+		p = put_head(p, s, 'f', t);
 		p = PUTS(p, ",\"bp\":\"e\",\"ts\":");
 		p = put_flow(p, s->tables, ev->ts_ns, ev->flow_id, ev);
 	}
@@ -292,7 +341,7 @@ static int chrome_close(void *sink)
 		memcpy(p, "\n]}\n", 4);
 		s->out.len += 4;
 	}
-	free(s->named);
+	free(s->tracks);
 	merge_idset_free(&s->procs);
 	return merge_file_sink_close(s) < 0 || !p ? -1 : 0;
 }

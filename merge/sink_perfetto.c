@@ -62,6 +62,8 @@ enum {
 };
 
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
+_Static_assert(TYPE_SLICE_BEGIN == MERGE_EV_BEGIN + 1 && TYPE_SLICE_END == MERGE_EV_END + 1 &&
+	       TYPE_INSTANT == MERGE_EV_INSTANT + 1, "event_fast writes kind + 1");
 enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 
 #define SEQ_ID		1	/* our one trusted_packet_sequence_id */
@@ -106,15 +108,14 @@ struct psink {
 	int first;
 	const struct merge_tables *tables;	/* the events' names and tracks */
 	uint64_t names_cut;		/* strings cut to MAX_NAME_LEN (said at close) */
+	/* event_fast's timestamps: the varint of ts >> 14 (a stamp's bytes
+	 * past its first two, the same for 16 us), kept while it holds */
+	uint64_t ts_hi;			/* its ts >> 14; TS_HI_NONE at first */
+	uint8_t ts_hi_enc[16];		/* room for an 8-byte copy */
+	uint32_t ts_hi_len;
 };
 
-/* TrackEvent.type by enum merge_ev_kind */
-static const uint8_t te_type[] = {
-	[MERGE_EV_BEGIN] = TYPE_SLICE_BEGIN,
-	[MERGE_EV_END] = TYPE_SLICE_END,
-	[MERGE_EV_INSTANT] = TYPE_INSTANT,
-	[MERGE_EV_COUNTER] = TYPE_COUNTER,
-};
+#define TS_HI_NONE	UINT64_MAX	/* never a ts >> 14 */
 
 static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 {
@@ -321,6 +322,7 @@ static void *perfetto_open(struct merge_tables *tb, const char *out, const void 
 
 	if (s) {
 		s->first = 1;
+		s->ts_hi = TS_HI_NONE;
 		s->tables = tb;
 		s->machine_ids = o ? o->machine_ids : 0;
 	}
@@ -439,6 +441,25 @@ static __attribute__((noinline)) int event_slow(struct psink *s, const struct me
 	return flush_packet(s, &b);
 }
 
+/* Timestamp @v as a varint at @p: v >= 2^14 is its two low 7-bit groups
+ * (continued) and the varint of v >> 14, kept encoded in @s; the same
+ * bytes as put_varint. */
+static inline uint8_t *put_ts(struct psink *s, uint8_t *p, uint64_t v)
+{
+	uint64_t hi = v >> 14;
+
+	if (unlikely(hi != s->ts_hi)) {
+		if (unlikely(!hi))
+			return put_varint(p, v);
+		s->ts_hi = hi;
+		s->ts_hi_len = (uint32_t)(put_varint(s->ts_hi_enc, hi) - s->ts_hi_enc);
+	}
+	p[0] = (uint8_t)v | 0x80;
+	p[1] = (uint8_t)(v >> 7) | 0x80;
+	memcpy(p + 2, s->ts_hi_enc, 8);	/* hi < 2^50: at most 8 bytes */
+	return p + 2 + s->ts_hi_len;
+}
+
 /* The common event: a slice begin/end or an instant without arguments or
  * flow, on a described host track, its name already interned.  Encoded
  * with constant tag bytes, in the order event_slow writes the same fields
@@ -452,13 +473,13 @@ static inline void event_fast(struct psink *s, const struct merge_event *ev, uin
 	p[2] = TAG1(F_TP_SEQ_ID, WT_VARINT);
 	p[3] = SEQ_ID;
 	p[4] = TAG1(F_TP_TIMESTAMP, WT_VARINT);
-	p = put_varint(p + 5, ev->ts_ns);
+	p = put_ts(s, p + 5, ev->ts_ns);
 	p[0] = TAG1(F_TP_SEQ_FLAGS, WT_VARINT);
 	p[1] = SEQ_NEEDS_INCREMENTAL_STATE;
 	p[2] = TAG1(F_TP_TRACK_EVENT, WT_LEN);
 	te_len = p + 3;
 	p[4] = TAG1(F_TE_TYPE, WT_VARINT);
-	p[5] = te_type[ev->kind];
+	p[5] = (uint8_t)(ev->kind + 1);	/* TrackEvent.type (asserted above) */
 	p[6] = TAG1(F_TE_TRACK_UUID, WT_VARINT);
 	p = put_varint(p + 7, THREAD_UUID_BASE + ev->track);
 	if (name) {

@@ -11,7 +11,7 @@
 #include "grow.h"
 #include "merge.h"
 
-#define SORT_BATCH	16	/* events taken from a stream at a time */
+#define SORT_BATCH	32	/* events taken from a stream at a time */
 #define SORT_MIN_SLOTS	16	/* slots of the first allocation */
 
 /* A stream and its pending events ev[pos..len), already converted to ns. */
@@ -22,14 +22,15 @@ struct merge_sort_slot {
 	struct merge_event ev[SORT_BATCH];
 };
 
-/* A heap entry: the slot's pending time, kept next to its index so that
+/* A heap entry: the slot's pending time, kept next to the slot (its
+ * address: the slots stay in place once the sorter started) so that
  * sifting reads one array.  The heap holds 2 * slots + 2 entries, so that
  * each entry's children are in it; those at heap_len and above hold
  * HEAP_EMPTY: a missing child compares as the latest, so no bounds test
  * is needed. */
 struct merge_sort_hent {
 	uint64_t ts_ns;
-	uint32_t slot;
+	struct merge_sort_slot *slot;
 };
 
 #define HEAP_EMPTY	UINT64_MAX
@@ -68,10 +69,12 @@ static void sift_down(struct merge_sort_hent *heap, uint32_t i)
 }
 
 /* Take the next batch of slot @sl's stream, each stamp converted once
- * here; 0 if the stream ended. */
+ * here (align_clock_ns_batch: a host or ns map inline); 0 if the stream
+ * ended. */
 static __attribute__((noinline)) int fill(struct merge_sort_slot *sl)
 {
 	struct merge_stream *s = sl->s;
+	const uint16_t src = s->src;
 	int n;
 
 	if (s->ops->next_batch)
@@ -88,7 +91,7 @@ static __attribute__((noinline)) int fill(struct merge_sort_slot *sl)
 
 		ev->flow_id = 0;
 		ev->flow_start_id = 0;
-		ev->src = s->src;
+		ev->src = src;
 		/* a stream that steps back (clock glitch) is held at its last time */
 		if (unlikely(ev->ts_ns < sl->last_ns))
 			ev->ts_ns = sl->last_ns;
@@ -107,7 +110,8 @@ static void start(struct merge_sorter *so)
 		heap[i].ts_ns = HEAP_EMPTY;
 	for (uint32_t i = 0; i < so->nr_slots; i++)
 		if (fill(&so->slots[i]))
-			heap[so->heap_len++] = (struct merge_sort_hent){ so->slots[i].ev[0].ts_ns, i };
+			heap[so->heap_len++] = (struct merge_sort_hent){ so->slots[i].ev[0].ts_ns,
+									 &so->slots[i] };
 	for (uint32_t i = so->heap_len / 2; i-- > 0;)
 		sift_down(heap, i);
 }
@@ -119,7 +123,7 @@ static inline struct merge_event *top(const struct merge_sorter *so)
 
 	if (!so->heap_len)
 		return NULL;
-	sl = &so->slots[so->heap[0].slot];
+	sl = so->heap[0].slot;
 	return &sl->ev[sl->pos];
 }
 
@@ -137,7 +141,7 @@ static __attribute__((noinline)) struct merge_event *first(struct merge_sorter *
 static __attribute__((noinline)) struct merge_event *refill_top(struct merge_sorter *so)
 {
 	struct merge_sort_hent *heap = so->heap;
-	struct merge_sort_slot *sl = &so->slots[heap[0].slot];
+	struct merge_sort_slot *sl = heap[0].slot;
 
 	if (fill(sl)) {
 		heap[0].ts_ns = sl->ev[0].ts_ns;
@@ -149,33 +153,40 @@ static __attribute__((noinline)) struct merge_event *refill_top(struct merge_sor
 	return top(so);
 }
 
-static __attribute__((noinline)) struct merge_event *sift_top(struct merge_sorter *so)
-{
-	sift_down(so->heap, 0);
-	return top(so);
-}
-
-/* The fast way is a leaf: the top slot's next pending event stays the
- * earliest (the common case of long runs from one stream). */
+/* The fast way is a leaf: the top slot's next pending event, moved down
+ * the heap here when a child's is earlier (sift_down's steps: the first
+ * level's test also tells whether it stays on top, the common case of
+ * long runs from one stream). */
 struct merge_event *merge_sort_next(struct merge_sorter *so)
 {
 	struct merge_sort_hent *heap = so->heap;
 	struct merge_sort_slot *sl;
+	struct merge_event *ev;
+	uint32_t i, c;
 	uint64_t ts_ns;
 
-	if (unlikely(!so->started))
-		return first(so);
-	if (unlikely(!so->heap_len))
-		return NULL;
+	if (unlikely(!so->heap_len))	/* not started yet, or every stream ended */
+		return so->started ? NULL : first(so);
 	/* advance the stream whose event was handed out last time */
-	sl = &so->slots[heap[0].slot];
+	sl = heap[0].slot;
 	if (unlikely(++sl->pos >= sl->len))
 		return refill_top(so);
-	ts_ns = sl->ev[sl->pos].ts_ns;
-	heap[0].ts_ns = ts_ns;
-	if (heap[1].ts_ns < ts_ns || heap[2].ts_ns < ts_ns)
-		return sift_top(so);
-	return &sl->ev[sl->pos];
+	ev = &sl->ev[sl->pos];
+	ts_ns = ev->ts_ns;
+	c = 1 + (heap[2].ts_ns < heap[1].ts_ns);
+	if (likely(heap[c].ts_ns >= ts_ns)) {
+		heap[0].ts_ns = ts_ns;
+		return ev;
+	}
+	i = 0;
+	do {
+		heap[i] = heap[c];
+		i = c;
+		c = 2 * i + 1;
+		c += heap[c + 1].ts_ns < heap[c].ts_ns;
+	} while (heap[c].ts_ns < ts_ns);
+	heap[i] = (struct merge_sort_hent){ ts_ns, sl };
+	return top(so);
 }
 
 void merge_sort_free(struct merge_sorter *so)

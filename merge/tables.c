@@ -17,12 +17,6 @@
 #define STRTAB_INIT_SLOTS	4096	/* hash slots at start (power of 2) */
 #define STRTAB_CHUNK		(1u << 20)	/* bytes of string storage per chunk */
 
-struct merge_str_ent {
-	const char *s;
-	uint32_t len;
-	uint32_t hash;
-};
-
 static uint32_t str_hash(const char *s, size_t len)
 {
 	uint32_t h = 2166136261u;	/* FNV-1a */
@@ -162,16 +156,6 @@ static uint32_t intern_clean(struct merge_tables *tb, const char *s, size_t len)
 uint32_t merge_str_intern0(struct merge_tables *tb, const char *s)
 {
 	return merge_str_intern(tb, s, strlen(s));
-}
-
-const char *merge_str(const struct merge_tables *tb, uint32_t id)
-{
-	return id < tb->str_nr ? tb->str_ents[id].s : "";
-}
-
-uint32_t merge_str_len(const struct merge_tables *tb, uint32_t id)
-{
-	return id < tb->str_nr ? tb->str_ents[id].len : 0;
 }
 
 uint32_t merge_str_count(const struct merge_tables *tb)
