@@ -42,21 +42,8 @@ fi
 # a VM: host trace.dat with PIO markers (mkfixture), QEMU under uftrace,
 # guest Python, guest kernel trace.dat, the markers (as t-merge-vm)
 cd "$VT_TMP"
-GEN="$VT_BUILD/tests/merge/gen-trace"
-OFF=7000000 HZ=2096001000 T0=5000300000000
-"$VT_BUILD/tests/align/mkfixture" h mk -o $OFF -T -D >/dev/null
-"$VT_BIN" meta h kvm.vm0.pid=4240
-"$GEN" qu -n 64 -t 4 -p 4240 -z $HZ -s $T0 -d 1000 -D 2 -f qemu_main,kvm_cpu_exec
-"$GEN" gp -n 16 -t 1 -p 200 -z $HZ -s $((T0 + OFF)) -d 1000 -D 2 -g -f py_a,py_b
-sed -i '/^domain=/d' gp/vmtrace.meta
-mkdir gk
-cat >gk.txt <<EOT
-comm 200 python3
-ev 0 $((T0 + OFF + 500)) 200 syscalls/sys_enter_write fd=1 buf=0 count=5
-ev 0 $((T0 + OFF + 700)) 200 syscalls/sys_exit_write ret=5
-EOT
-"$VT_BUILD/tests/merge/gen-tracedat" gk/trace.dat <gk.txt
-printf '# vmtrace-meta 1\nformat=trace.dat\ndomain=guest\nclock=tsc\ntsc.hz=%s\n' $HZ >gk/vmtrace.meta
+. "$VT_SRC/tests/merge/common.sh"
+VM_OFF=7000000 VM_HZ=2096001000 VM_T0=5000300000000 vm_fixture >/dev/null
 # an I/O-chain fixture of 5 requests (tests/report: every link present)
 . "$VT_SRC/tests/report/common.sh"
 mkdir io

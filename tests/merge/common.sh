@@ -58,3 +58,27 @@ has() {
 		grep -qxF -- "$l" "$f" || { cat "$f"; fail "no line '$l' in $f"; }
 	done
 }
+
+# vm_fixture: one VM's inputs in the current directory, guest TSC = host
+# TSC + OFF (set VM_OFF, VM_HZ, VM_T0 first): h (host trace.dat with PIO
+# markers by "CPU 0/KVM", tid 4242, of QEMU 4240; mk/ the mkfixture files,
+# its truth in truth.json), qu (QEMU under uftrace-tsc: host TSC, pid 4240,
+# tids 4240..4243), gp (guest Python: pid/tid 200, guest TSC, no domain=,
+# like guest/python), gk (guest kernel: sys_enter/exit_write of tid 200
+# inside py_a's first call).  merge/t-merge-vm, faults/t-fault-oom.
+vm_fixture() {
+	"$VT_BUILD/tests/align/mkfixture" h mk -o $VM_OFF -T -D >truth.json
+	"$VT_BIN" meta h kvm.vm0.pid=4240
+	"$GEN" qu -n 64 -t 4 -p 4240 -z $VM_HZ -s $VM_T0 -d 1000 -D 2 -f qemu_main,kvm_cpu_exec
+	"$GEN" gp -n 16 -t 1 -p 200 -z $VM_HZ -s $((VM_T0 + VM_OFF)) -d 1000 -D 2 -g -f py_a,py_b
+	sed -i '/^domain=/d' gp/vmtrace.meta
+	mkdir gk
+	cat >gk.txt <<EOT
+comm 200 python3
+ev 0 $((VM_T0 + VM_OFF + 500)) 200 syscalls/sys_enter_write fd=1 buf=0 count=5
+ev 0 $((VM_T0 + VM_OFF + 700)) 200 syscalls/sys_exit_write ret=5
+EOT
+	"$VT_BUILD/tests/merge/gen-tracedat" gk/trace.dat <gk.txt
+	printf '# vmtrace-meta 1\nformat=trace.dat\ndomain=guest\nclock=tsc\ntsc.hz=%s\n' \
+		$VM_HZ >gk/vmtrace.meta
+}

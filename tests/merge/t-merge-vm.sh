@@ -17,7 +17,6 @@
 # Perfetto checked with protoc + perfetto_check.py, Chrome JSON with python.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
-GTD="$VT_BUILD/tests/merge/gen-tracedat"
 MKFIX="$VT_BUILD/tests/align/mkfixture"
 [ -x "$MKFIX" ] || { echo "mkfixture not built: $MKFIX"; exit 1; }
 [ -r /sys/kernel/tracing/events/syscalls/sys_enter_write/format ] ||
@@ -27,24 +26,9 @@ cd "$VT_TMP"
 OFF=7000000			# guest TSC = host TSC + OFF (the truth)
 HZ=2096001000			# mkfixture's host tsc.hz
 T0=5000300000000		# host TSC of the first guest event (inside the markers' span)
-# host: trace.dat with PIO markers by "CPU 0/KVM" (tid 4242) of QEMU 4240
-"$MKFIX" h mk -o $OFF -T -D >truth.json
-"$VT_BIN" meta h kvm.vm0.pid=4240
+# the VM's inputs h, qu, gp, gk (tests/merge/common.sh vm_fixture)
+VM_OFF=$OFF VM_HZ=$HZ VM_T0=$T0 vm_fixture
 mkdir m && cp mk/markers.dat m/		# the VM's markers alone
-# QEMU under uftrace-tsc: host TSC, pid 4240, tids 4240..4243
-"$GEN" qu -n 64 -t 4 -p 4240 -z $HZ -s $T0 -d 1000 -D 2 -f qemu_main,kvm_cpu_exec
-# guest Python: pid/tid 200, guest TSC, no domain= (like guest/python)
-"$GEN" gp -n 16 -t 1 -p 200 -z $HZ -s $((T0 + OFF)) -d 1000 -D 2 -g -f py_a,py_b
-sed -i '/^domain=/d' gp/vmtrace.meta
-# guest kernel: sys_enter/exit_write of tid 200 inside py_a's first call
-mkdir gk
-cat >gk.txt <<EOT
-comm 200 python3
-ev 0 $((T0 + OFF + 500)) 200 syscalls/sys_enter_write fd=1 buf=0 count=5
-ev 0 $((T0 + OFF + 700)) 200 syscalls/sys_exit_write ret=5
-EOT
-"$GTD" gk/trace.dat <gk.txt
-printf '# vmtrace-meta 1\nformat=trace.dat\ndomain=guest\nclock=tsc\ntsc.hz=%s\n' $HZ >gk/vmtrace.meta
 
 check() {	# OUT.json OUT.pftrace ALIGNED(1|0)
 	protoc --decode=perfetto.protos.Trace -I "$VT_SRC/merge" \
