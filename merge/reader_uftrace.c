@@ -102,24 +102,17 @@ static __attribute__((noinline)) int uft_other(struct uft_stream *s, struct merg
 	ev->cpu = -1;
 	ev->track = s->track;
 	s->last_ts = rec->time;
-	switch (vt_uft_type(rec->bits)) {
-	case VT_UFT_EXIT:
+	if (vt_uft_type(rec->bits) == VT_UFT_EXIT)
 		return 0;	/* exit of a call entered before recording */
-	case VT_UFT_LOST:
-		ev->kind = MERGE_EV_INSTANT;
-		ev->name = s->us->lost_name;
-		ev->nr_args = 1;
-		ev->args[0] = (struct merge_arg){ .key = s->us->count_key,
-			.type = MERGE_ARG_U64, .v.u = vt_uft_addr(rec->bits) };
-		return 1;
-	default:
-		ev->kind = MERGE_EV_INSTANT;
-		ev->name = s->us->event_name;
-		ev->nr_args = 1;
-		ev->args[0] = (struct merge_arg){ .key = s->us->addr_key,
-			.type = MERGE_ARG_U64, .v.u = vt_uft_addr(rec->bits) };
-		return 1;
-	}
+	/* a lost record (its count) or an event (its address) */
+	int lost = vt_uft_type(rec->bits) == VT_UFT_LOST;
+
+	ev->kind = MERGE_EV_INSTANT;
+	ev->name = lost ? s->us->lost_name : s->us->event_name;
+	ev->nr_args = 1;
+	ev->args[0] = (struct merge_arg){ .key = lost ? s->us->count_key : s->us->addr_key,
+		.type = MERGE_ARG_U64, .v.u = vt_uft_addr(rec->bits) };
+	return 1;
 }
 
 /* A Python tracer writer that was killed (or still runs) has its newest
