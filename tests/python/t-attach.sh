@@ -10,7 +10,8 @@ scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
 LD_PRELOAD=$VT_PRELOAD "$PY" "$SCRIPTS/busy.py" 30 0.001 > out 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
-for _ in $(seq 100); do grep -q ready out && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q ready out && break; sleep 0.1; done
+grep -q ready out || vt_fail "busy.py not ready in 30 s (a loaded machine?): $(cat out)"
 rc=0
 "$VT_BIN" attach -o "$VT_TMP/d" --duration 1 --pythonpath "$PYDIR" $pid 2>err || rc=$?
 if [ $rc = 4 ]; then vt_skip "attach not permitted here: $(cat err)"; fi
@@ -25,7 +26,8 @@ s1=$(cat "$VT_TMP"/d/*.dat | wc -c); sleep 0.5; s2=$(cat "$VT_TMP"/d/*.dat | wc 
 LD_PRELOAD=$VT_PRELOAD "$PY" "$SCRIPTS/busy.py" 30 0.001 > out2 2>&1 &
 pid2=$!
 trap 'kill $pid $pid2 2>/dev/null || true' EXIT
-for _ in $(seq 100); do grep -q ready out2 && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q ready out2 && break; sleep 0.1; done
+grep -q ready out2 || vt_fail "busy.py not ready in 30 s (a loaded machine?): $(cat out2)"
 mkdir two
 for p in $pid $pid2; do
 	(cd two && "$VT_BIN" attach --duration 0.5 --pythonpath "$PYDIR" $p) 2>err ||
