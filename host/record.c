@@ -460,11 +460,8 @@ int host_record_stop(struct host_record *r, struct host_record_result *res)
 	if (rec_discard_foreign(r, set_event) ||
 	    rec_write_tracedat(r, set_event, stats, cs) || rec_meta_tsc(r) ||
 	    rec_meta_end(r, stats, cs, res)) {
-		char msg[REC_PATH_MAX];
-
-		snprintf(msg, sizeof(msg), "%s", vt_err_msg());
-		vt_err_set("%s (raw pages kept; finish with: vmtrace record --finish %s [-o OTHERDIR])",
-			   msg, r->dir);
+		vt_err_wrap("%s (raw pages kept; finish with: vmtrace record --finish %s [-o OTHERDIR])",
+			    vt_err_msg(), r->dir);
 		goto out;
 	}
 	rec_unlink_raw(r);

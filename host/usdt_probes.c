@@ -341,7 +341,7 @@ fail:
 
 		snprintf(msg, sizeof(msg), "%s", vt_err_msg());
 		usdt_python_remove(s);
-		vt_err_set("%s", msg);
+		vt_err_wrap("%s", msg);
 	}
 	return -1;
 }

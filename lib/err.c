@@ -20,8 +20,24 @@ int vt_err_set(const char *fmt, ...)
 	va_end(ap);
 	/* "out of memory" is every failed allocation's message: its kind is
 	 * ENOMEM, so that a command going on without a part that failed to
-	 * load (metadata, a clock model) fails instead when memory ran out */
-	vt_errcode = strstr(vt_errbuf, "out of memory") ? ENOMEM : 0;
+	 * load (metadata, a clock model) fails instead when memory ran out.
+	 * Read from the format, the program's own text: never from what it
+	 * formats (a file named "out of memory" is not a failed allocation) */
+	vt_errcode = strstr(fmt, "out of memory") ? ENOMEM : 0;
+	return -1;
+}
+
+int vt_err_wrap(const char *fmt, ...)
+{
+	char buf[sizeof(vt_errbuf)];	/* the arguments may be vt_err_msg() */
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	memcpy(vt_errbuf, buf, sizeof(buf));
+	if (vt_errcode != ENOMEM)
+		vt_errcode = strstr(fmt, "out of memory") ? ENOMEM : 0;
 	return -1;
 }
 

@@ -4,8 +4,8 @@
  *
  * Library code returns -1 or NULL and records a message with vt_err_set(),
  * and with it the failure's kind, an errno value (vt_err_errno() takes
- * errno's, vt_err_set_code() names one, vt_err_set() none, or ENOMEM for
- * a message saying "out of memory", the one phrase of a failed allocation):
+ * errno's, vt_err_set_code() names one, vt_err_set() none, or ENOMEM when
+ * its format says "out of memory", the one phrase of a failed allocation):
  * a command maps vt_err_code() to its exit status (no permission, no such
  * feature, ...).  errno itself is not part of that contract.  Only a
  * command's main path prints the message (vt_err_print) and exits.
@@ -31,6 +31,10 @@ enum vt_exit {
 int vt_err_set(const char *fmt, ...) VT_PRINTF(1, 2);
 /* Like vt_err_set() with ": strerror(errno)" appended; the kind is errno. */
 int vt_err_errno(const char *fmt, ...) VT_PRINTF(1, 2);
+/* Like vt_err_set() for a message that says the last one again with
+ * more (a file, a line, what to do): its arguments may be vt_err_msg(),
+ * and a failed allocation (ENOMEM) stays one. */
+int vt_err_wrap(const char *fmt, ...) VT_PRINTF(1, 2);
 /* Like vt_err_set(), the failure's kind @code (an errno value). */
 int vt_err_set_code(int code, const char *fmt, ...) VT_PRINTF(2, 3);
 /* The last failure's kind (an errno value; 0: none was said). */

@@ -341,9 +341,7 @@ struct vt_meta *vt_meta_read(const char *path)
 			goto bad;
 		}
 		if (put(m, line, eq + 1)) {
-			char msg[256];
-			snprintf(msg, sizeof(msg), "%s", vt_err_msg());
-			vt_err_set("%s:%d: %s", path, lineno, msg);
+			vt_err_wrap("%s:%d: %s", path, lineno, vt_err_msg());
 			goto bad;
 		}
 	}

@@ -30,7 +30,6 @@ extern void tracecmd_set_flag(struct tracecmd_input *handle, int flag);
 #define VT_TRACECMD_FL_RAW_TS	(1 << 3)
 
 #define COPY_CHUNK	(1 << 20)
-#define VT_TD_MSG_MAX	1024
 
 struct td_format {
 	struct tep_event *event;
@@ -358,10 +357,7 @@ int vt_td_read_tsc_hz(const struct vt_td_reader *r, uint64_t *hz)
  * @path first (the copy is a temporary file the user never saw). */
 static void copy_failed(const char *path)
 {
-	char msg[VT_TD_MSG_MAX];
-
-	snprintf(msg, sizeof(msg), "%s", vt_err_msg());
-	vt_err_set("%s (compressed; read from its uncompressed copy): %s", path, msg);
+	vt_err_wrap("%s (compressed; read from its uncompressed copy): %s", path, vt_err_msg());
 }
 
 struct vt_td_reader *vt_td_read_open(const char *path)

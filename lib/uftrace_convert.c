@@ -194,12 +194,9 @@ int vt_uft_convert_ns(const char *in, const char *out, uint64_t tsc_hz, int forc
 
 	rin[0] = 0;
 	m = vt_meta_read_dir(in);
-	if (!m) {
-		char msg[1024];
-
-		snprintf(msg, sizeof(msg), "%s", vt_err_msg());
-		return vt_err_set("%s: no usable vmtrace.meta, cannot tell the clock (%s)", in, msg);
-	}
+	if (!m)
+		return vt_err_wrap("%s: no usable vmtrace.meta, cannot tell the clock (%s)", in,
+				   vt_err_msg());
 	clock = vt_meta_get(m, VT_MK_CLOCK);
 	if (!clock || strcmp(clock, "tsc")) {
 		vt_err_set("%s: clock is '%s', not 'tsc': nothing to convert", in,

@@ -136,12 +136,8 @@ static int uftrace_event(void *sink, const struct merge_event *ev)
 	struct usink *s = sink;
 	struct utrack *u = get_track(s, ev->track, ev->ts_ns);
 
-	if (unlikely(!u)) {
-		char msg[512];	/* the message is formatted into vt_err_msg()'s buffer */
-
-		snprintf(msg, sizeof(msg), "%s", vt_err_msg());
-		return vt_err_set("%s: cannot add a thread: %s", s->dir, msg);
-	}
+	if (unlikely(!u))
+		return vt_err_wrap("%s: cannot add a thread: %s", s->dir, vt_err_msg());
 	switch (ev->kind) {
 	case MERGE_EV_BEGIN:
 		if (unlikely(u->depth >= VT_UFT_MAX_DEPTH)) {

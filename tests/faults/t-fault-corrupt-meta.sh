@@ -27,6 +27,15 @@ grep -q "badmeta/guest/vmtrace.meta:$line:" "$VT_TMP/err" ||
 	fail "merge: warning does not name vmtrace.meta:$line"
 [ "$(json_events "$VT_TMP/badmeta.json")" -gt 0 ] || fail "merge with a bad meta wrote no events"
 echo "ok: unparsable meta: merge exit 3 naming file:line"
+# the same in a directory named "out of memory": an input's name is not a
+# failed allocation (the error's kind once came from the formatted text)
+mkdir "$VT_TMP/out of memory"
+cp -a "$VT_TMP/badmeta" "$VT_TMP/out of memory/"
+rc=0
+"$VT_BIN" merge "$VT_TMP/out of memory/badmeta/host" "$VT_TMP/out of memory/badmeta/guest" \
+	-o "$VT_TMP/oomname.json" -q 2>"$VT_TMP/err" || rc=$?
+[ $rc = 3 ] || fail "merge of a dir named 'out of memory' with an unparsable meta: exit $rc, want 3: $(cat "$VT_TMP/err")"
+echo "ok: the same under a directory named 'out of memory': exit 3"
 # the mutant directory is a copy of $w: both metas are changed in turn
 "$MUTATE" --count "$MUTANTS" "$w" host/vmtrace.meta guest/vmtrace.meta \
 	-- "$VT_BIN" info "{dir}/host" \
