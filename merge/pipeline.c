@@ -709,15 +709,16 @@ int merge_run(struct merge_ctx *mc, const struct merge_sink_ops *sink, const cha
 	if (tty)
 		progress(mc, total, last_ns, first_ns, 1);
 	if (ret == VT_EXIT_FAIL) {
-		/* keep the sink's message: closing may set another */
+		/* keep the failure's message and kind: closing may set others */
 		char msg[1024];
+		int code = vt_err_code();
 
 		snprintf(msg, sizeof(msg), "%s", vt_err_msg());
 		if (sink->abort)
 			sink->abort(sk);
 		else
 			sink->close(sk);
-		vt_err_set("%s", msg);
+		vt_err_set_code(code, "%s", msg);
 		return ret;
 	}
 	if (sink->close(sk) < 0)

@@ -67,29 +67,30 @@ static inline uint32_t sym_id(struct uft_src *us, uint64_t addr)
 }
 
 /* The common records: a call's entry (a slice begins) and the exit of a
- * call seen entering (an end closes the innermost slice: no name needed).
- * 1 with *@ev filled, 0 for any other record. */
-static inline int uft_call(struct uft_stream *s, struct merge_event *ev,
-			   const struct vt_uft_record *rec)
+ * call seen entering (an end closes the innermost slice: no name needed),
+ * of the stream of @us on @track whose open calls are *@depth (a local of
+ * the caller's: the batch loop keeps it in a register).  1 with *@ev
+ * filled, 0 for any other record; the caller keeps the stream's last_ts. */
+static inline int uft_call(struct uft_src *us, uint32_t track, uint32_t *depth,
+			   struct merge_event *ev, const struct vt_uft_record *rec)
 {
 	unsigned type = vt_uft_type(rec->bits);
 
 	if (likely(type == VT_UFT_ENTRY)) {
 		ev->kind = MERGE_EV_BEGIN;
-		ev->name = sym_id(s->us, vt_uft_addr(rec->bits));
-		s->depth++;
-	} else if (likely(type == VT_UFT_EXIT && s->depth)) {
+		ev->name = sym_id(us, vt_uft_addr(rec->bits));
+		++*depth;
+	} else if (likely(type == VT_UFT_EXIT && *depth)) {
 		ev->kind = MERGE_EV_END;
 		ev->name = MERGE_NO_STR;
-		s->depth--;
+		--*depth;
 	} else {
 		return 0;
 	}
 	ev->ts_raw = rec->time;
 	ev->cpu = -1;
-	ev->track = s->track;
+	ev->track = track;
 	ev->nr_args = 0;
-	s->last_ts = rec->time;
 	return 1;
 }
 
@@ -170,7 +171,11 @@ static __attribute__((noinline)) int uft_next_slow(struct uft_stream *s, struct 
 			s->done = 1;
 			continue;
 		}
-		if (uft_call(s, ev, &rec) || uft_other(s, ev, &rec))
+		if (uft_call(s->us, s->track, &s->depth, ev, &rec)) {
+			s->last_ts = rec.time;
+			return 1;
+		}
+		if (uft_other(s, ev, &rec))
 			return 1;
 	}
 }
@@ -203,27 +208,11 @@ static int uft_next_batch(struct merge_stream *ms, struct merge_event *evs, int 
 		const uint8_t *end = p + got * sizeof(rec);
 
 		for (; p < end; p += sizeof(rec)) {
-			unsigned type;
-
 			memcpy(&rec, p, sizeof(rec));
-			type = vt_uft_type(rec.bits);
-			if (likely(type == VT_UFT_ENTRY)) {
-				ev->kind = MERGE_EV_BEGIN;
-				ev->name = sym_id(us, vt_uft_addr(rec.bits));
-				depth++;
-			} else if (likely(type == VT_UFT_EXIT && depth)) {
-				ev->kind = MERGE_EV_END;
-				ev->name = MERGE_NO_STR;
-				depth--;
-			} else {
+			if (likely(uft_call(us, track, &depth, ev, &rec)))
+				ev++;
+			else
 				ev += uft_other(s, ev, &rec);
-				continue;
-			}
-			ev->ts_raw = rec.time;
-			ev->cpu = -1;
-			ev->track = track;
-			ev->nr_args = 0;
-			ev++;
 		}
 		n = (int)(ev - evs);
 		s->depth = depth;
