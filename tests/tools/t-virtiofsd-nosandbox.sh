@@ -5,7 +5,9 @@
 # -o sandbox=none under uftrace, served to a QEMU (TCG, paused) that
 # connects its vhost-user-fs device, and uftrace records its library calls
 # past the point where the sandbox used to start.  Skipped only when the
-# source package cannot be fetched.
+# source package cannot be fetched.  The patch is applied to a fresh
+# unpack each run; the build comes from the script's cache when one with
+# the same source, patch, script and compiler was made (VT_VFS_CACHE).
 # timeout: 1500
 # san: skip: no vmtrace C code runs here (a patched virtiofsd under uftrace)
 set -eu
@@ -17,6 +19,7 @@ if [ $rc -eq 5 ]; then
 	exit 77
 fi
 [ $rc -eq 0 ] || { cat build.log; echo "build-virtiofsd-nosandbox failed (exit $rc)"; exit 1; }
+cat build.log	# the patch applied; built now, or the same-keyed build's copy
 V=${VT_PATCH_BUILD:-$VT_SRC/build}/virtiofsd-nosandbox/virtiofsd
 "$V" --help | grep -q 'sandbox=namespace|chroot|none'
 "$VT_SRC/tools/build-virtiofsd-nosandbox" 2>&1 | grep -q 'WARNING: .*WHOLE HOST FILE SYSTEM'
