@@ -235,13 +235,13 @@ static struct tstate *tstate(struct report *r, uint32_t track)
 	return t;
 }
 
+/* The vCPU of an exit or kick on a QEMU thread (a host track: its vCPU
+ * thread's number, CHAIN_NONE for another thread of QEMU's). */
 static int32_t vcpu_of(const struct report *r, const struct merge_event *ev)
 {
 	const struct merge_track *mt = merge_track(r->tables, ev->track);
 
-	if (mt->machine == MERGE_MACHINE_HOST)
-		return mt->vcpu ? (int32_t)mt->vcpu - 1 : CHAIN_NONE;
-	return ev->cpu;
+	return mt->vcpu ? (int32_t)mt->vcpu - 1 : CHAIN_NONE;
 }
 
 static int exit_count(struct report *r, int32_t vcpu, uint32_t name, uint64_t ns, int slice)
@@ -316,8 +316,8 @@ static int on_begin(struct report *r, const struct merge_event *ev, struct tstat
 	f->name = ev->name;
 	f->sys_head = CHAIN_NONE;
 	f->sys_at_begin = t->sys_total_ns;
-	f->is_exit = mt->machine == MERGE_MACHINE_HOST &&
-		     ev->name < r->ncap && r->cls[ev->name] == N_EXIT_SLICE;
+	/* (report_feed classified the name) */
+	f->is_exit = mt->machine == MERGE_MACHINE_HOST && r->cls[ev->name] == N_EXIT_SLICE;
 	if (f->is_exit)
 		r->have_exit_slices = 1;
 	if (mt->machine != MERGE_MACHINE_HOST && t->nfr == 1) {
@@ -377,27 +377,26 @@ static int on_sys_enter(struct report *r, const struct merge_event *ev, struct t
 	const struct merge_track *mt = merge_track(r->tables, ev->track);
 
 	r->sys_machines |= machine_bit(mt->machine);
-	if (t->kind != TS_OTHER) {
-		if (t->kind == TS_QEMU) {
-			uint64_t v;
+	/* (tstate made every thread TS_QEMU or TS_OTHER) */
+	if (t->kind == TS_QEMU) {
+		uint64_t v;
 
-			t->host_enter = ev->ts_ns;
-			t->host_bios = 0;
-			t->host_name = r->sysname[ev->name];
-			t->host_io = r->sysio[ev->name];
-			t->host_fd = arg_u64(ev, r->k_fd, &v) == 0 ? (int64_t)(uint32_t)v : CHAIN_NONE;
-			/* another fd of an image file: the one its extents name */
-			if (unlikely(r->fdalias.n) && t->host_fd != CHAIN_NONE)
-				t->host_fd = chain_extents_canon(r, mt->pid, t->host_fd);
-			t->host_len = 0;
-			arg_u64(ev, r->k_count, &t->host_len);
-			arg_u64(ev, r->k_len, &t->host_len);
-			/* pos (pread64/pwrite64); pos_l (preadv & co: the whole
-			 * offset on a 64-bit host); offset (fallocate) */
-			t->host_has_off = arg_u64(ev, r->k_pos, &t->host_off) == 0 ||
-					  arg_u64(ev, r->k_pos_l, &t->host_off) == 0 ||
-					  arg_u64(ev, r->k_offset, &t->host_off) == 0;
-		}
+		t->host_enter = ev->ts_ns;
+		t->host_bios = 0;
+		t->host_name = r->sysname[ev->name];
+		t->host_io = r->sysio[ev->name];
+		t->host_fd = arg_u64(ev, r->k_fd, &v) == 0 ? (int64_t)(uint32_t)v : CHAIN_NONE;
+		/* another fd of an image file: the one its extents name */
+		if (unlikely(r->fdalias.n) && t->host_fd != CHAIN_NONE)
+			t->host_fd = chain_extents_canon(r, mt->pid, t->host_fd);
+		t->host_len = 0;
+		arg_u64(ev, r->k_count, &t->host_len);
+		arg_u64(ev, r->k_len, &t->host_len);
+		/* pos (pread64/pwrite64); pos_l (preadv & co: the whole
+		 * offset on a 64-bit host); offset (fallocate) */
+		t->host_has_off = arg_u64(ev, r->k_pos, &t->host_off) == 0 ||
+				  arg_u64(ev, r->k_pos_l, &t->host_off) == 0 ||
+				  arg_u64(ev, r->k_offset, &t->host_off) == 0;
 		return 0;
 	}
 	struct report_sys *s = CHAIN_VEC_PUSH(r, r->sys);
@@ -412,7 +411,7 @@ static int on_sys_enter(struct report *r, const struct merge_event *ev, struct t
 	s->machine = mt->machine;
 	s->tid = mt->tid;
 	s->next_in_frame = CHAIN_NONE;
-	if (ev->name < r->ncap && !strcmp(merge_str(r->tables, s->name), "syscall")) {
+	if (!strcmp(merge_str(r->tables, s->name), "syscall")) {
 		uint64_t nr;
 		char b[32];
 
@@ -443,10 +442,10 @@ static int on_sys_enter(struct report *r, const struct merge_event *ev, struct t
 
 static int on_sys_exit(struct report *r, const struct merge_event *ev, struct tstate *t)
 {
-	if (t->kind != TS_OTHER) {
+	if (t->kind == TS_QEMU) {
 		/* a submission whose bios were queued (on_bio_queue): its
 		 * operations are those, with their disk bytes */
-		if (t->kind == TS_QEMU && t->host_enter && t->host_io &&
+		if (t->host_enter && t->host_io &&
 		    !(t->host_io == 'S' && t->host_bios)) {
 			struct hostio *h = CHAIN_VEC_PUSH(r, r->hostio);
 			uint64_t ret;
@@ -801,7 +800,7 @@ static int on_bio_queue(struct report *r, const struct merge_event *ev, struct t
 	const char *tn = merge_str(r->tables, merge_track(r->tables, ev->track)->name);
 
 	h->p.name = t->host_enter ? t->host_name :
-		    merge_str_intern0(r->tables, tn && !strncmp(tn, "iou-wrk-", 8) ?
+		    merge_str_intern0(r->tables, !strncmp(tn, "iou-wrk-", 8) ?
 				      "io_uring worker bio" : "bio");
 	h->p.fd = fd;
 	h->p.off = off;

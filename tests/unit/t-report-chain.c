@@ -1,0 +1,852 @@
+/*
+ * t-report-chain.c - the I/O chain analyser (merge/report/chain*.c) and the
+ * state tracker / critical path (vstate.c, critpath.c) of `vmtrace report`,
+ * fed events directly as the report's sink feeds them (report_feed, then
+ * crit_feed), with answers known from the events: the cases the trace.dat
+ * fixtures of tests/report do not make, each checked for what the report
+ * says there (links, their times and methods, QEMU's operations, parts):
+ *
+ * - event classes: raw_syscalls' sys_enter/sys_exit ("syscall N"),
+ *   kvm_set_irq and kvm_inj_virq (the lowest kind used), kvm_hypercall,
+ *   io_uring_submit_sqe, an argument of the wrong type (absent);
+ * - request keys: issued without an insert, two of a sector in flight,
+ *   completed twice or before the issue, keys that collide (guest 257's
+ *   machine bits over the device's; two sectors whose hashes differ by a
+ *   device's bits);
+ * - kicks (port and MMIO reads, platform ports, LAPIC, unknown vCPU),
+ *   the notify address learned, guest irqs by vCPU and machine;
+ * - QEMU's operations: the offset rule, a flush's fdatasync of the rule's
+ *   fd, io_submit guessed by time, failed and empty syscalls, io_uring
+ *   operations and the bios that give their bytes, io_submit's bio, an
+ *   io_uring worker's bio, partial completions, more host disks than
+ *   REPORT_BDEV_MAX;
+ * - limits: a Python stack past its 2 KiB buffer, frames past 16, names
+ *   past 4096 ids, tracks past 64, SCAN_MAX candidates per link search;
+ * - states: a vCPU thread blocked, woken, run; a guest thread woken by an
+ *   irq and by a thread, its call's parts and waker; malformed sched events.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "err.h"
+#include "merge/merge.h"
+#include "merge/report/crit.h"
+
+#define US		1000ULL
+#define MS		1000000ULL
+#define T0		(1000 * MS)
+
+static struct merge_tables tb;		/* names and tracks (a pipeline's) */
+static struct report *r;		/* the analyser under test */
+static uint32_t gpy, gk, hv, hio, hother;	/* tracks: see setup() */
+
+/* A fresh analyser and tracks: guest 1's Python thread 300 (gpy) and its
+ * idle task (gk, tid 0); the host's QEMU (pid 4242) vCPU 0 thread 4243
+ * (hv), its I/O thread 4250 (hio), a host thread 9000 of no VM (hother). */
+static void setup(void)
+{
+	uint32_t q;
+
+	report_free(r);
+	merge_tables_free(&tb);
+	memset(&tb, 0, sizeof(tb));
+	q = merge_str_intern0(&tb, "qemu-system-x86");
+	gpy = merge_track_get(&tb, 1, 300, 300, merge_str_intern0(&tb, "python3"), 0);
+	gk = merge_track_get(&tb, 1, 0, 0, 0, 0);
+	hv = merge_track_get(&tb, MERGE_MACHINE_HOST, 4242, 4243, q,
+			     merge_str_intern0(&tb, "CPU 0/KVM"));
+	merge_track(&tb, hv)->vcpu = 1;
+	hio = merge_track_get(&tb, MERGE_MACHINE_HOST, 4242, 4250, q, 0);
+	merge_track_mark_qemu(&tb, MERGE_MACHINE_HOST, 4242);
+	hother = merge_track_get(&tb, MERGE_MACHINE_HOST, 9000, 9000,
+				 merge_str_intern0(&tb, "other"), 0);
+	r = report_new(&tb, 0);
+	if (!r) {
+		fprintf(stderr, "report_new: %s\n", vt_err_msg());
+		exit(2);
+	}
+}
+
+/* An event of @kind named @name on @track at @ts (CPU @cpu) with the
+ * arguments of @args, space-separated: key=NUMBER (strtoull's, any base)
+ * or key='TEXT' (a string, interned). */
+static struct merge_event mk(uint32_t track, int kind, const char *name, uint64_t ts, int cpu,
+			     const char *args)
+{
+	struct merge_event ev = {
+		.ts_ns = ts, .track = track, .kind = (uint8_t)kind, .cpu = cpu,
+		.name = name ? merge_str_intern0(&tb, name) : 0,
+	};
+	char buf[512], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", args ? args : "");
+	for (char *a = strtok_r(buf, " ", &save); a && ev.nr_args < MERGE_MAX_ARGS;
+	     a = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(a, '=');
+		struct merge_arg *g = &ev.args[ev.nr_args++];
+
+		*eq = 0;
+		g->key = merge_str_intern0(&tb, a);
+		if (eq[1] == '\'') {	/* a string: key='text' (no spaces) */
+			eq[strlen(eq + 1)] = 0;
+			g->type = MERGE_ARG_STR;
+			g->v.str = merge_str_intern0(&tb, eq + 2);
+		} else {
+			g->type = MERGE_ARG_U64;
+			g->v.u = strtoull(eq + 1, NULL, 0);
+		}
+	}
+	return ev;
+}
+
+/* Feed an event as the report's sink does: the chain, then the states. */
+static void feed(uint32_t track, int kind, const char *name, uint64_t ts, int cpu,
+		 const char *args)
+{
+	struct merge_event ev = mk(track, kind, name, ts, cpu, args);
+
+	if (report_feed(r, &ev) < 0 || crit_feed(r, &ev) < 0) {
+		fprintf(stderr, "feed %s: %s\n", name, vt_err_msg());
+		check_failures++;
+	}
+}
+
+static void ins(uint32_t track, const char *name, uint64_t ts, int cpu, const char *args)
+{
+	feed(track, MERGE_EV_INSTANT, name, ts, cpu, args);
+}
+
+static void begin(uint32_t track, const char *name, uint64_t ts)
+{
+	feed(track, MERGE_EV_BEGIN, name, ts, -1, NULL);
+}
+
+static void end(uint32_t track, uint64_t ts)
+{
+	feed(track, MERGE_EV_END, NULL, ts, -1, NULL);
+}
+
+static void finish(void)
+{
+	if (report_finish(r) < 0 || crit_finish(r) < 0) {
+		fprintf(stderr, "finish: %s\n", vt_err_msg());
+		check_failures++;
+	}
+}
+
+static const char *str(uint32_t id)
+{
+	return merge_str(&tb, id);
+}
+
+/* The request of (sector, rwbs) (NULL: none). */
+static const struct report_req *req(uint64_t sector, const char *rwbs)
+{
+	for (size_t i = 0; i < report_nr_reqs(r); i++) {
+		const struct report_req *q = report_req_at(r, i);
+
+		if (q->sector == sector && !strcmp(str(q->rwbs), rwbs))
+			return q;
+	}
+	return NULL;
+}
+
+/* The links of @q as report_mask_str has them ("PSQIKHDJRCXE", '.'). */
+static const char *links(const struct report_req *q)
+{
+	static char buf[RL_NR + 1];
+
+	return q ? report_mask_str(q->mask, buf) : "(none)";
+}
+
+/* The report's name for a syscall record @i. */
+static const char *sys_name(int32_t i)
+{
+	return str(report_sys_at(r, i)->name);
+}
+
+/* The function of name @name in the function table (NULL: none). */
+static const struct report_fn *fn(const char *name)
+{
+	for (size_t i = 0; i < report_nr_fns(r); i++)
+		if (!strcmp(str(report_fn_at(r, i)->name), name))
+			return report_fn_at(r, i);
+	return NULL;
+}
+
+/* The exit count of (vCPU @vcpu, @name), instants (-1: none). */
+static int64_t exits(int32_t vcpu, const char *name)
+{
+	for (size_t i = 0; i < report_nr_exits(r); i++) {
+		const struct report_exit *e = report_exit_at(r, i);
+
+		if (e->vcpu == vcpu && !e->is_slice && !strcmp(str(e->name), name))
+			return (int64_t)e->count;
+	}
+	return -1;
+}
+
+/* The QEMU operation entered at @enter (NULL: none). */
+static const struct hostio *hostio_at(uint64_t enter)
+{
+	for (size_t i = 0; i < r->hostio.n; i++)
+		if (r->hostio.a[i].p.enter == enter)
+			return &r->hostio.a[i];
+	return NULL;
+}
+
+/* raw_syscalls' sys_enter/sys_exit ("syscall N", "syscall"), a sys_exit
+ * with no entry, an END with no BEGIN, an "exit: " instant and a counter
+ * (neither slices nor chain events), the rwbs operation letters */
+static void test_classes(void)
+{
+	setup();
+	begin(gpy, "app.f (a.py:1)", T0);
+	ins(gpy, "sys_enter", T0 + 10 * US, 0, "id=1");
+	ins(gpy, "sys_exit", T0 + 20 * US, 0, "ret=0");
+	ins(gpy, "sys_enter", T0 + 30 * US, 0, "id='x'");	/* id not a number */
+	ins(gpy, "sys_exit", T0 + 35 * US, 0, NULL);
+	ins(gpy, "sys_exit_write", T0 + 40 * US, 0, "ret=0");	/* never entered */
+	end(gk, T0 + 50 * US);					/* no frame open */
+	ins(hv, "exit: HLT", T0 + 60 * US, 0, NULL);
+	feed(gpy, MERGE_EV_COUNTER, "mem", T0 + 70 * US, 0, NULL);
+	end(gpy, T0 + 100 * US);
+	finish();
+	CHECK(report_nr_syscalls(r) == 2);
+	CHECK_STR(sys_name(0), "syscall 1");
+	CHECK_STR(sys_name(1), "syscall");
+	CHECK(report_sys_at(r, 0)->py_begin == T0 && report_sys_at(r, 0)->py_end == T0 + 100 * US);
+	CHECK(report_nr_fns(r) == 1 && fn("app.f (a.py:1)"));
+	CHECK(fn("app.f (a.py:1)")->incl_ns == 100 * US && fn("app.f (a.py:1)")->wait_ns == 15 * US);
+	CHECK(report_nr_exits(r) == 0 && report_events(r) == 10);
+	CHECK(report_rwbs_op("F") == 'F' && report_rwbs_op("FS") == 'F');
+	CHECK(report_rwbs_op("FWS") == 'W' && report_rwbs_op("FF") == 'F');
+	CHECK(report_rwbs_op("RA") == 'R');
+}
+
+/* Requests of one key: issued without an insert, two of one sector in
+ * flight (completed first-issued first), completed twice; an insert
+ * completed before its issue (not a completion of it); keys that collide:
+ * guest 1 and guest 257 (machine bits over the device's), and sectors
+ * s0/s1 of devices 0 and 0x4b9cfcd9 (chain_mix(s0) ^ chain_mix(s1) is
+ * 0x4b9cfcd9 << 8): each completion finds its own request */
+static void test_keys(void)
+{
+	const uint64_t s0 = 978401612465ULL, s1 = 973945357832ULL;
+	uint32_t g257;
+
+	setup();
+	g257 = merge_track_get(&tb, 257, 400, 400, 0, 0);
+	ins(gpy, "sys_enter_write", T0, 0, "fd=3");
+	ins(gpy, "block_rq_insert", T0 + 1 * US, 0, "dev=1 sector=100 nr_sector=8 rwbs='W'");
+	ins(gpy, "block_rq_issue", T0 + 2 * US, 0, "dev=1 sector=100 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_issue", T0 + 3 * US, 0, "dev=1 sector=100 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_complete", T0 + 10 * US, 0, "dev=1 sector=100 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_complete", T0 + 11 * US, 0, "dev=1 sector=100 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_complete", T0 + 12 * US, 0, "dev=1 sector=100 nr_sector=8 rwbs='W'");
+	ins(gpy, "sys_exit_write", T0 + 13 * US, 0, "ret=4096");
+	/* inserted, completed before its issue: not its completion */
+	ins(gk, "block_rq_insert", T0 + 20 * US, 0, "dev=1 sector=300 nr_sector=8 rwbs='R'");
+	ins(gk, "block_rq_complete", T0 + 21 * US, 0, "dev=1 sector=300 nr_sector=8 rwbs='R'");
+	ins(gk, "block_rq_issue", T0 + 22 * US, 0, "dev=1 sector=300 nr_sector=8 rwbs='R'");
+	ins(gk, "block_rq_complete", T0 + 23 * US, 0, "dev=1 sector=300 nr_sector=8 rwbs='R'");
+	/* guest 257's dev 0 and guest 1's dev 1: one key; then s0/s1 */
+	ins(g257, "block_rq_issue", T0 + 30 * US, 0, "dev=0 sector=500 nr_sector=8 rwbs='R'");
+	ins(gk, "block_rq_issue", T0 + 31 * US, 0, "dev=1 sector=500 nr_sector=8 rwbs='R'");
+	ins(gk, "block_rq_complete", T0 + 32 * US, 0, "dev=1 sector=500 nr_sector=8 rwbs='R'");
+	ins(g257, "block_rq_complete", T0 + 33 * US, 0, "dev=0 sector=500 nr_sector=8 rwbs='R'");
+	ins(gk, "block_rq_issue", T0 + 40 * US, 0, "dev=0 sector=978401612465 nr_sector=8 rwbs='R'");
+	ins(gk, "block_rq_issue", T0 + 41 * US, 0,
+	    "dev=0x4b9cfcd9 sector=973945357832 nr_sector=8 rwbs='R'");
+	ins(gk, "block_rq_complete", T0 + 42 * US, 0,
+	    "dev=0x4b9cfcd9 sector=973945357832 nr_sector=8 rwbs='R'");
+	ins(gk, "block_rq_complete", T0 + 43 * US, 0, "dev=0 sector=978401612465 nr_sector=8 rwbs='R'");
+	finish();
+	CHECK(report_nr_reqs(r) == 7);
+	const struct report_req *a = report_req_at(r, 0), *b = report_req_at(r, 1);
+
+	CHECK_STR(links(a), ".SQI.....CX.");
+	CHECK(a->t[RL_ISSUE] == T0 + 2 * US && a->t[RL_COMPLETE] == T0 + 10 * US);
+	CHECK(a->t[RL_SYS_ENTER] == T0 && a->t[RL_SYS_EXIT] == T0 + 13 * US);
+	CHECK_STR(links(b), "...I.....C..");
+	CHECK(b->t[RL_ISSUE] == T0 + 3 * US && b->t[RL_COMPLETE] == T0 + 11 * US);
+	const struct report_req *c = req(300, "R");
+
+	CHECK_STR(links(c), "..QI.....C..");
+	CHECK(c && c->t[RL_COMPLETE] == T0 + 23 * US);
+	for (size_t i = 3; i < 7; i++) {
+		const struct report_req *q = report_req_at(r, i);
+		uint64_t issue = T0 + (i < 5 ? 30 + i - 3 : 40 + i - 5) * US;
+		/* completed in the other order */
+		uint64_t done = T0 + (i < 5 ? 33 - (i - 3) : 43 - (i - 5)) * US;
+
+		CHECK_STR(links(q), "...I.....C..");
+		CHECK(q->t[RL_ISSUE] == issue && q->t[RL_COMPLETE] == done);
+	}
+	CHECK(report_req_at(r, 3)->machine == 257 && report_req_at(r, 4)->machine == 1);
+	CHECK(report_req_at(r, 5)->sector == s0 && report_req_at(r, 6)->sector == s1);
+}
+
+/* What a kvm_pio / kvm_mmio / kvm_fast_mmio is: every one on a QEMU
+ * thread an exit of its vCPU (none: -1); a kick unless it reads, or
+ * writes a platform port or the interrupt controllers' MMIO; guests'
+ * and other host threads' ignored; kvm_hypercall an exit */
+static void test_kicks(void)
+{
+	setup();
+	ins(hv, "kvm_pio", T0, 0, "port=0x60 rw=1");		/* keyboard: platform */
+	ins(hv, "kvm_pio", T0 + 1 * US, 0, "port=0xc050 rw=0");	/* a read */
+	ins(hv, "kvm_pio", T0 + 2 * US, 0, "port=0xc050");		/* kick */
+	ins(hv, "kvm_mmio", T0 + 3 * US, 0, "gpa=0xfee000b0 type=2");	/* LAPIC EOI */
+	ins(hv, "kvm_mmio", T0 + 4 * US, 0, "gpa=0xfe003000 type=0");	/* a read */
+	ins(hv, "kvm_mmio", T0 + 5 * US, 0, "gpa=0xfef00000 type=2");	/* kick */
+	ins(hv, "kvm_fast_mmio", T0 + 6 * US, 0, "gpa=0xfe003000");	/* kick */
+	ins(hv, "kvm_fast_mmio", T0 + 7 * US, 0, "gpa='x'");		/* kick at 0 */
+	ins(hv, "kvm_hypercall", T0 + 8 * US, 0, "nr=1");
+	ins(hio, "kvm_pio", T0 + 9 * US, 0, "port=0xc060 rw=1");	/* kick, no vCPU */
+	ins(gpy, "kvm_pio", T0 + 10 * US, 0, "port=0xc050 rw=1");
+	ins(gpy, "kvm_hypercall", T0 + 11 * US, 0, "nr=1");
+	ins(hother, "kvm_pio", T0 + 12 * US, 0, "port=0xc050 rw=1");
+	finish();
+	CHECK(report_nr_kicks(r) == 5);
+	uint64_t want[5] = { 0xc050, 0xfef00000, 0xfe003000, 0, 0xc060 };
+
+	for (int i = 0; i < 5 && i < (int)r->kicks.n; i++) {
+		CHECK(r->kicks.a[i].addr == want[i]);
+		CHECK(r->kicks.a[i].vcpu == (i < 4 ? 0 : -1));
+	}
+	CHECK(exits(0, "kvm_pio") == 3 && exits(0, "kvm_mmio") == 3);
+	CHECK(exits(0, "kvm_fast_mmio") == 2 && exits(0, "kvm_hypercall") == 1);
+	CHECK(exits(-1, "kvm_pio") == 1 && report_nr_exits(r) == 5);
+}
+
+/* kvm_set_irq (gsi) and kvm_inj_virq (vector): the request's injection
+ * is of the lowest kind seen (kvm_set_irq here), the first after its
+ * issue; a guest's injection event is not one */
+static void test_inject(void)
+{
+	setup();
+	ins(gk, "block_rq_issue", T0, 0, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	ins(hv, "kvm_inj_virq", T0 + 5 * US, 0, "vector=0x23");
+	ins(hio, "kvm_set_irq", T0 + 6 * US, 0, "gsi=11 level=1");
+	ins(gk, "kvm_set_irq", T0 + 7 * US, 0, "gsi=12 level=1");
+	ins(gk, "irq_handler_entry", T0 + 8 * US, 0, "irq=11 name='virtio0'");
+	ins(gk, "block_rq_complete", T0 + 9 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	finish();
+	const struct report_req *q = req(8, "W");
+
+	CHECK(report_nr_injects(r) == 2 && report_nr_guest_irqs(r) == 1);
+	CHECK_STR(links(q), "...I...JRC..");
+	CHECK(q && q->t[RL_INJECT] == T0 + 6 * US && q->inj_data == 11 && q->inj_tid == 4250);
+	CHECK(q && q->how[RL_INJECT] == RH_MSI && q->t[RL_IRQ] == T0 + 8 * US);
+}
+
+/* io_uring: a QEMU thread's submissions (io_uring_submit_sqe, Linux
+ * before 6.4) of a known opcode are operations, completed by their
+ * user_data once; another host thread's, an unknown opcode, a guest's
+ * completion are not; the request between gets the READ by time */
+static void test_uring(void)
+{
+	setup();
+	ins(gk, "block_rq_issue", T0, 0, "dev=1 sector=16 nr_sector=8 rwbs='R'");
+	ins(hother, "io_uring_submit_req", T0 + 1 * US, 0, "user_data=2 opcode=22");
+	ins(hio, "io_uring_submit_req", T0 + 2 * US, 0, "user_data=3 opcode=99");
+	ins(hio, "io_uring_submit_sqe", T0 + 3 * US, 0, "user_data=1 opcode=22");
+	ins(gk, "io_uring_complete", T0 + 4 * US, 0, "user_data=1 res=4096");
+	ins(hio, "io_uring_complete", T0 + 5 * US, 0, "user_data=77 res=0");
+	ins(hio, "io_uring_complete", T0 + 6 * US, 0, "user_data=1 res=4096");
+	ins(hio, "io_uring_complete", T0 + 7 * US, 0, "user_data=1 res=4096");
+	ins(gk, "block_rq_complete", T0 + 10 * US, 0, "dev=1 sector=16 nr_sector=8 rwbs='R'");
+	finish();
+	const struct report_req *q = req(16, "R");
+
+	CHECK(report_nr_host_io(r) == 1);
+	CHECK_STR(links(q), "...I.HD..C..");
+	CHECK(q && q->host_n == 1 && q->how[RL_HOST_BEGIN] == RH_GUESS);
+	if (q && q->host_n == 1) {
+		const struct report_hostio *h = report_req_hostio(r, q, 0);
+
+		CHECK_STR(str(h->name), "io_uring READ");
+		CHECK(h->enter == T0 + 3 * US && h->exit == T0 + 6 * US && h->dir == 'R');
+	}
+}
+
+/* QEMU's bios (block_bio_queue on its threads): inside pread64 the
+ * syscall is the operation; no length, no operation (rwbs absent), a
+ * flush: none; an io_uring READ then a write bio: the bio its own
+ * operation; an io_uring WRITE's bios, the second contiguous: one
+ * operation, a third elsewhere its own; an io_uring worker's bio; a bio
+ * of a second host disk (its own fd); a completion of part of a bio
+ * leaves it open to the next, a completion again none */
+static void test_bios(void)
+{
+	uint32_t wrk;
+	const struct hostio *h;
+
+	setup();
+	wrk = merge_track_get(&tb, MERGE_MACHINE_HOST, 4242, 4260, 0,
+			      merge_str_intern0(&tb, "iou-wrk-4250"));
+	merge_track_mark_qemu(&tb, MERGE_MACHINE_HOST, 4242);
+	ins(hio, "sys_enter_pread64", T0, 0, "fd=12 count=4096 pos=0");
+	ins(hio, "block_bio_queue", T0 + 1 * US, 0, "dev=0x700000 sector=0 nr_sector=8 rwbs='R'");
+	ins(hio, "sys_exit_pread64", T0 + 2 * US, 0, "ret=4096");
+	ins(hio, "block_bio_queue", T0 + 3 * US, 0, "dev=0x700000 sector=64 nr_sector=8");
+	ins(hio, "block_bio_queue", T0 + 4 * US, 0, "dev=0x700000 sector=64 nr_sector=0 rwbs='R'");
+	ins(hio, "block_bio_queue", T0 + 5 * US, 0, "dev=0x700000 sector=64 nr_sector=8 rwbs='FF'");
+	ins(hio, "io_uring_submit_req", T0 + 6 * US, 0, "user_data=5 opcode=22");
+	ins(hio, "block_bio_queue", T0 + 7 * US, 0, "dev=0x700000 sector=100 nr_sector=8 rwbs='W'");
+	ins(hio, "io_uring_submit_req", T0 + 8 * US, 0, "user_data=6 opcode=23");
+	ins(hio, "block_bio_queue", T0 + 9 * US, 0, "dev=0x700000 sector=1000 nr_sector=8 rwbs='W'");
+	ins(hio, "block_bio_queue", T0 + 10 * US, 0, "dev=0x700000 sector=1008 nr_sector=8 rwbs='W'");
+	ins(hio, "block_bio_queue", T0 + 11 * US, 0, "dev=0x700000 sector=2000 nr_sector=8 rwbs='W'");
+	ins(wrk, "block_bio_queue", T0 + 12 * US, 0, "dev=0x800000 sector=8 nr_sector=8 rwbs='W'");
+	ins(hother, "block_rq_complete", T0 + 20 * US, 0, "dev=0x700000 sector=2000 nr_sector=4");
+	ins(hother, "block_rq_complete", T0 + 21 * US, 0, "dev=0x700000 sector=2004 nr_sector=4");
+	ins(hother, "block_rq_complete", T0 + 22 * US, 0, "dev=0x700000 sector=2000 nr_sector=8");
+	finish();
+	CHECK(report_nr_host_io(r) == 6);
+	h = hostio_at(T0);
+	CHECK(h && h->p.off == 0 && h->p.len == 4096 && h->p.fd == 12 && h->p.exit == T0 + 2 * US);
+	h = hostio_at(T0 + 6 * US);		/* the READ: no bio of its own */
+	CHECK(h && !h->p.has_off && h->p.fd == -1);
+	h = hostio_at(T0 + 7 * US);
+	CHECK(h && h->p.dir == 'W' && h->p.off == 100 * 512 && h->p.len == 4096);
+	CHECK(h && h->p.fd == REPORT_BDEV_FD && report_bdev(r, h->p.fd) == 0x700000);
+	h = hostio_at(T0 + 8 * US);		/* the WRITE: its two bios */
+	CHECK(h && h->p.has_off && h->p.off == 1000 * 512 && h->p.len == 8192);
+	h = hostio_at(T0 + 11 * US);
+	CHECK(h && h->p.off == 2000 * 512 && h->p.exit == T0 + 21 * US);
+	CHECK_STR(h ? str(h->p.name) : "", "bio");
+	h = hostio_at(T0 + 12 * US);
+	CHECK_STR(h ? str(h->p.name) : "", "io_uring worker bio");
+	CHECK(h && h->p.fd == REPORT_BDEV_FD + 1 && report_bdev(r, h->p.fd) == 0x800000);
+}
+
+/* more host disks than REPORT_BDEV_MAX: the bios of the ones past it are
+ * no operation (no fd names them) */
+static void test_bdev_max(void)
+{
+	char a[96];
+
+	setup();
+	for (uint32_t d = 0; d <= REPORT_BDEV_MAX; d++) {
+		snprintf(a, sizeof(a), "dev=%u sector=8 nr_sector=8 rwbs='W'", d + 1);
+		ins(hio, "block_bio_queue", T0 + d, 0, a);
+	}
+	finish();
+	CHECK(report_nr_host_io(r) == REPORT_BDEV_MAX);
+	CHECK(report_bdev(r, REPORT_BDEV_FD + REPORT_BDEV_MAX - 1) == REPORT_BDEV_MAX);
+}
+
+/* A Python stack deeper than 16 frames whose names pass the 2 KiB stack
+ * buffer: the syscall's stack keeps the outer frames that fit whole
+ * (19 names of 100 bytes: 19 * 100 + 18 * 3); a syscall on the thread's
+ * other track (its kernel events, pid unknown) is the Python track's,
+ * with no frame open there then no Python call */
+static void test_stack(void)
+{
+	char nm[101];
+	uint32_t gkt;
+
+	setup();
+	gkt = merge_track_get(&tb, 1, 0, 300, 0, 0);
+	for (int i = 0; i < 40; i++) {
+		memset(nm, 'a' + i % 26, 97);
+		snprintf(nm + 97, 4, "%03d", i);
+		begin(gpy, nm, T0 + (uint64_t)i * US);
+	}
+	ins(gpy, "sys_enter_read", T0 + 50 * US, 0, "fd=3");
+	ins(gpy, "sys_exit_read", T0 + 51 * US, 0, "ret=1");
+	ins(gkt, "sys_enter_read", T0 + 52 * US, 0, "fd=3");
+	ins(gkt, "sys_exit_read", T0 + 54 * US, 0, "ret=1");
+	for (int i = 39; i >= 0; i--)
+		end(gpy, T0 + 100 * US + (uint64_t)(39 - i) * US);
+	ins(gkt, "sys_enter_write", T0 + 200 * US, 0, "fd=3");
+	ins(gkt, "sys_exit_write", T0 + 210 * US, 0, "ret=1");
+	finish();
+	CHECK(report_nr_syscalls(r) == 3 && report_nr_fns(r) == 40);
+	const char *st = str(report_sys_at(r, 0)->stack);
+	size_t n = 0;
+
+	for (const char *p = st; (p = strstr(p, " > ")); p += 3)
+		n++;
+	CHECK(strlen(st) == 19 * 100 + 18 * 3 && n == 18);
+	CHECK(report_sys_at(r, 1)->py_track == gpy && report_sys_at(r, 1)->py_begin == T0 + 39 * US);
+	CHECK(report_sys_at(r, 1)->stack == report_sys_at(r, 0)->stack);
+	CHECK(report_sys_at(r, 2)->py_track == gpy && report_sys_at(r, 2)->py_begin == 0);
+	/* the innermost frame waited in both syscalls: 1 + 2 us */
+	memset(nm, 'a' + 39 % 26, 97);
+	snprintf(nm + 97, 4, "%03d", 39);
+	CHECK(fn(nm) && fn(nm)->wait_ns == 3 * US && fn(nm)->incl_ns == 61 * US);
+}
+
+/* Names past the analyser's first 4096 ids and tracks past its first
+ * 64: a function and a request there count as any other */
+static void test_growth(void)
+{
+	char nm[32];
+	uint32_t far;
+
+	setup();
+	begin(gpy, "first", T0);
+	end(gpy, T0 + 1 * US);
+	for (int i = 0; i < 9000; i++) {
+		snprintf(nm, sizeof(nm), "n%d", i);
+		merge_str_intern0(&tb, nm);
+	}
+	for (int i = 0; i < 150; i++)
+		far = merge_track_get(&tb, 2, 500, 500 + i, 0, 0);
+	begin(far, "far.g (f.py:1)", T0 + 2 * US);
+	ins(far, "block_rq_issue", T0 + 3 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	ins(far, "block_rq_complete", T0 + 4 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	end(far, T0 + 7 * US);
+	finish();
+	CHECK(far > 128 && merge_str_intern0(&tb, "far.g (f.py:1)") > 8192);
+	CHECK(fn("far.g (f.py:1)") && fn("far.g (f.py:1)")->incl_ns == 5 * US);
+	CHECK(fn("first") && report_nr_reqs(r) == 1 && report_req_at(r, 0)->machine == 2);
+}
+
+/* The call named @name of the headline (NULL: none). */
+static const struct report_call *call(const char *name)
+{
+	for (size_t i = 0; i < report_nr_calls(r, 0); i++)
+		if (!strcmp(str(report_call_at(r, 0, i)->name), name))
+			return report_call_at(r, 0, i);
+	return NULL;
+}
+
+/* The vCPU and thread states from sched_switch and sched_wakeup: the
+ * vCPU thread blocked (switched out sleeping) 10 us, then woken (twice:
+ * runnable, preempted) and run 30 us later; woken while it runs, nothing;
+ * a wakeup of pid 0 and a switch without next_pid ignored.  The guest
+ * thread blocks twice, woken by an irq (the idle task's context) and by
+ * thread 301: its call app.wait's parts follow its vCPU (preempted while
+ * the thread runs, is runnable or blocked), its waker is the last one */
+static void test_vstate(void)
+{
+	const char *sw = "prev_pid=%d prev_state=%d next_pid=%d";
+	char a[128];
+	uint32_t g301;
+
+	setup();
+	g301 = merge_track_get(&tb, 1, 300, 301, 0, merge_str_intern0(&tb, "worker"));
+#define SW(track, ts, prev, st, next) \
+	(snprintf(a, sizeof(a), sw, prev, st, next), ins(track, "sched_switch", ts, 0, a))
+	SW(hother, T0, 0, 0, 4243);
+	SW(gk, T0 + 1 * US, 0, 0, 300);
+	begin(gpy, "app.wait (w.py:1)", T0 + 2 * US);
+	SW(hother, T0 + 10 * US, 4243, 1, 0);
+	ins(hother, "sched_wakeup", T0 + 20 * US, 1, "pid=4243 target_cpu=1");
+	ins(hother, "sched_wakeup", T0 + 25 * US, 1, "pid=4243 target_cpu=1");
+	SW(gk, T0 + 30 * US, 300, 1, 0);
+	ins(gk, "sched_wakeup", T0 + 40 * US, 0, "pid=300 target_cpu=0");
+	SW(gk, T0 + 45 * US, 0, 0, 300);
+	SW(hother, T0 + 50 * US, 0, 0, 4243);
+	ins(hother, "sched_wakeup", T0 + 55 * US, 1, "pid=4243 target_cpu=1");
+	ins(hother, "sched_wakeup", T0 + 60 * US, 1, "pid=0 target_cpu=1");
+	ins(hother, "sched_switch", T0 + 61 * US, 1, "prev_pid=4243 prev_state=1");
+	SW(gk, T0 + 70 * US, 300, 1, 0);
+	ins(g301, "sched_wakeup", T0 + 80 * US, 0, "pid=300 target_cpu=0");
+	SW(gk, T0 + 90 * US, 0, 0, 300);
+	end(gpy, T0 + 95 * US);
+	ins(gk, "irq_handler_entry", T0 + 100 * US, 0, "irq=1 name='i8042'");
+#undef SW
+	finish();
+	CHECK(report_nr_vcpus(r) == 1);
+	if (report_nr_vcpus(r) == 1) {
+		const struct report_vcpu *v = report_vcpu_at(r, 0);
+
+		CHECK(v->vcpu == 0 && v->tid == 4243);
+		CHECK(v->ns[RV_BLOCKED] == 10 * US && v->ns[RV_PREEMPTED] == 30 * US);
+		/* no kvm_entry/kvm_exit: running is unknown, not guest mode */
+		CHECK(v->ns[RV_GUEST] == 0 && v->ns[RV_UNKNOWN] == 60 * US);
+	}
+	const struct report_thread *t = NULL;
+
+	for (size_t i = 0; i < report_nr_threads(r); i++)
+		if (report_thread_at(r, i)->machine == 1 && report_thread_at(r, i)->tid == 300)
+			t = report_thread_at(r, i);
+	CHECK(t && t->ns[RT_RUNNING] == 64 * US && t->ns[RT_BLOCKED] == 20 * US);
+	CHECK(t && t->ns[RT_RUNNABLE] == 15 * US && t->ns[RT_IRQ] == 0);
+	const struct report_call *c = call("app.wait (w.py:1)");
+
+	CHECK(c && c->dur == 93 * US && c->part[RP_GUEST_CPU] == 43 * US);
+	CHECK(c && c->part[RP_PREEMPTED] == 30 * US && c->part[RP_BLOCKED] == 10 * US);
+	CHECK(c && c->part[RP_RUNNABLE] == 10 * US && c->preempt_overlap == 30 * US);
+	CHECK_STR(c ? str(c->waker) : "", "worker");
+}
+
+/* The request of (dev, sector) (NULL: none). */
+static const struct report_req *req_of(uint32_t dev, uint64_t sector)
+{
+	for (size_t i = 0; i < report_nr_reqs(r); i++) {
+		const struct report_req *q = report_req_at(r, i);
+
+		if (q->dev == dev && q->sector == sector)
+			return q;
+	}
+	return NULL;
+}
+
+/* Kicks and guest irqs by vCPU: the device's notify address is the one
+ * most of its requests see first (a tie: the lower), another device's
+ * kick and another vCPU's are passed over; a request issued on an
+ * unknown vCPU takes a kick of any (QEMU's thread of no vCPU here); the
+ * irq is the last virtio one on the completing vCPU since the kick, not
+ * another guest's, not one before the kick; an irq or a completion of
+ * unknown CPU matches any */
+static void test_kick_irq(void)
+{
+	uint32_t hv1, g2;
+	const struct report_req *q;
+
+	setup();
+	hv1 = merge_track_get(&tb, MERGE_MACHINE_HOST, 4242, 4244, 0, 0);
+	merge_track(&tb, hv1)->vcpu = 2;
+	g2 = merge_track_get(&tb, 2, 0, 0, 0, 0);
+	const char *w8 = "dev=1 sector=8 nr_sector=8 rwbs='W'", *w16 = "dev=1 sector=16 nr_sector=8 rwbs='W'";
+	const char *w24 = "dev=1 sector=24 nr_sector=8 rwbs='W'", *w32 = "dev=1 sector=32 nr_sector=8 rwbs='W'";
+
+	ins(gk, "block_rq_issue", T0, 0, w8);
+	ins(hv, "kvm_mmio", T0 + 1 * US, 1, "gpa=0xfe003000 type=2");
+	ins(gk, "irq_handler_entry", T0 + 9 * US, 0, "irq=11 name='virtio0-requests'");
+	ins(gk, "block_rq_complete", T0 + 10 * US, 0, w8);
+	ins(gk, "block_rq_issue", T0 + 20 * US, 0, w16);
+	ins(hv, "kvm_mmio", T0 + 21 * US, 1, "gpa=0xfe004000 type=2");
+	ins(hv1, "kvm_mmio", T0 + 22 * US, 1, "gpa=0xfe003000 type=2");
+	ins(hv, "kvm_mmio", T0 + 23 * US, 1, "gpa=0xfe003000 type=2");
+	ins(gk, "irq_handler_entry", T0 + 27 * US, 1, "irq=11 name='virtio0-requests'");
+	ins(g2, "irq_handler_entry", T0 + 28 * US, 0, "irq=11 name='virtio0-requests'");
+	ins(gk, "block_rq_complete", T0 + 30 * US, 0, w16);
+	ins(gk, "block_rq_issue", T0 + 40 * US, -1, w24);
+	ins(hio, "kvm_pio", T0 + 41 * US, 2, "port=0xc050 rw=1");
+	ins(gk, "irq_handler_entry", T0 + 45 * US, 1, "irq=11 name='virtio0-requests'");
+	ins(gk, "block_rq_complete", T0 + 50 * US, -1, w24);
+	ins(gk, "block_rq_issue", T0 + 60 * US, 0, w32);
+	ins(gk, "irq_handler_entry", T0 + 65 * US, -1, "irq=11");
+	ins(gk, "block_rq_complete", T0 + 70 * US, 0, w32);
+	finish();
+	q = req_of(1, 8);
+	CHECK_STR(links(q), "...IK...RC..");
+	CHECK(q && q->t[RL_KICK] == T0 + 1 * US && q->how[RL_KICK] == RH_NOTIFY);
+	CHECK(q && q->t[RL_IRQ] == T0 + 9 * US && q->how[RL_IRQ] == RH_CPU);
+	q = req_of(1, 16);
+	CHECK_STR(links(q), "...IK....C..");
+	CHECK(q && q->t[RL_KICK] == T0 + 23 * US && q->kick_addr == 0xfe003000 &&
+	      q->how[RL_KICK] == RH_NOTIFY && q->kick_vcpu == 0);
+	q = req_of(1, 24);
+	CHECK_STR(links(q), "...IK...RC..");
+	CHECK(q && q->t[RL_KICK] == T0 + 41 * US && q->kick_vcpu == -1 && q->kick_tid == 4250);
+	CHECK(q && q->t[RL_IRQ] == T0 + 45 * US);
+	q = req_of(1, 32);
+	CHECK_STR(links(q), "...I....RC..");
+	CHECK(q && q->t[RL_IRQ] == T0 + 65 * US);
+}
+
+/* QEMU's operations: device 2's offset rule (fd 12, 1 MiB on) from its
+ * write's pwrite64; its flush served by the fdatasync of that fd (the
+ * one of another fd passed over), a flush never completed has none; a
+ * read of device 3 (no rule) gets io_submit by time (no end: a
+ * submission), not the write between */
+static void test_host(void)
+{
+	const struct report_req *q;
+	uint32_t m, dev;
+	int64_t fd, delta;
+
+	setup();
+	ins(gk, "block_rq_issue", T0, 0, "dev=2 sector=100 nr_sector=8 rwbs='W'");
+	ins(hio, "sys_enter_pwrite64", T0 + 2 * US, 3, "fd=12 count=4096 pos=1099776");
+	ins(hio, "sys_exit_pwrite64", T0 + 5 * US, 3, "ret=4096");
+	ins(gk, "block_rq_complete", T0 + 10 * US, 0, "dev=2 sector=100 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_issue", T0 + 20 * US, 0, "dev=2 sector=0 nr_sector=0 rwbs='FF'");
+	ins(hio, "sys_enter_fdatasync", T0 + 21 * US, 3, "fd=13");
+	ins(hio, "sys_exit_fdatasync", T0 + 22 * US, 3, "ret=0");
+	ins(hio, "sys_enter_fdatasync", T0 + 23 * US, 3, "fd=12");
+	ins(hio, "sys_exit_fdatasync", T0 + 24 * US, 3, "ret=0");
+	ins(gk, "block_rq_complete", T0 + 30 * US, 0,
+	    "dev=2 sector=18446744073709551615 nr_sector=0 rwbs='FF'");
+	ins(gk, "block_rq_issue", T0 + 40 * US, 0, "dev=2 sector=0 nr_sector=0 rwbs='FF'");
+	ins(gk, "block_rq_issue", T0 + 50 * US, 0, "dev=3 sector=8 nr_sector=8 rwbs='R'");
+	ins(hio, "sys_enter_pwrite64", T0 + 51 * US, 3, "fd=12 count=4096 pos=0");
+	ins(hio, "sys_exit_pwrite64", T0 + 52 * US, 3, "ret=4096");
+	ins(hio, "sys_enter_io_submit", T0 + 53 * US, 3, "ctx_id=1 nr=1");
+	ins(hio, "sys_exit_io_submit", T0 + 54 * US, 3, "ret=1");
+	ins(gk, "block_rq_complete", T0 + 60 * US, 0, "dev=3 sector=8 nr_sector=8 rwbs='R'");
+	finish();
+	q = req_of(2, 100);
+	CHECK_STR(links(q), "...I.HD..C..");
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_EXACT && q->t[RL_HOST_BEGIN] == T0 + 2 * US);
+	q = req(UINT64_MAX, "FF");
+	CHECK_STR(links(q), "...I.HD..C..");
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_FLUSH && q->t[RL_HOST_BEGIN] == T0 + 23 * US);
+	/* (a flush is keyed at sector 2^64-1 from its issue on) */
+	q = NULL;
+	for (size_t i = 0; i < report_nr_reqs(r); i++)
+		if (report_req_at(r, i)->t[RL_ISSUE] == T0 + 40 * US)
+			q = report_req_at(r, i);
+	CHECK_STR(links(q), "...I........");
+	q = req_of(3, 8);
+	CHECK_STR(links(q), "...I.H...C..");
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_GUESS && q->t[RL_HOST_BEGIN] == T0 + 53 * US);
+	CHECK_STR(q ? str(q->host_sys) : "", "io_submit");
+	CHECK(report_nr_devs(r) == 2);
+	for (size_t i = 0; i < report_nr_devs(r); i++) {
+		int ok = report_dev_map(r, i, &m, &dev, &fd, &delta);
+
+		CHECK(m == 1 && (dev == 2 ? ok && fd == 12 && delta == 1 << 20 : dev == 3 && !ok));
+	}
+}
+
+/* QEMU's syscalls and bios, the rest: an exit never entered and a
+ * syscall not of the disk are no operation; a pwrite64 that failed keeps
+ * its count, a pread64 of 0 bytes has no offset; io_submit's bio is the
+ * operation (named io_submit), the submission none; an io_uring WRITE's
+ * read bio is its own; block events on QEMU's threads are no guest
+ * request; a guest's completion with QEMU's bios pending completes none
+ * of them; an irq on QEMU's thread is no guest irq; a numeric rwbs is
+ * none; an insert outside a syscall, issued inside one: that syscall's */
+static void test_qemu_misc(void)
+{
+	const struct hostio *h;
+
+	setup();
+	ins(hio, "sys_exit_pread64", T0, 3, "ret=4096");
+	ins(hio, "sys_enter_write", T0 + 1 * US, 3, "fd=5 count=8");
+	ins(hio, "sys_exit_write", T0 + 2 * US, 3, "ret=8");
+	ins(hio, "sys_enter_pwrite64", T0 + 3 * US, 3, "fd=12 count=4096 pos=8192");
+	ins(hio, "sys_exit_pwrite64", T0 + 4 * US, 3, "ret=-5");
+	ins(hio, "sys_enter_pread64", T0 + 5 * US, 3, "fd=12 count=0 pos=8192");
+	ins(hio, "sys_exit_pread64", T0 + 6 * US, 3, "ret=0");
+	ins(hio, "sys_enter_io_submit", T0 + 7 * US, 3, "ctx_id=1 nr=1");
+	ins(hio, "block_bio_queue", T0 + 8 * US, 3, "dev=0x700000 sector=64 nr_sector=8 rwbs='W'");
+	ins(hio, "sys_exit_io_submit", T0 + 9 * US, 3, "ret=1");
+	ins(hio, "io_uring_submit_req", T0 + 10 * US, 3, "user_data=6 opcode=23");
+	ins(hio, "block_bio_queue", T0 + 11 * US, 3, "dev=0x700000 sector=800 nr_sector=8 rwbs='W'");
+	ins(hio, "block_bio_queue", T0 + 12 * US, 3, "dev=0x700000 sector=808 nr_sector=8 rwbs='R'");
+	ins(hio, "block_rq_issue", T0 + 13 * US, 3, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	ins(hio, "block_rq_insert", T0 + 13 * US, 3, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	ins(gk, "block_bio_queue", T0 + 13 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_complete", T0 + 14 * US, 0, "dev=0x700000 sector=64 nr_sector=8");
+	ins(hio, "block_rq_complete", T0 + 15 * US, 3, "dev=0x700000 sector=64 nr_sector=8");
+	ins(hio, "irq_handler_entry", T0 + 16 * US, 3, "irq=11 name='virtio0'");
+	ins(gk, "block_rq_insert", T0 + 20 * US, 0, "dev=1 sector=40 nr_sector=8 rwbs=7");
+	ins(gpy, "sys_enter_fsync", T0 + 21 * US, 0, "fd=3");
+	ins(gpy, "block_rq_issue", T0 + 22 * US, 0, "dev=1 sector=40 nr_sector=8 rwbs=7");
+	ins(gk, "block_rq_complete", T0 + 23 * US, 0, "dev=1 sector=40 nr_sector=8 rwbs=7");
+	ins(gpy, "sys_exit_fsync", T0 + 24 * US, 0, "ret=0");
+	finish();
+	CHECK(report_nr_host_io(r) == 5 && report_nr_guest_irqs(r) == 0);
+	h = hostio_at(T0 + 3 * US);
+	CHECK(h && h->p.len == 4096 && h->p.has_off && h->p.off == 8192 && h->p.dir == 'W');
+	h = hostio_at(T0 + 5 * US);
+	CHECK(h && h->p.len == 0 && !h->p.has_off && h->p.dir == 'R');
+	h = hostio_at(T0 + 8 * US);
+	CHECK(h && h->p.exit == T0 + 15 * US && h->p.off == 64 * 512 && h->p.len == 4096);
+	CHECK_STR(h ? str(h->p.name) : "", "io_submit");
+	h = hostio_at(T0 + 10 * US);
+	CHECK(h && h->p.off == 800 * 512 && h->p.len == 4096 && h->p.dir == 'W');
+	h = hostio_at(T0 + 12 * US);
+	CHECK(h && h->p.off == 808 * 512 && h->p.dir == 'R');
+	CHECK(report_nr_reqs(r) == 1);
+	const struct report_req *q = report_req_at(r, 0);
+
+	CHECK(q->rwbs == MERGE_NO_STR && q->sector == 40);
+	CHECK_STR(links(q), ".SQI.....CX.");
+	CHECK(q->t[RL_SYS_ENTER] == T0 + 21 * US && q->t[RL_SYS_EXIT] == T0 + 24 * US);
+}
+
+/* The states, the rest: a sched_switch without prev_pid and a
+ * sched_wakeup without pid are no change; an irq exit with no entry
+ * leaves the thread out of irqs; an irq on a host thread of QEMU none:
+ * the guest thread's 10 us run on vCPU 0 all guest CPU time */
+static void test_vstate_misc(void)
+{
+	setup();
+	ins(gk, "sched_switch", T0, 0, "prev_pid=0 prev_state=0 next_pid=300");
+	begin(gpy, "app.run (r.py:1)", T0 + 1 * US);
+	ins(gk, "sched_switch", T0 + 2 * US, 0, "next_pid=301");
+	ins(gk, "sched_wakeup", T0 + 3 * US, 0, "target_cpu=0");
+	ins(gpy, "irq_handler_exit", T0 + 4 * US, 0, "irq=1 ret=1");
+	ins(hio, "irq_handler_entry", T0 + 5 * US, 3, "irq=30 name='nvme0q1'");
+	ins(hio, "irq_handler_exit", T0 + 6 * US, 3, "irq=30 ret=1");
+	end(gpy, T0 + 11 * US);
+	finish();
+	const struct report_call *c = call("app.run (r.py:1)");
+
+	CHECK(c && c->dur == 10 * US && c->part[RP_GUEST_CPU] == 10 * US);
+	CHECK(report_nr_threads(r) == 1 && report_thread_at(r, 0)->tid == 300);
+	CHECK(report_thread_at(r, 0)->ns[RT_RUNNING] == 11 * US);
+}
+
+/* Each link search looks at SCAN_MAX (256) candidates at most: a
+ * request's kick, QEMU read and MSI after 300 of another vCPU's kicks,
+ * gsi injections and QEMU writes, and its irq before 300 of another
+ * guest's, are not found; a second request issued after them all finds
+ * each of its own */
+static void test_scan_max(void)
+{
+	uint32_t hv1, g2;
+	const struct report_req *q;
+	const uint64_t T1 = T0 + 5 * MS;
+
+	setup();
+	hv1 = merge_track_get(&tb, MERGE_MACHINE_HOST, 4242, 4244, 0, 0);
+	merge_track(&tb, hv1)->vcpu = 2;
+	g2 = merge_track_get(&tb, 2, 0, 0, 0, 0);
+	ins(gk, "block_rq_issue", T0, 0, "dev=3 sector=8 nr_sector=8 rwbs='R'");
+	ins(gk, "irq_handler_entry", T0 + 5, 0, "irq=11 name='virtio0'");
+	for (uint64_t k = 0; k < 300; k++) {
+		uint64_t t = T0 + 10 + 10 * k;
+
+		ins(hv1, "kvm_mmio", t, 1, "gpa=0xfe003000 type=2");
+		ins(hio, "kvm_set_irq", t + 1, 3, "gsi=11 level=1");
+		ins(g2, "irq_handler_entry", t + 2, 0, "irq=11 name='virtio0'");
+		ins(hio, "sys_enter_pwrite64", t + 3, 3, "fd=12 count=4096 pos=0");
+		ins(hio, "sys_exit_pwrite64", t + 4, 3, "ret=4096");
+	}
+	ins(hv, "kvm_mmio", T0 + 3 * MS, 1, "gpa=0xfe003000 type=2");
+	ins(hio, "sys_enter_preadv", T0 + 3 * MS + 1 * US, 3, "fd=12 vlen=1 pos_l=0");
+	ins(hio, "sys_exit_preadv", T0 + 3 * MS + 2 * US, 3, "ret=4096");
+	ins(hio, "kvm_msi_set_irq", T0 + 3 * MS + 3 * US, 3, "address=0xfee00000 data=0x4022");
+	ins(gk, "block_rq_complete", T0 + 4 * MS, 0, "dev=3 sector=8 nr_sector=8 rwbs='R'");
+	ins(gk, "block_rq_issue", T1, 0, "dev=3 sector=16 nr_sector=8 rwbs='R'");
+	ins(hv, "kvm_mmio", T1 + 1 * US, 1, "gpa=0xfe003000 type=2");
+	ins(hio, "sys_enter_preadv", T1 + 2 * US, 3, "fd=12 vlen=1 pos_l=0");
+	ins(hio, "sys_exit_preadv", T1 + 3 * US, 3, "ret=4096");
+	ins(hio, "kvm_msi_set_irq", T1 + 4 * US, 3, "address=0xfee00000 data=0x4022");
+	ins(gk, "irq_handler_entry", T1 + 5 * US, 0, "irq=11 name='virtio0'");
+	ins(gk, "block_rq_complete", T1 + 6 * US, 0, "dev=3 sector=16 nr_sector=8 rwbs='R'");
+	finish();
+	q = req_of(3, 8);
+	CHECK_STR(links(q), "...I.....C..");
+	q = req_of(3, 16);
+	CHECK_STR(links(q), "...IKHDJRC..");
+	CHECK(q && q->t[RL_KICK] == T1 + 1 * US && q->how[RL_KICK] == RH_NOTIFY);
+	CHECK(q && q->t[RL_HOST_BEGIN] == T1 + 2 * US && q->how[RL_HOST_BEGIN] == RH_GUESS);
+	CHECK(q && q->t[RL_INJECT] == T1 + 4 * US && q->t[RL_IRQ] == T1 + 5 * US);
+}
+
+int main(void)
+{
+	test_classes();
+	test_keys();
+	test_kicks();
+	test_inject();
+	test_uring();
+	test_bios();
+	test_bdev_max();
+	test_stack();
+	test_growth();
+	test_vstate();
+	test_kick_irq();
+	test_host();
+	test_qemu_misc();
+	test_vstate_misc();
+	test_scan_max();
+	report_free(r);
+	merge_tables_free(&tb);
+	return check_done();
+}
