@@ -40,6 +40,19 @@ static void test_strings(void)
 	CHECK(c != a && c != b);
 	CHECK_STR(merge_str(&tb, c), "kvm_exi");
 	CHECK(merge_str_len(&tb, c) == 7);
+	/* invalid UTF-8 too long for the 256-byte stack buffer (100 bytes, up
+	 * to 3 each cleaned): cleaned on the heap, each byte U+FFFD */
+	{
+		char bad100[100], want[301];
+
+		memset(bad100, 0xff, sizeof(bad100));
+		for (int i = 0; i < 100; i++)
+			memcpy(want + 3 * i, "\xef\xbf\xbd", 3);
+		want[300] = 0;
+		c = merge_str_intern(&tb, bad100, sizeof(bad100));
+		CHECK_STR(merge_str(&tb, c), want);
+		CHECK(merge_str_intern(&tb, bad100, sizeof(bad100)) == c);
+	}
 	/* bytes after a NUL count: "a\0b" is not "a" */
 	CHECK(merge_str_intern(&tb, "a\0b", 3) != merge_str_intern0(&tb, "a"));
 	/* out of range: empty, not a crash */
