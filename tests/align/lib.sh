@@ -82,3 +82,28 @@ d = open(sys.argv[1], "rb").read()
 open(sys.argv[2], "wb").write(b"".join(d[i:i + 48] for i in range(0, len(d) - 47, 96)))
 ' "$1" "$2"
 }
+
+# meta_set DIR KEY=VALUE...: set (or, with an empty VALUE, remove) keys of
+# DIR/vmtrace.meta
+meta_set() {
+	local dir=$1; shift
+	"$PY" - "$dir/vmtrace.meta" "$@" <<'PYEOF'
+import sys
+path = sys.argv[1]
+lines = open(path).read().splitlines()
+for kv in sys.argv[2:]:
+    k, v = kv.split("=", 1)
+    lines = [l for l in lines if not l.startswith(k + "=")]
+    if v:
+        lines.append(k + "=" + v)
+open(path, "w").write("\n".join(lines) + "\n")
+PYEOF
+}
+
+# expect_exit CODE PATTERN -- command...: exits CODE, PATTERN in its stderr
+expect_exit() {
+	local want=$1 pat=$2; shift 3
+	set +e; "$@" >out.txt 2>err.txt; local rc=$?; set -e
+	[ "$rc" = "$want" ] || fail "exit $rc, want $want: $* ($(cat err.txt))"
+	grep -qF -- "$pat" err.txt || fail "no '$pat' in stderr of $*: $(cat err.txt)"
+}
