@@ -83,15 +83,19 @@ check_json a.json t.json 'j["segments"][0]["source"] == "markers"' \
 
 # two VMs one after the other (the guest saved, then restored into a new
 # QEMU: thread 4244, vCPU 0 too, with offset 7000 from host TSC C+3e9);
-# 4242's last exit stops the first VM for good
+# 4242's last exit stops the first VM for good (4245, the new VM's vCPU 1,
+# stops nothing of vCPU 0)
 T=$((C + 3000000000))
 cat >ev.txt <<EOT
 $T 4244 tsc 0 0 7000
 $((T + 10)) 4244 entry 0
 $((T + 1000)) 4244 exit 0
+$((T + 2000)) 4245 entry 1
+$((T + 3000)) 4245 exit 0
 EOT
 rm -rf h g; "$MKFIX" h g -n 10 -o 5000 -r -j 0 -e ev.txt >t.json
-meta_set h kvm.vcpu_threads=2 kvm.thread1.tid=4244 kvm.thread1.vcpu=0 kvm.vms=2 kvm.vm1.vcpus=1 \
+meta_set h kvm.vcpu_threads=3 kvm.thread1.tid=4244 kvm.thread1.vcpu=0 kvm.thread2.tid=4245 \
+	kvm.thread2.vcpu=1 kvm.vms=2 kvm.vm1.vcpus=1 \
 	kvm.vm1.vcpu0.tsc_offset.nr=1 "kvm.vm1.vcpu0.tsc_offset.0=7000 $((T + 5)) start"
 "$VT_BIN" align h g --json >a.json 2>/dev/null
 check_json a.json t.json \
@@ -100,5 +104,5 @@ check_json a.json t.json \
 	'[s["source"] for s in j["segments"]] == ["markers", "debugfs"]' \
 	'j["segments"][0]["offset_tsc"] == 5000 and j["segments"][1]["offset_tsc"] == 7000' \
 	'j["segments"][1]["tsc_host_start"] == '$T \
-	'j["inside"]["inside"] == 20 and j["inside"]["runs"] == 12'
+	'j["inside"]["inside"] == 20 and j["inside"]["runs"] == 13'
 echo "inside check: runs, a wrong map, threads without meta, VMs one after the other"
