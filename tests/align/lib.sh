@@ -107,3 +107,16 @@ expect_exit() {
 	[ "$rc" = "$want" ] || fail "exit $rc, want $want: $* ($(cat err.txt))"
 	grep -qF -- "$pat" err.txt || fail "no '$pat' in stderr of $*: $(cat err.txt)"
 }
+
+# add_marker DIR KIND ADDR SEQ CPU BEFORE AFTER: append a guest marker record
+# (docs/format/markers.md) to DIR/markers.dat; CPU -1: none
+add_marker() {
+	"$PY" - "$@" <<'PYEOF'
+import struct, sys
+d, kind, addr, seq, cpu, b, a = sys.argv[1], *[int(x, 0) for x in sys.argv[2:]]
+size = 1 if kind == 4 else 4
+val = (seq & 0xff) if kind == 4 else (0x56 << 24 | (seq & 0xffffff))
+with open(d + "/markers.dat", "ab") as f:
+    f.write(struct.pack("<IHBBQIIQQQ", 0x4b4d5456, 1, kind, size, addr, val, cpu & 0xffffffff, seq, b, a))
+PYEOF
+}

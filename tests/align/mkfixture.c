@@ -50,7 +50,8 @@
  *                line in time order, "TS PID EVENT ARGS" (numbers in C
  *                syntax): entry VCPU | exit REASON | tsc VCPU PREV NEXT |
  *                pio RW PORT VAL COUNT | mmio TYPE GPA VAL |
- *                hc NR A0 A1 A2 A3 | writev FD; and "comm PID NAME" lines:
+ *                hc NR A0 A1 A2 A3 | writev FD | write FD COUNT; and
+ *                "comm PID NAME" lines:
  *                the thread names of the trace (cmdlines)
  */
 #include <errno.h>
@@ -80,6 +81,7 @@
 #define ID_TSC		83
 #define ID_PIO		110
 #define ID_WRITEV	832
+#define ID_WRITE	835
 #define ID_MMIO		99
 #define ID_HC		120
 #define HC_CHAIN_A	4321
@@ -135,6 +137,13 @@ static const char fmt_entry[] = "name: kvm_entry\nID: 70\nformat:\n" COMMON_FIEL
 static const char fmt_exit[] = "name: kvm_exit\nID: 71\nformat:\n" COMMON_FIELDS
 	"\tfield:unsigned int exit_reason;\toffset:8;\tsize:4;\tsigned:0;\n\n"
 	"print fmt: \"reason %u\", REC->exit_reason\n";
+static const char fmt_write[] = "name: sys_enter_write\nID: 835\nformat:\n" COMMON_FIELDS
+	"\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
+	"\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:const char * buf;\toffset:24;\tsize:8;\tsigned:0;\n"
+	"\tfield:size_t count;\toffset:32;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"fd: 0x%08lx, buf: 0x%08lx, count: 0x%08lx\", ((unsigned long)(REC->fd)), "
+	"((unsigned long)(REC->buf)), ((unsigned long)(REC->count))\n";
 static const char fmt_writev[] = "name: sys_enter_writev\nID: 832\nformat:\n" COMMON_FIELDS
 	"\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
 	"\tfield:unsigned long fd;\toffset:16;\tsize:8;\tsigned:0;\n"
@@ -294,6 +303,21 @@ static void ev_hc_inband(int cpu, uint64_t ts, int abi32, uint32_t chain, uint64
 	      (uint32_t)before, before >> 32, (uint32_t)prev_after, prev_after >> 32);
 }
 
+/* a write(2) of @count bytes to @fd (sys_enter_write) */
+static void ev_write(int cpu, uint64_t ts, int32_t tid, uint64_t fd, uint64_t count)
+{
+	uint8_t b[40] = { 0 };
+	int32_t nr = 1;
+	uint64_t buf = 0x7ffd0000;
+
+	common(b, ID_WRITE, tid);
+	memcpy(b + 8, &nr, 4);
+	memcpy(b + 16, &fd, 8);
+	memcpy(b + 24, &buf, 8);
+	memcpy(b + 32, &count, 8);
+	emit(cpu, ts, b, sizeof(b));
+}
+
 /* kvm_entry (@id ID_ENTRY, @val the vCPU) or kvm_exit (its reason) */
 static void ev_u32(int cpu, uint64_t ts, int32_t tid, uint16_t id, uint32_t val)
 {
@@ -341,6 +365,8 @@ static void extra_events(const char *path, int cpu, char *cl, size_t clsz)
 			ev_hc_tid(cpu, ts, pid, a[0], a[1], a[2], a[3], a[4]);
 		else if (!strcmp(ev, "writev"))
 			ev_writev(cpu, ts, pid, a[0]);
+		else if (!strcmp(ev, "write"))
+			ev_write(cpu, ts, pid, a[0], a[1]);
 		else
 			die(line);
 	}
@@ -538,14 +564,14 @@ int main(int argc, char **argv)
 		const char *kvm[] = { fmt_tsc, fmt_pio, fmt_mmio, fmt_hc, fmt_entry, fmt_exit };
 		size_t kvml[] = { sizeof(fmt_tsc) - 1, sizeof(fmt_pio) - 1, sizeof(fmt_mmio) - 1,
 				  sizeof(fmt_hc) - 1, sizeof(fmt_entry) - 1, sizeof(fmt_exit) - 1 };
-		const char *sys[] = { fmt_writev };
-		size_t sysl[] = { sizeof(fmt_writev) - 1 };
+		const char *sys[] = { fmt_writev, fmt_write };
+		size_t sysl[] = { sizeof(fmt_writev) - 1, sizeof(fmt_write) - 1 };
 
 		if (vt_td_write_headers(w, vt_td_header_page, strlen(vt_td_header_page), vt_td_header_event,
 					strlen(vt_td_header_event)) ||
 		    vt_td_write_ftrace_formats(w, 0, NULL, NULL) || vt_td_systems_begin(w, 2) ||
 		    vt_td_write_system(w, "kvm", 6, kvm, kvml) ||
-		    vt_td_write_system(w, "syscalls", 1, sys, sysl) ||
+		    vt_td_write_system(w, "syscalls", 2, sys, sysl) ||
 		    vt_td_write_kallsyms(w, "", 0) || vt_td_write_printk(w, "", 0) ||
 		    vt_td_write_cmdlines(w, cl, strlen(cl)) ||
 		    vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clock, strlen(clock) + 1) ||
