@@ -92,6 +92,8 @@ $((T + 10)) 4244 entry 0
 $((T + 1000)) 4244 exit 0
 $((T + 2000)) 4245 entry 1
 $((T + 3000)) 4245 exit 0
+$((T + 4000)) 4246 entry 0
+$((T + 5000)) 4246 exit 0
 EOT
 rm -rf h g; "$MKFIX" h g -n 10 -o 5000 -r -j 0 -e ev.txt >t.json
 meta_set h kvm.vcpu_threads=3 kvm.thread1.tid=4244 kvm.thread1.vcpu=0 kvm.thread2.tid=4245 \
