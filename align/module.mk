@@ -9,11 +9,13 @@ ALIGN_MODEL_SRCS += align/src_markers.c align/src_debugfs.c align/src_tracepoint
 VMTRACE_SRCS += $(ALIGN_MODEL_SRCS) align/cmd_align.c align/cmd_marker.c
 VMTRACE_LIBS += $(TRACECMD_LIBS)
 
-# tests/unit/t-align, t-align-model and t-clockmap link align's objects (the model's
-# queries and clock maps; the sources' loaders come along, unused)
+# tests/unit/t-align, t-align-model, t-align-inside and t-clockmap link align's
+# objects (the model's queries and clock maps, the inside check; the sources'
+# loaders come along, unused)
 ALIGN_MODEL_OBJS := $(ALIGN_MODEL_SRCS:%.c=$(OUT)/obj/%.o)
-$(OUT)/tests/t-align $(OUT)/tests/t-align-model $(OUT)/tests/t-clockmap: $(ALIGN_MODEL_OBJS)
-$(OUT)/tests/t-align $(OUT)/tests/t-align-model $(OUT)/tests/t-clockmap: LDFLAGS_ALL += $(ALIGN_MODEL_OBJS)
+ALIGN_UNIT_TESTS := $(addprefix $(OUT)/tests/,t-align t-align-model t-align-inside t-clockmap)
+$(ALIGN_UNIT_TESTS): $(ALIGN_MODEL_OBJS)
+$(ALIGN_UNIT_TESTS): LDFLAGS_ALL += $(ALIGN_MODEL_OBJS)
 
 # tests/align: a generator of host/guest fixture directories with known answers
 TEST_TARGETS += $(OUT)/tests/align/mkfixture

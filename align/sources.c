@@ -121,8 +121,8 @@ static int32_t tid_vcpu(struct vt_td_reader *r, struct tidmap *t, size_t *nt, in
 	for (size_t i = 0; i < *nt; i++)
 		if (t[i].tid == pid)
 			return t[i].vcpu;
-	comm = vt_td_read_comm(r, pid);
-	if (!comm || sscanf(comm, "CPU %d/", &v) != 1 || v < 0)
+	comm = vt_td_read_comm(r, pid);	/* never NULL: "" when unknown */
+	if (sscanf(comm, "CPU %d/", &v) != 1 || v < 0)
 		v = ALIGN_VCPU_ANY;
 	if (*nt < SRC_MAX_THREADS) {
 		t[*nt].tid = pid;

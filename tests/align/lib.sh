@@ -82,3 +82,41 @@ d = open(sys.argv[1], "rb").read()
 open(sys.argv[2], "wb").write(b"".join(d[i:i + 48] for i in range(0, len(d) - 47, 96)))
 ' "$1" "$2"
 }
+
+# meta_set DIR KEY=VALUE...: set (or, with an empty VALUE, remove) keys of
+# DIR/vmtrace.meta
+meta_set() {
+	local dir=$1; shift
+	"$PY" - "$dir/vmtrace.meta" "$@" <<'PYEOF'
+import sys
+path = sys.argv[1]
+lines = open(path).read().splitlines()
+for kv in sys.argv[2:]:
+    k, v = kv.split("=", 1)
+    lines = [l for l in lines if not l.startswith(k + "=")]
+    if v:
+        lines.append(k + "=" + v)
+open(path, "w").write("\n".join(lines) + "\n")
+PYEOF
+}
+
+# expect_exit CODE PATTERN -- command...: exits CODE, PATTERN in its stderr
+expect_exit() {
+	local want=$1 pat=$2; shift 3
+	set +e; "$@" >out.txt 2>err.txt; local rc=$?; set -e
+	[ "$rc" = "$want" ] || fail "exit $rc, want $want: $* ($(cat err.txt))"
+	grep -qF -- "$pat" err.txt || fail "no '$pat' in stderr of $*: $(cat err.txt)"
+}
+
+# add_marker DIR KIND ADDR SEQ CPU BEFORE AFTER: append a guest marker record
+# (docs/format/markers.md) to DIR/markers.dat; CPU -1: none
+add_marker() {
+	"$PY" - "$@" <<'PYEOF'
+import struct, sys
+d, kind, addr, seq, cpu, b, a = sys.argv[1], *[int(x, 0) for x in sys.argv[2:]]
+size = 1 if kind == 4 else 4
+val = (seq & 0xff) if kind == 4 else (0x56 << 24 | (seq & 0xffffff))
+with open(d + "/markers.dat", "ab") as f:
+    f.write(struct.pack("<IHBBQIIQQQ", 0x4b4d5456, 1, kind, size, addr, val, cpu & 0xffffffff, seq, b, a))
+PYEOF
+}

@@ -42,6 +42,17 @@
  *   -g           with -k: markers.dat holds the hypercall markers too
  *   -a           address hypercall markers: markers.dat names HC_ADDR_NR,
  *                the host sees kvm_hypercall nr HC_ADDR_NR, a0 = the value
+ *   -r           the vCPU thread's runs (kvm_entry/kvm_exit, the inside
+ *                check): each marker's action exits (kvm_exit at its host
+ *                instant), the next run enters RUN_GAP ticks later; the
+ *                guest records name vCPU 0 (their cpu field)
+ *   -e FILE      extra host events from FILE on a CPU of their own, one a
+ *                line in time order, "TS PID EVENT ARGS" (numbers in C
+ *                syntax): entry VCPU | exit REASON | tsc VCPU PREV NEXT |
+ *                pio RW PORT VAL COUNT | mmio TYPE GPA VAL |
+ *                hc NR A0 A1 A2 A3 | writev FD | write FD COUNT; and
+ *                "comm PID NAME" lines:
+ *                the thread names of the trace (cmdlines)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,7 +67,11 @@
 #include "tracedat.h"
 
 #define PAGE		4096
-#define NR_CPUS		2
+#define NR_CPUS		2	/* the generated events' */
+#define MAX_CPUS	3	/* with -e: its events on the third */
+#define ID_ENTRY	70
+#define ID_EXIT		71
+#define RUN_GAP		250	/* ticks from a marker's exit to the next entry */
 #define VCPU_TID	4242
 #define IO_TID		4243
 #define CREATE_TSC	5000000000000ull
@@ -66,6 +81,7 @@
 #define ID_TSC		83
 #define ID_PIO		110
 #define ID_WRITEV	832
+#define ID_WRITE	835
 #define ID_MMIO		99
 #define ID_HC		120
 #define HC_CHAIN_A	4321
@@ -115,6 +131,19 @@ static const char fmt_hc[] = "name: kvm_hypercall\nID: 120\nformat:\n" COMMON_FI
 	"\tfield:unsigned long a3;\toffset:40;\tsize:8;\tsigned:0;\n\n"
 	"print fmt: \"nr 0x%lx a0 0x%lx a1 0x%lx a2 0x%lx a3 0x%lx\", REC->nr, REC->a0, REC->a1, "
 	"REC->a2, REC->a3\n";
+static const char fmt_entry[] = "name: kvm_entry\nID: 70\nformat:\n" COMMON_FIELDS
+	"\tfield:unsigned int vcpu_id;\toffset:8;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"vcpu %u\", REC->vcpu_id\n";
+static const char fmt_exit[] = "name: kvm_exit\nID: 71\nformat:\n" COMMON_FIELDS
+	"\tfield:unsigned int exit_reason;\toffset:8;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"reason %u\", REC->exit_reason\n";
+static const char fmt_write[] = "name: sys_enter_write\nID: 835\nformat:\n" COMMON_FIELDS
+	"\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
+	"\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:const char * buf;\toffset:24;\tsize:8;\tsigned:0;\n"
+	"\tfield:size_t count;\toffset:32;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"fd: 0x%08lx, buf: 0x%08lx, count: 0x%08lx\", ((unsigned long)(REC->fd)), "
+	"((unsigned long)(REC->buf)), ((unsigned long)(REC->count))\n";
 static const char fmt_writev[] = "name: sys_enter_writev\nID: 832\nformat:\n" COMMON_FIELDS
 	"\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
 	"\tfield:unsigned long fd;\toffset:16;\tsize:8;\tsigned:0;\n"
@@ -129,7 +158,7 @@ struct cpu_out {
 	struct vt_td_page pg;
 };
 
-static struct cpu_out cpus[NR_CPUS];
+static struct cpu_out cpus[MAX_CPUS];
 
 static void die(const char *what)
 {
@@ -161,7 +190,8 @@ static void common(uint8_t *b, uint16_t id, int32_t pid)
 	memcpy(b + 4, &pid, 4);
 }
 
-static void ev_tsc_tid(uint64_t ts, int32_t tid, uint32_t vcpu, int64_t prev, int64_t next)
+static void ev_tsc_tid_cpu(int cpu, uint64_t ts, int32_t tid, uint32_t vcpu, int64_t prev,
+			   int64_t next)
 {
 	uint8_t b[32] = { 0 };
 
@@ -169,7 +199,12 @@ static void ev_tsc_tid(uint64_t ts, int32_t tid, uint32_t vcpu, int64_t prev, in
 	memcpy(b + 8, &vcpu, 4);
 	memcpy(b + 16, &prev, 8);
 	memcpy(b + 24, &next, 8);
-	emit(0, ts, b, sizeof(b));
+	emit(cpu, ts, b, sizeof(b));
+}
+
+static void ev_tsc_tid(uint64_t ts, int32_t tid, uint32_t vcpu, int64_t prev, int64_t next)
+{
+	ev_tsc_tid_cpu(0, ts, tid, vcpu, prev, next);
 }
 
 static void ev_tsc(uint64_t ts, uint32_t vcpu, int64_t prev, int64_t next)
@@ -177,10 +212,11 @@ static void ev_tsc(uint64_t ts, uint32_t vcpu, int64_t prev, int64_t next)
 	ev_tsc_tid(ts, VCPU_TID, vcpu, prev, next);
 }
 
-static void ev_pio_tid(int cpu, uint64_t ts, int32_t tid, uint32_t port, uint32_t val)
+static void ev_pio_full(int cpu, uint64_t ts, int32_t tid, uint32_t rw, uint32_t port,
+			uint32_t val, uint32_t count)
 {
 	uint8_t b[28] = { 0 };
-	uint32_t rw = 1, size = 4, count = 1;
+	uint32_t size = 4;
 
 	common(b, ID_PIO, tid);
 	memcpy(b + 8, &rw, 4);
@@ -191,22 +227,33 @@ static void ev_pio_tid(int cpu, uint64_t ts, int32_t tid, uint32_t port, uint32_
 	emit(cpu, ts, b, sizeof(b));
 }
 
+static void ev_pio_tid(int cpu, uint64_t ts, int32_t tid, uint32_t port, uint32_t val)
+{
+	ev_pio_full(cpu, ts, tid, 1, port, val, 1);
+}
+
 static void ev_pio(int cpu, uint64_t ts, uint32_t port, uint32_t val)
 {
 	ev_pio_tid(cpu, ts, VCPU_TID, port, val);
 }
 
-static void ev_mmio(int cpu, uint64_t ts, uint64_t gpa, uint64_t val)
+static void ev_mmio_full(int cpu, uint64_t ts, int32_t tid, uint32_t type, uint64_t gpa,
+			 uint64_t val)
 {
 	uint8_t b[32] = { 0 };
-	uint32_t type = MMIO_WRITE, len = 4;
+	uint32_t len = 4;
 
-	common(b, ID_MMIO, VCPU_TID);
+	common(b, ID_MMIO, tid);
 	memcpy(b + 8, &type, 4);
 	memcpy(b + 12, &len, 4);
 	memcpy(b + 16, &gpa, 8);
 	memcpy(b + 24, &val, 8);
 	emit(cpu, ts, b, sizeof(b));
+}
+
+static void ev_mmio(int cpu, uint64_t ts, uint64_t gpa, uint64_t val)
+{
+	ev_mmio_full(cpu, ts, VCPU_TID, MMIO_WRITE, gpa, val);
 }
 
 static void ev_writev(int cpu, uint64_t ts, int32_t tid, uint64_t fd)
@@ -223,15 +270,21 @@ static void ev_writev(int cpu, uint64_t ts, int32_t tid, uint64_t fd)
 	emit(cpu, ts, b, sizeof(b));
 }
 
-static void ev_hc(int cpu, uint64_t ts, uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2,
-		  uint64_t a3)
+static void ev_hc_tid(int cpu, uint64_t ts, int32_t tid, uint64_t nr, uint64_t a0, uint64_t a1,
+		      uint64_t a2, uint64_t a3)
 {
 	uint8_t b[48] = { 0 };
 	uint64_t a[5] = { nr, a0, a1, a2, a3 };
 
-	common(b, ID_HC, VCPU_TID);
+	common(b, ID_HC, tid);
 	memcpy(b + 8, a, sizeof(a));
 	emit(cpu, ts, b, sizeof(b));
+}
+
+static void ev_hc(int cpu, uint64_t ts, uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2,
+		  uint64_t a3)
+{
+	ev_hc_tid(cpu, ts, VCPU_TID, nr, a0, a1, a2, a3);
 }
 
 /* One in-band hypercall: marker @seq's "before" and the chain's previous
@@ -250,6 +303,76 @@ static void ev_hc_inband(int cpu, uint64_t ts, int abi32, uint32_t chain, uint64
 	      (uint32_t)before, before >> 32, (uint32_t)prev_after, prev_after >> 32);
 }
 
+/* a write(2) of @count bytes to @fd (sys_enter_write) */
+static void ev_write(int cpu, uint64_t ts, int32_t tid, uint64_t fd, uint64_t count)
+{
+	uint8_t b[40] = { 0 };
+	int32_t nr = 1;
+	uint64_t buf = 0x7ffd0000;
+
+	common(b, ID_WRITE, tid);
+	memcpy(b + 8, &nr, 4);
+	memcpy(b + 16, &fd, 8);
+	memcpy(b + 24, &buf, 8);
+	memcpy(b + 32, &count, 8);
+	emit(cpu, ts, b, sizeof(b));
+}
+
+/* kvm_entry (@id ID_ENTRY, @val the vCPU) or kvm_exit (its reason) */
+static void ev_u32(int cpu, uint64_t ts, int32_t tid, uint16_t id, uint32_t val)
+{
+	uint8_t b[12] = { 0 };
+
+	common(b, id, tid);
+	memcpy(b + 8, &val, 4);
+	emit(cpu, ts, b, sizeof(b));
+}
+
+/* -e FILE: its events on CPU @cpu, its "comm" lines appended to @cl */
+static void extra_events(const char *path, int cpu, char *cl, size_t clsz)
+{
+	FILE *fp = fopen(path, "r");
+	char line[512], ev[16];
+	unsigned long long ts, a[5];
+	int pid, n, off;
+
+	if (!fp)
+		die(path);
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "comm %d %n", &pid, &off) == 1) {
+			size_t l = strlen(cl);
+
+			snprintf(cl + l, clsz - l, "%d %s", pid, line + off);
+			continue;
+		}
+		memset(a, 0, sizeof(a));
+		n = sscanf(line, "%lli %d %15s %lli %lli %lli %lli %lli", &ts, &pid, ev, &a[0], &a[1],
+			   &a[2], &a[3], &a[4]);
+		if (n < 3)
+			continue;
+		if (!strcmp(ev, "entry"))
+			ev_u32(cpu, ts, pid, ID_ENTRY, (uint32_t)a[0]);
+		else if (!strcmp(ev, "exit"))
+			ev_u32(cpu, ts, pid, ID_EXIT, (uint32_t)a[0]);
+		else if (!strcmp(ev, "tsc"))
+			ev_tsc_tid_cpu(cpu, ts, pid, (uint32_t)a[0], (int64_t)a[1], (int64_t)a[2]);
+		else if (!strcmp(ev, "pio"))
+			ev_pio_full(cpu, ts, pid, (uint32_t)a[0], (uint32_t)a[1], (uint32_t)a[2],
+				    (uint32_t)a[3]);
+		else if (!strcmp(ev, "mmio"))
+			ev_mmio_full(cpu, ts, pid, (uint32_t)a[0], a[1], a[2]);
+		else if (!strcmp(ev, "hc"))
+			ev_hc_tid(cpu, ts, pid, a[0], a[1], a[2], a[3], a[4]);
+		else if (!strcmp(ev, "writev"))
+			ev_writev(cpu, ts, pid, a[0]);
+		else if (!strcmp(ev, "write"))
+			ev_write(cpu, ts, pid, a[0], a[1]);
+		else
+			die(line);
+	}
+	fclose(fp);
+}
+
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(uint64_t n)
@@ -265,19 +388,22 @@ int main(int argc, char **argv)
 	uint64_t n = 40, jitter = 4000, hz = 2096001000ull, step;
 	int64_t off = 0, tp_off = -(int64_t)CREATE_TSC, dbg_off = 0, delta = 0;
 	int has_tp = 1, has_dbg = 1, dbg_set = 0, chardev = 0, mmio = 0, has_meta = 1, reset = 0, foreign = 0, c;
-	int io_writes = 0, inband = 0, abi32 = 0, two = 0, hc_guest = 0, hc_addr = 0;
+	int io_writes = 0, inband = 0, abi32 = 0, two = 0, hc_guest = 0, hc_addr = 0, runs = 0;
+	int ncpu = NR_CPUS;
+	const char *extra = NULL;
 	uint64_t prev_after[2] = { 0, 0 }, hc_last[2] = { 0, 0 };
 	const char *clock = "local global counter [x86-tsc]";
 	long change_at = -1, host_miss = -1, guest_miss = -1;
+	static char cl[1 << 18];	/* cmdlines: -e may name thousands of threads */
 	char path[4096], tmpl[64];
 	uint64_t change_tsc = 0, last_ts = 0;
 	struct vt_marker_writer *mw;
 	struct vt_td_writer *w;
 	struct vt_meta *m;
 	char key[VT_META_KEY_MAX];
-	int fds[NR_CPUS];
+	int fds[MAX_CPUS];
 
-	while ((c = getopt(argc, argv, "n:o:t:Td:Dj:cmx:H:G:z:MC:RFkK2gaw")) != -1) {
+	while ((c = getopt(argc, argv, "n:o:t:Td:Dj:cmx:H:G:z:MC:RFkK2gawre:")) != -1) {
 		switch (c) {
 		case 'n': n = strtoull(optarg, NULL, 0); break;
 		case 'o': off = strtoll(optarg, NULL, 0); break;
@@ -305,10 +431,12 @@ int main(int argc, char **argv)
 		case 'g': hc_guest = 1; break;
 		case 'a': hc_addr = 1; break;
 		case 'w': io_writes = 1; break;
+		case 'r': runs = 1; break;
+		case 'e': extra = optarg; ncpu = MAX_CPUS; break;
 		default:
 			fprintf(stderr, "usage: mkfixture HOSTDIR GUESTDIR [-n N] [-o OFF] [-t TPOFF|-T] "
 				"[-d DBGOFF|-D] [-j JITTER] [-c [-w]|-m] [-x AT:DELTA] [-H K] [-G K] [-z HZ] "
-				"[-M] [-C CLOCKS] [-R] [-F] [-k|-K [-2] [-g]|-a]\n");
+				"[-M] [-C CLOCKS] [-R] [-F] [-k|-K [-2] [-g]|-a] [-r] [-e FILE]\n");
 			return 2;
 		}
 	}
@@ -320,7 +448,7 @@ int main(int argc, char **argv)
 	if ((mkdir(argv[optind], 0755) && errno != EEXIST) ||
 	    (mkdir(argv[optind + 1], 0755) && errno != EEXIST))
 		die("mkdir");
-	for (int i = 0; i < NR_CPUS; i++) {
+	for (int i = 0; i < ncpu; i++) {
 		snprintf(tmpl, sizeof(tmpl), "/tmp/mkfixture.XXXXXX");
 		cpus[i].fd = mkstemp(tmpl);
 		if (cpus[i].fd < 0)
@@ -376,6 +504,12 @@ int main(int argc, char **argv)
 		}
 		r.tsc_guest_before = h - lb + (uint64_t)off;
 		r.tsc_guest_after = h + la + (uint64_t)off;
+		if (runs) {	/* the run the marker's action ends */
+			if (!i)
+				ev_u32(cpu, h - step / 8, VCPU_TID, ID_ENTRY, 0);
+			ev_u32(cpu, h, VCPU_TID, ID_EXIT, 0);
+			r.cpu = 0;
+		}
 		if ((long)i != host_miss) {
 			if (inband) {
 				int k = two ? (int)(i % 2) : 0;
@@ -395,10 +529,14 @@ int main(int argc, char **argv)
 			prev_after[two ? i % 2 : 0] = r.tsc_guest_after;
 			hc_last[two ? i % 2 : 0] = h;
 		}
+		if (runs)	/* the next run, from RUN_GAP after the action */
+			ev_u32(cpu, h + RUN_GAP, VCPU_TID, ID_ENTRY, 0);
 		if ((long)i != guest_miss && (!inband || hc_guest) && vt_marker_writer_add(mw, &r))
 			die("marker add");
 		last_ts = h;
 	}
+	if (runs && n)	/* the last run's exit */
+		ev_u32((int)((n - 1) % NR_CPUS), last_ts + step / 4, VCPU_TID, ID_EXIT, 0);
 	for (int k = 0; inband && k < 1 + two; k++)	/* each chain's closing call */
 		if (hc_last[k])
 			ev_hc_inband(0, hc_last[k] + step / 2, abi32, k ? HC_CHAIN_B : HC_CHAIN_A,
@@ -406,7 +544,11 @@ int main(int argc, char **argv)
 				     prev_after[k]);
 	if (vt_marker_writer_close(mw))
 		die("markers.dat close");
-	for (int i = 0; i < NR_CPUS; i++) {
+	snprintf(cl, sizeof(cl), "%d qemu-system-x86\n%d CPU 0/KVM\n%d CPU 0/KVM\n", IO_TID,
+		 VCPU_TID, FOREIGN_TID);
+	if (extra)
+		extra_events(extra, NR_CPUS, cl, sizeof(cl));
+	for (int i = 0; i < ncpu; i++) {
 		if (cpus[i].pg.nr_events && write(cpus[i].fd, cpus[i].page, PAGE) != PAGE)
 			die("page write");
 		lseek(cpus[i].fd, 0, SEEK_SET);
@@ -419,27 +561,24 @@ int main(int argc, char **argv)
 	if (!w)
 		die("trace.dat create");
 	{
-		const char *kvm[] = { fmt_tsc, fmt_pio, fmt_mmio, fmt_hc };
+		const char *kvm[] = { fmt_tsc, fmt_pio, fmt_mmio, fmt_hc, fmt_entry, fmt_exit };
 		size_t kvml[] = { sizeof(fmt_tsc) - 1, sizeof(fmt_pio) - 1, sizeof(fmt_mmio) - 1,
-				  sizeof(fmt_hc) - 1 };
-		const char *sys[] = { fmt_writev };
-		size_t sysl[] = { sizeof(fmt_writev) - 1 };
-		char cl[128];
+				  sizeof(fmt_hc) - 1, sizeof(fmt_entry) - 1, sizeof(fmt_exit) - 1 };
+		const char *sys[] = { fmt_writev, fmt_write };
+		size_t sysl[] = { sizeof(fmt_writev) - 1, sizeof(fmt_write) - 1 };
 
-		snprintf(cl, sizeof(cl), "%d qemu-system-x86\n%d CPU 0/KVM\n%d CPU 0/KVM\n", IO_TID,
-			 VCPU_TID, FOREIGN_TID);
 		if (vt_td_write_headers(w, vt_td_header_page, strlen(vt_td_header_page), vt_td_header_event,
 					strlen(vt_td_header_event)) ||
 		    vt_td_write_ftrace_formats(w, 0, NULL, NULL) || vt_td_systems_begin(w, 2) ||
-		    vt_td_write_system(w, "kvm", 4, kvm, kvml) ||
-		    vt_td_write_system(w, "syscalls", 1, sys, sysl) ||
+		    vt_td_write_system(w, "kvm", 6, kvm, kvml) ||
+		    vt_td_write_system(w, "syscalls", 2, sys, sysl) ||
 		    vt_td_write_kallsyms(w, "", 0) || vt_td_write_printk(w, "", 0) ||
 		    vt_td_write_cmdlines(w, cl, strlen(cl)) ||
 		    vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clock, strlen(clock) + 1) ||
-		    vt_td_write_cpu_data(w, NR_CPUS, fds, NULL) || vt_td_close(w))
+		    vt_td_write_cpu_data(w, ncpu, fds, NULL) || vt_td_close(w))
 			die("trace.dat");
 	}
-	for (int i = 0; i < NR_CPUS; i++)
+	for (int i = 0; i < ncpu; i++)
 		close(cpus[i].fd);
 
 	if (has_meta) {

@@ -133,4 +133,91 @@ meta h kvm.vm0.vcpu0.tsc_offset.nr=100001
 expect_fail 1 'h/vmtrace.meta: kvm.vm0.vcpu0.tsc_offset.nr = 100001: too many' -- "$VT_BIN" align h g
 meta h kvm.vm0.vcpu0.tsc_offset.nr=1 kvm.vm0.vcpus=1025
 expect_fail 1 'h/vmtrace.meta: kvm.vm0.vcpus = 1025: too many' -- "$VT_BIN" align h g
-echo "debugfs: ratio and fraction bits, implausible ratio, unannounced change, VMs, bad readings"
+
+# fraction bits out of range (0, 64) are not stated: the vendor decides;
+# a vendor neither AMD nor Intel: the ratio's size
+fresh
+for fb in 0 64; do
+	meta h kvm.vm0.vcpu0.tsc_scaling_ratio.nr=1 "kvm.vm0.vcpu0.tsc_scaling_ratio.0=$R32 1 start" \
+		kvm.tsc_scaling_frac_bits=$fb cpu.vendor=AuthenticAMD
+	"$VT_BIN" align h g --json >a.json
+	kvm_line a.json "$R32" 32 $OFF
+done
+meta h kvm.tsc_scaling_frac_bits= cpu.vendor=HygonGenuine "kvm.vm0.vcpu0.tsc_scaling_ratio.0=$R48 1 start"
+"$VT_BIN" align h g --json >a.json
+kvm_line a.json "$R48" 48 $OFF
+# no ratio reading: a count of 0, past the series' limit, a missing reading
+for kv in kvm.vm0.vcpu0.tsc_scaling_ratio.nr=0 kvm.vm0.vcpu0.tsc_scaling_ratio.nr=100001 \
+	  kvm.vm0.vcpu0.tsc_scaling_ratio.nr=2; do
+	meta h "$kv"
+	"$VT_BIN" align h g --json >a.json
+	kvm_line a.json 1 0 $OFF
+done
+
+# a reading with no WHEN is one; a TSC past 64 bits is refused
+fresh
+meta h "kvm.vm0.vcpu0.tsc_offset.0=6000 5000000000001"
+"$VT_BIN" align h g --json >a.json 2>/dev/null
+kvm_line a.json 1 0 6000
+meta h "kvm.vm0.vcpu0.tsc_offset.0=5000 99999999999999999999 start"
+expect_fail 1 'kvm.vm0.vcpu0.tsc_offset.0: expected "OFFSET TSC WHEN", got "5000 99999999999999999999 start"' -- \
+	"$VT_BIN" align h g
+# a vCPU with no offset series (no count, a count of 0): no reading of it
+fresh
+meta h kvm.vm0.vcpus=3 kvm.vm0.vcpu2.tsc_offset.nr=0
+"$VT_BIN" align h g --json >a.json 2>/dev/null
+check_json a.json t.json '"host: 1 debugfs tsc-offset readings (vm0)" in j["notes"]'
+kvm_line a.json 1 0 $OFF
+
+# VMs one after the other, told by the spans of their readings: vm1 ran
+# before vm0 (its readings out of order), its series partly malformed
+# (the span skips what it cannot read; loading it refuses it by name)
+fresh
+meta h kvm.vms=2 kvm.vm1.vcpus=2 kvm.vm1.vcpu0.tsc_offset.nr=3 \
+	"kvm.vm1.vcpu0.tsc_offset.0=5000 4000000000000 start" "kvm.vm1.vcpu0.tsc_offset.1=5000 3000000000000 poll" \
+	"kvm.vm1.vcpu0.tsc_offset.2=bad" kvm.vm1.vcpu1.tsc_offset.nr=100001
+expect_fail 1 'h/vmtrace.meta: kvm.vm1.vcpu0.tsc_offset.2: expected "OFFSET TSC WHEN", got "bad"' -- \
+	"$VT_BIN" align h g
+meta h kvm.vm1.vcpu0.tsc_offset.nr=2 kvm.vm1.vcpu1.tsc_offset.nr=
+"$VT_BIN" align h g --json >a.json 2>/dev/null
+check_json a.json t.json \
+	'any("2 VMs in the recording, one after the other" in n for n in j["notes"])' \
+	'"host: 3 debugfs tsc-offset readings (every VM)" in j["notes"]'
+# vm1's vCPU count missing, or past the limit: nothing says when it ran
+for kv in kvm.vm1.vcpus= kvm.vm1.vcpus=1025; do
+	meta h "$kv"
+	"$VT_BIN" align h g --json >a.json 2>/dev/null
+	check_json a.json t.json \
+		'"host: 2 VMs in the recording at once: using vm0'"'"'s debugfs readings" in j["notes"]'
+done
+
+# the PVM note (debugfs reads 0 where the tracepoint started the guest's
+# TSC from 0): only for a write of the same vCPU, with a negative offset
+# within a second of -(its host TSC): here vCPU 1's write, a positive one
+# and one far off come first, then one 5 ticks past -(host TSC); a second
+# vCPU also reads 0 (its creation write from 0 as well)
+C=5000000000000
+cat >ev.txt <<EOT
+$((C - 4000)) 4242 tsc 1 0 $((4000 - C))
+$((C - 3000)) 4242 tsc 0 0 5000
+$((C - 2000)) 4242 tsc 0 5000 -1000
+$((C - 1000)) 4242 tsc 0 -1000 $((995 - C))
+EOT
+rm -rf p pg; "$MKFIX" p pg -n 0 -o 0 -d 0 -e ev.txt >/dev/null
+meta p kvm.vm0.vcpus=2 kvm.vm0.vcpu1.tsc_offset.nr=1 "kvm.vm0.vcpu1.tsc_offset.0=0 $((C + 1)) start"
+"$VT_BIN" align p pg --json >a.json 2>/dev/null
+check_json a.json t.json \
+	'[n.split(" (guest")[0] for n in j["notes"] if "does not apply" in n] == ["host: vCPU 0: kvm_write_tsc_offset asked for offset %d" % (995 - t["create_tsc_host"]), "host: vCPU 1: kvm_write_tsc_offset asked for offset %d" % (4000 - t["create_tsc_host"])]'
+# ... not with a scaling ratio (KVM's line is not "from 0" then)
+meta p kvm.vm0.vcpus=1 kvm.vm0.vcpu0.tsc_scaling_ratio.nr=1 "kvm.vm0.vcpu0.tsc_scaling_ratio.0=$R48 1 start" \
+	kvm.tsc_scaling_frac_bits=48
+"$VT_BIN" align p pg --json >a.json 2>/dev/null
+check_json a.json t.json 'not any("does not apply" in n for n in j["notes"])' \
+	'any("debugfs tsc-offset readings" in n for n in j["notes"])'
+# ... nor without a host frequency: no model; what was found is listed
+meta p tsc.hz=
+expect_fail 1 'host TSC frequency unknown' -- "$VT_BIN" align p pg
+grep -qF 'what was found:' err.txt || fail "no notes with the error: $(cat err.txt)"
+grep -qF 'host: 1 debugfs tsc-offset readings (vm0)' err.txt || fail "notes: $(cat err.txt)"
+if grep -q 'does not apply' err.txt; then fail "PVM note without a frequency: $(cat err.txt)"; fi
+echo "debugfs: ratio and fraction bits, implausible ratio, unannounced change, VMs, bad readings, the PVM note"

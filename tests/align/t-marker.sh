@@ -61,6 +61,24 @@ if command -v setpriv >/dev/null; then
 	expect_nobody --chardev
 	grep -qF 'marker: ioperm(0xe9): ' err.txt || fail "chardev as nobody: $(cat err.txt)"
 fi
+# root without CAP_SYS_RAWIO (dropped from the bounding set: ioperm cannot
+# succeed, no port is written): EPERM, or ENOSYS without ioperm; the
+# message says what root lacks here
+expect_root() {
+	set +e; setpriv --bounding-set -sys_rawio --inh-caps -sys_rawio "$VT_BIN" marker -o rootm "$@" \
+		>out.txt 2>err.txt; local rc=$?; set -e
+	[ "$rc" = 4 ] || [ "$rc" = 5 ] || fail "marker as root without CAP_SYS_RAWIO: exit $rc, want 4 or 5 ($(cat err.txt))"
+	grep -qF "no port access even as root: a confined guest or a kernel without ioperm; under KVM, --hypercall is the way" err.txt ||
+		fail "marker as root without CAP_SYS_RAWIO: $(cat err.txt)"
+}
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ] &&
+   setpriv --bounding-set -sys_rawio --inh-caps -sys_rawio true 2>/dev/null; then
+	expect_root
+	grep -qF 'marker: ioperm(0x5f0): ' err.txt || fail "PIO as root: $(cat err.txt)"
+	expect_root --chardev
+	grep -qF 'marker: ioperm(0xe9): ' err.txt || fail "chardev as root: $(cat err.txt)"
+	[ ! -e rootm/markers.dat ] || fail "a refused marker wrote markers.dat"
+fi
 
 # hypercall markers: sent exactly where CPUID says KVM
 if lscpu 2>/dev/null | grep -q '^Hypervisor vendor: *KVM$'; then
@@ -68,6 +86,10 @@ if lscpu 2>/dev/null | grep -q '^Hypervisor vendor: *KVM$'; then
 	records hc/markers.dat 3 0 3 0x56540001
 	"$VT_BIN" marker --hypercall -n 2 --interval 10ms -o hc
 	records hc/markers.dat 5 0 3 0x56540001
+	# an empty markers.dat: seq from 0
+	mkdir empty && : >empty/markers.dat
+	"$VT_BIN" marker --hypercall -n 1 --interval 0 -o empty
+	records empty/markers.dat 1 0 3 0x56540001
 	# no -o: ./vmtrace-markers (docs/cli.md, Default output)
 	mkdir dflt && (cd dflt && "$VT_BIN" marker --hypercall -n 1)
 	records dflt/vmtrace-markers/markers.dat 1 0 3 0x56540001
