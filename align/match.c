@@ -194,7 +194,7 @@ static size_t match_by_order(const struct vt_marker *const *g, size_t ng,
 {
 	long diff, lo_s, hi_s;
 	size_t best = 0, n = 0, j = 0;
-	uint64_t tol, width_max = 0;
+	uint64_t tol, span, width_max = 0;
 	int64_t best_off = 0;
 	struct oend *ev;
 
@@ -203,8 +203,17 @@ static size_t match_by_order(const struct vt_marker *const *g, size_t ng,
 		return 0;
 	}
 	vt_sort(h, nh, sizeof(*h), cmp_hobs_time);
-	/* host observations beyond the guest's seq span: extra writes */
-	diff = (long)nh - (long)(g[ng - 1]->seq - g[0]->seq + 1);
+	/*
+	 * host observations beyond the guest's seq span: extra writes (below
+	 * zero: seqs the host did not see).  Only +-MATCH_MAX_SHIFT of it is
+	 * used, and seqs come from the file (any 64-bit value): clamped here,
+	 * in unsigned arithmetic, not after a signed overflow.
+	 */
+	span = g[ng - 1]->seq - g[0]->seq;	/* sorted by seq */
+	if (span >= nh)
+		diff = span - nh + 1 > MATCH_MAX_SHIFT ? -MATCH_MAX_SHIFT : -(long)(span - nh + 1);
+	else
+		diff = nh - span - 1 > MATCH_MAX_SHIFT ? MATCH_MAX_SHIFT : (long)(nh - span - 1);
 	for (size_t i = 0; i < ng; i++) {
 		uint64_t w = g[i]->tsc_guest_after - g[i]->tsc_guest_before;
 

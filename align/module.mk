@@ -70,6 +70,9 @@ $(OUT)/tests/align/marker-guest-hcmig.elf: $(SRC)/tests/align/marker-guest.c $(S
 ALIGN_FUZZ_OBJS := $(ALIGN_MODEL_SRCS:%.c=$(OUT)/fuzz/obj/%.o)
 $(OUT)/fuzz/fuzz-markers: $(ALIGN_FUZZ_OBJS)
 $(OUT)/fuzz/fuzz-markers: FUZZ_EXTRA_LIBS += $(ALIGN_FUZZ_OBJS)
+# and its replay binary (tests/fuzz/replay-main.c), with the build's objects
+$(OUT)/fuzz/replay-markers: $(ALIGN_MODEL_SRCS:%.c=$(OUT)/obj/%.o)
+$(OUT)/fuzz/replay-markers: REPLAY_EXTRA += $(ALIGN_MODEL_SRCS:%.c=$(OUT)/obj/%.o)
 
 # the alignment benchmark's guests (tests/bench/b-align-kvm.sh): 100 in-band
 # markers, 0.2 / 2 / 20 ms apart (at ~2 GHz)
