@@ -441,7 +441,7 @@ static int kcore_tool_at(char *buf, size_t len, const char *dir, const char *rel
 {
 	int n = snprintf(buf, len, "%s%s%s", dir, rel, KCORE_TOOL);
 
-	return n > 0 && (size_t)n < len && !access(buf, X_OK);
+	return (size_t)n < len && !access(buf, X_OK);	/* n < 0: huge as a size_t */
 }
 
 /* Where tools/tsc-khz-kcore is: $VT_TOOLS_DIR, else $VT_SRC/tools, else

@@ -70,12 +70,11 @@ static inline int vt_tsc_ns_init(struct vt_tsc_ns *c, uint64_t hz)
 		rem = (rem << 64) % hz;
 		lo = (uint64_t)((rem << 64) / hz);
 		rem = (rem << 64) % hz;
-		c->mult_lo = lo + (rem != 0);
-		c->mult_hi += rem && !c->mult_lo;	/* carry of the ceiling */
+		c->mult_lo = lo + (rem != 0);	/* no carry: see below */
 		c->shift = 64;
 		return 0;
 	}
-	while (b < 64 && (hz >> b))
+	while (hz >> b)		/* hz <= 1e9: b <= 30 */
 		b++;
 	/* mult = ceil(1e9 * 2^b * 2^64 / hz), in two digits of 64 bits */
 	top = (unsigned __int128)VT_NS_PER_SEC << b;	/* < 2^94 */
@@ -83,8 +82,9 @@ static inline int vt_tsc_ns_init(struct vt_tsc_ns *c, uint64_t hz)
 	rem = top % hz;
 	lo = (uint64_t)((rem << 64) / hz);
 	rem = (rem << 64) % hz;
+	/* the ceiling never carries into mult_hi: rem < hz < 2^64 makes
+	 * lo = (rem * 2^64) / hz < 2^64 - 2^64 / hz < 2^64 - 1 */
 	c->mult_lo = lo + (rem != 0);
-	c->mult_hi += rem && !c->mult_lo;		/* carry of the ceiling */
 	c->shift = b;
 	return 0;
 }

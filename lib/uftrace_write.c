@@ -78,9 +78,13 @@ int vt_uft_dir_create(const char *dir, int force)
 		/* an old run's stages too: readers would take their records */
 		if (!uft_is_trace_file(de->d_name) && !is_stage_file(de->d_name))
 			continue;
-		if (uft_path_join(path, sizeof(path), dir, de->d_name) || unlink(path)) {
-			if (errno)
-				vt_err_errno("%s: cannot remove old trace file", path);
+		/* a join's failure has its message (errno is an older one's) */
+		if (uft_path_join(path, sizeof(path), dir, de->d_name)) {
+			closedir(d);
+			return -1;
+		}
+		if (unlink(path)) {
+			vt_err_errno("%s: cannot remove old trace file", path);
 			closedir(d);
 			return -1;
 		}
@@ -420,17 +424,18 @@ static int write_sym_file(const char *dir, const char *exename, const char *buil
 	uft_sb_printf(&sb, "# path name: %s\n", exename);
 	if (build_id && build_id[0])
 		uft_sb_printf(&sb, "# build-id: %s\n", build_id);
-	for (size_t i = 0; i < kept; i++) {
+	for (size_t i = 0, j; i < kept; i = j) {
 		const struct vt_uft_sym *s = &syms[i];
 		uint64_t end = s->addr + (s->size ? s->size : 1);
 
-		/* uftrace keeps the first of several symbols at one address */
-		if (i && s->addr == syms[i - 1].addr)
-			continue;
+		/* uftrace keeps the first of several symbols at one address;
+		 * the end mark looks past them all (the last symbol's too) */
+		for (j = i + 1; j < kept && syms[j].addr == s->addr; j++)
+			;
 		uft_sb_printf(&sb, "%016" PRIx64 " %c %s\n", s->addr, s->type, s->name);
-		if (i + 1 == kept || (s->size && syms[i + 1].addr > end))
+		if (j == kept || (s->size && syms[j].addr > end))
 			uft_sb_printf(&sb, "%016" PRIx64 " ? %s\n", end,
-				  i + 1 == kept ? "__sym_end" : "__func_end");
+				  j == kept ? "__sym_end" : "__func_end");
 	}
 	free(syms);
 	return uft_sb_write(&sb, path);

@@ -8,7 +8,9 @@
  * recorder drops other processes' syscalls) vanish and every later stamp
  * stays exact, zero time deltas included; a __data_loc string pointing
  * past its record, and a number past a short record's end, read as absent;
- * a signed field is sign-extended, a __rel_loc string found from its end.
+ * a signed field is sign-extended, a __rel_loc string found from its end;
+ * a write failing at every point of a v7 file; raw CPU files
+ * with a torn or malformed page.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
 #include "err.h"
@@ -495,6 +498,122 @@ static void test_zstd(const char *dir)
 	zstd_mode = 0;
 }
 
+/*
+ * A write failing all over a v7 file (the file size limit moved 3 bytes at
+ * a time over its last KiB - the CPU chunks, options and strings - and 11
+ * before; v6's are the ones test_order_and_errors and the recorder's fault
+ * tests reach):
+ * every writer call fails with a message naming the file and "File too
+ * large", none succeeds, nothing is left.  Raw CPU files with a torn last page and a malformed page:
+ * whole pages copied, the bad one counted.
+ */
+static void test_write_everywhere(const char *dir)
+{
+	char path[512], raw0[512], raw1[512], shm[] = "/dev/shm/vt-tdw.XXXXXX";
+	struct rlimit old, rl;
+	struct stat sb;
+	int v7, fails, tried;
+
+	/* thousands of files, each fsync'ed: in memory where there is a
+	 * tmpfs */
+	if (mkdtemp(shm))
+		dir = shm;
+
+	snprintf(raw0, sizeof(raw0), "%s/ev-raw0", dir);
+	snprintf(raw1, sizeof(raw1), "%s/ev-raw1", dir);
+	snprintf(path, sizeof(path), "%s/ev.dat", dir);
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	for (v7 = 1; v7 < 2; v7++) {
+		off_t size;
+
+		zstd_mode = v7;
+		unlink(path);
+		CHECK(write_file(path, raw0, raw1, NR_EVENTS) == 0);
+		CHECK(stat(path, &sb) == 0);
+		size = sb.st_size;
+		fails = tried = 0;
+		for (off_t lim = 0; lim < size; lim += lim < size - 1024 ? 11 : 3) {
+			struct vt_td_cpu_stats st[2];
+			struct vt_td_writer *w;
+			const char *fmts[] = { fmt };
+			size_t lens[] = { sizeof(fmt) - 1 };
+			int fds[2], ret;
+
+			unlink(path);
+			tried++;
+			fds[0] = open(raw0, O_RDONLY);
+			fds[1] = open(raw1, O_RDONLY);
+			rl.rlim_cur = lim;
+			rl.rlim_max = old.rlim_max;
+			setrlimit(RLIMIT_FSIZE, &rl);
+			w = v7 ? vt_td_create_zstd(path, PAGE) : vt_td_create(path, PAGE);
+			ret = !w || vt_td_write_headers(w, vt_td_header_page, strlen(vt_td_header_page),
+						  vt_td_header_event, strlen(vt_td_header_event)) ||
+			      vt_td_write_ftrace_formats(w, 1, fmts, lens) ||
+			      vt_td_systems_begin(w, 1) ||
+			      vt_td_write_system(w, "vt", 1, fmts, lens) ||
+			      vt_td_write_kallsyms(w, "ffffffff81000000 T _text\n", 26) ||
+			      vt_td_write_printk(w, "0x1 : \"x\"\n", 11) ||
+			      vt_td_write_cmdlines(w, "77 tester\n", 10) ||
+			      vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clock_opt, sizeof(clock_opt)) ||
+			      vt_td_write_cpu_data(w, 2, fds, st) || vt_td_close(w);
+			setrlimit(RLIMIT_FSIZE, &old);
+			close(fds[0]);
+			close(fds[1]);
+			CHECK(ret);
+			if (!ret)
+				continue;
+			if (w)
+				vt_td_abort(w);
+			fails++;
+			if (!strstr(vt_err_msg(), "ev.dat") || !strstr(vt_err_msg(), "File too large")) {
+				if (fails < 3)
+					fprintf(stderr, "limit %lld: %s\n", (long long)lim, vt_err_msg());
+				CHECK(0);
+			}
+			CHECK(access(path, F_OK) == -1);
+		}
+		CHECK(fails == tried && tried > 400);
+	}
+	zstd_mode = 0;
+
+	/* a torn page at the end of CPU 1's file, a malformed page in CPU
+	 * 0's: whole pages copied, the bad one counted */
+	{
+		struct vt_td_cpu_stats st[2];
+		struct vt_td_writer *w;
+		const char *fmts[] = { fmt };
+		size_t lens[] = { sizeof(fmt) - 1 };
+		uint8_t page[PAGE];
+		int fds[2];
+
+		memset(page, 0xff, sizeof(page));
+		fds[0] = open(raw0, O_RDWR | O_TRUNC);
+		CHECK(write(fds[0], page, PAGE) == PAGE);
+		fds[1] = open(raw1, O_RDWR | O_APPEND);
+		CHECK(write(fds[1], page, 100) == 100);
+		unlink(path);
+		w = vt_td_create_zstd(path, PAGE);
+		CHECK(w && !vt_td_write_headers(w, vt_td_header_page, strlen(vt_td_header_page),
+						 vt_td_header_event, strlen(vt_td_header_event)) &&
+		      !vt_td_write_ftrace_formats(w, 0, NULL, NULL) && !vt_td_systems_begin(w, 1) &&
+		      !vt_td_write_system(w, "vt", 1, fmts, lens) &&
+		      !vt_td_write_kallsyms(w, "", 0) && !vt_td_write_printk(w, "", 0) &&
+		      !vt_td_write_cmdlines(w, "", 0) && !vt_td_write_cpu_data(w, 2, fds, st));
+		CHECK(st[0].bad_pages == 1 && st[0].first_bad == 0 && st[0].bytes == PAGE);
+		CHECK(st[1].bytes % PAGE == 0 && st[1].bad_pages == 0);
+		CHECK(w && vt_td_close(w) == 0);
+		close(fds[0]);
+		close(fds[1]);
+	}
+	unlink(path);
+	unlink(raw0);
+	unlink(raw1);
+	if (dir == shm)
+		rmdir(shm);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/vt-tdw.XXXXXX";
@@ -509,6 +628,7 @@ int main(void)
 	test_order_and_errors(dir);
 	test_header_end_anywhere(dir);
 	test_zstd(dir);
+	test_write_everywhere(dir);
 	rmdir(dir);
 	return check_done();
 }

@@ -40,6 +40,9 @@ static void test_parse_mhz(void)
 	CHECK(parse_mhz("2995.199 MHz processor") == 2995199000ULL);
 	CHECK(parse_mhz("  2400 MHz") == 2400000000ULL);
 	CHECK(parse_mhz("2400.5   MHz") == 2400500000ULL);
+	/* no space before the unit */
+	CHECK(parse_mhz("2400MHz") == 2400000000ULL);
+	CHECK(parse_mhz("2400.25MHz") == 2400250000ULL);
 	CHECK(parse_mhz("1.000001 MHz") == 1000001ULL);
 	CHECK(parse_mhz("x2400 MHz") == 0);
 	CHECK(parse_mhz("2400 GHz") == 0);
