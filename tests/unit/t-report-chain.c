@@ -829,6 +829,167 @@ static void test_scan_max(void)
 	CHECK(q && q->t[RL_INJECT] == T1 + 4 * US && q->t[RL_IRQ] == T1 + 5 * US);
 }
 
+/* One request of device 2 on vCPU 0: issued at @t, completed at @t + 50 us. */
+static void rq(uint64_t t, uint64_t sector, unsigned nr, const char *rwbs, int done)
+{
+	char a[128];
+
+	snprintf(a, sizeof(a), "dev=2 sector=%llu nr_sector=%u rwbs='%s'",
+		 (unsigned long long)sector, nr, rwbs);
+	ins(gk, "block_rq_issue", t, 0, a);
+	if (done)
+		ins(gk, "block_rq_complete", t + 50 * US, 0, a);
+}
+
+/* A QEMU syscall @name (sys_enter_NAME with @args, sys_exit ret=@ret) on
+ * its I/O thread from @t to @t + 1 us. */
+static void qsys(uint64_t t, const char *name, const char *args, long ret)
+{
+	char e[64], x[32];
+
+	snprintf(e, sizeof(e), "sys_enter_%s", name);
+	ins(hio, e, t, 3, args);
+	snprintf(e, sizeof(e), "sys_exit_%s", name);
+	snprintf(x, sizeof(x), "ret=%ld", ret);
+	ins(hio, e, t + 1 * US, 3, x);
+}
+
+/* The request of device 2 issued at @t (NULL: none). */
+static const struct report_req *req_issued(uint64_t t)
+{
+	for (size_t i = 0; i < report_nr_reqs(r); i++)
+		if (report_req_at(r, i)->t[RL_ISSUE] == t)
+			return report_req_at(r, i);
+	return NULL;
+}
+
+/* The QEMU operations of @q, their enter times joined: "T1,T2" in us
+ * from T0 (a buffer of its own per call, two at once). */
+static const char *ops(const struct report_req *q)
+{
+	static char buf[2][128];
+	static int k;
+	char *b = buf[k++ & 1];
+	size_t n = 0;
+
+	b[0] = 0;
+	for (uint32_t i = 0; q && i < q->host_n && n < 100; i++)
+		n += (size_t)snprintf(b + n, 128 - n, "%s%llu", i ? "," : "",
+				      (unsigned long long)((report_req_hostio(r, q, i)->enter - T0) / US));
+	return b;
+}
+
+/* Pass 1's ways of matching a request to QEMU's syscalls on device 2
+ * (offset rule fd 12, +1 MiB, from the exact ones): exact; two reads one
+ * preadv covers (covering, the second by the room left); a write split
+ * in two pwrite64 (split); a 512-byte write QEMU widens to 4 KiB, read
+ * first (read-modify-write: the read and the write), one with six reads
+ * of its block (four taken); a discard's fallocate (exact); a
+ * write-zeroes served by the writes QEMU falls back to (split); a write
+ * whose piece leaves part of it bare, and a pwrite64 of another fd: no
+ * operation (pass 2 guesses none: the rule holds); a request of no
+ * sectors: none; a flush served by fd 12's fdatasync, not fd 13's, one
+ * with only fd 13's: none */
+static void test_match(void)
+{
+	const uint64_t MiB = 1ULL << 20, P = 1000 * US;	/* a request a ms */
+	const struct report_req *q;
+	char a[128];
+
+#define AT(k) (T0 + (k) * P)
+#define POS(sector) (MiB + (sector) * 512ULL)
+	setup();
+	for (int k = 0; k < 6; k++) {	/* exact: the rule's votes */
+		rq(AT(k), 8 * (uint64_t)k, 8, k & 1 ? "R" : "W", 1);
+		snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(8 * (unsigned long long)k));
+		qsys(AT(k) + 2 * US, k & 1 ? "pread64" : "pwrite64", a, 4096);
+	}
+	rq(AT(6), 200, 8, "R", 1);
+	rq(AT(6) + 1 * US, 208, 8, "R", 1);
+	snprintf(a, sizeof(a), "fd=12 vlen=2 pos_l=%llu", POS(200));
+	qsys(AT(6) + 2 * US, "preadv", a, 8192);
+	rq(AT(7), 300, 16, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(308));
+	qsys(AT(7) + 2 * US, "pwrite64", a, 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(300));
+	qsys(AT(7) + 4 * US, "pwrite64", a, 4096);
+	rq(AT(8), 401, 1, "WS", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(400));
+	qsys(AT(8) + 2 * US, "pread64", a, 4096);
+	qsys(AT(8) + 4 * US, "pwrite64", a, 4096);
+	rq(AT(9), 409, 1, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(408));
+	for (int i = 0; i < 6; i++)
+		qsys(AT(9) + (2 + 2 * (uint64_t)i) * US, "pread64", a, 4096);
+	qsys(AT(9) + 20 * US, "pwrite64", a, 4096);
+	rq(AT(10), 500, 8, "D", 1);
+	snprintf(a, sizeof(a), "fd=12 mode=3 offset=%llu len=4096", POS(500));
+	qsys(AT(10) + 2 * US, "fallocate", a, 0);
+	rq(AT(11), 600, 16, "N", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(600));
+	qsys(AT(11) + 2 * US, "pwrite64", a, 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(608));
+	qsys(AT(11) + 4 * US, "pwrite64", a, 4096);
+	rq(AT(12), 700, 16, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(700));
+	qsys(AT(12) + 2 * US, "pwrite64", a, 4096);
+	snprintf(a, sizeof(a), "fd=13 count=4096 pos=%llu", POS(708));
+	qsys(AT(12) + 4 * US, "pwrite64", a, 4096);
+	rq(AT(13), 800, 0, "W", 1);
+	qsys(AT(13) + 2 * US, "pwrite64", "fd=12 count=4096 pos=0", 4096);
+	rq(AT(14), 0, 0, "FF", 0);
+	qsys(AT(14) + 2 * US, "fdatasync", "fd=13", 0);
+	qsys(AT(14) + 4 * US, "fdatasync", "fd=12", 0);
+	ins(gk, "block_rq_complete", AT(14) + 50 * US, 0,
+	    "dev=2 sector=18446744073709551615 nr_sector=0 rwbs='FF'");
+	rq(AT(15), 0, 0, "F", 0);
+	qsys(AT(15) + 2 * US, "fdatasync", "fd=13", 0);
+	ins(gk, "block_rq_complete", AT(15) + 50 * US, 0,
+	    "dev=2 sector=18446744073709551615 nr_sector=0 rwbs='F'");
+	finish();
+	for (int k = 0; k < 6; k++) {
+		q = req_issued(AT(k));
+		CHECK(q && q->how[RL_HOST_BEGIN] == RH_EXACT && q->host_n == 1);
+		CHECK(q && q->t[RL_HOST_BEGIN] == AT(k) + 2 * US && q->t[RL_HOST_END] == AT(k) + 3 * US);
+	}
+	q = req_issued(AT(6));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_COVER && q->t[RL_HOST_BEGIN] == AT(6) + 2 * US);
+	q = req_issued(AT(6) + 1 * US);
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_COVER && q->t[RL_HOST_BEGIN] == AT(6) + 2 * US);
+	q = req_issued(AT(7));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_SPLIT && q->host_n == 2);
+	CHECK_STR(ops(q), "7002,7004");
+	CHECK(q && q->t[RL_HOST_BEGIN] == AT(7) + 2 * US && q->t[RL_HOST_END] == AT(7) + 5 * US);
+	q = req_issued(AT(8));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_RMW);
+	CHECK_STR(ops(q), "8002,8004");
+	q = req_issued(AT(9));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_RMW);
+	CHECK_STR(ops(q), "9002,9004,9006,9008,9020");
+	q = req_issued(AT(10));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_EXACT);
+	CHECK_STR(q ? str(q->host_sys) : "", "fallocate");
+	q = req_issued(AT(11));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_SPLIT);
+	CHECK_STR(ops(q), "11002,11004");
+	q = req_issued(AT(12));
+	CHECK_STR(links(q), "...I.....C..");
+	q = req_issued(AT(13));
+	CHECK_STR(links(q), "...I.....C..");
+	q = req_issued(AT(14));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_FLUSH);
+	CHECK_STR(ops(q), "14004");
+	q = req_issued(AT(15));
+	CHECK_STR(links(q), "...I.....C..");
+	uint32_t m, dev;
+	int64_t fd, delta;
+
+	CHECK(report_nr_devs(r) == 1 && report_dev_map(r, 0, &m, &dev, &fd, &delta));
+	CHECK(fd == 12 && delta == (int64_t)MiB);
+#undef AT
+#undef POS
+}
+
 int main(void)
 {
 	test_classes();
@@ -846,6 +1007,7 @@ int main(void)
 	test_qemu_misc();
 	test_vstate_misc();
 	test_scan_max();
+	test_match();
 	report_free(r);
 	merge_tables_free(&tb);
 	return check_done();
