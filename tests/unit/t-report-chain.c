@@ -990,6 +990,54 @@ static void test_match(void)
 #undef POS
 }
 
+/* Pass 2's guesses on devices of no offset rule: with io_uring in the
+ * trace, QEMU's io_uring_enter is passed over for the READ it submitted;
+ * a request of no direction (a numeric rwbs) takes the first operation
+ * of any; an io_submit (a submission: '?') serves two requests in flight;
+ * a flush is never guessed */
+static void test_guess(void)
+{
+	const struct report_req *q;
+
+	setup();
+	ins(gk, "block_rq_issue", T0, 0, "dev=5 sector=8 nr_sector=8 rwbs='R'");
+	ins(hio, "sys_enter_io_uring_enter", T0 + 1 * US, 3, "fd=20 to_submit=1");
+	ins(hio, "io_uring_submit_req", T0 + 2 * US, 3, "user_data=9 opcode=22");
+	ins(hio, "sys_exit_io_uring_enter", T0 + 3 * US, 3, "ret=1");
+	ins(hio, "io_uring_complete", T0 + 10 * US, 3, "user_data=9 res=4096");
+	ins(gk, "block_rq_complete", T0 + 20 * US, 0, "dev=5 sector=8 nr_sector=8 rwbs='R'");
+	ins(gk, "block_rq_issue", T0 + 100 * US, 0, "dev=6 sector=8 nr_sector=8 rwbs=7");
+	ins(hio, "sys_enter_pwrite64", T0 + 101 * US, 3, "fd=30 count=4096 pos=4096");
+	ins(hio, "sys_exit_pwrite64", T0 + 102 * US, 3, "ret=4096");
+	ins(gk, "block_rq_complete", T0 + 120 * US, 0, "dev=6 sector=8 nr_sector=8 rwbs=7");
+	ins(gk, "block_rq_issue", T0 + 200 * US, 0, "dev=7 sector=8 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_issue", T0 + 201 * US, 0, "dev=7 sector=64 nr_sector=8 rwbs='W'");
+	ins(hio, "sys_enter_io_submit", T0 + 202 * US, 3, "ctx_id=1 nr=2");
+	ins(hio, "sys_exit_io_submit", T0 + 203 * US, 3, "ret=2");
+	ins(gk, "block_rq_complete", T0 + 220 * US, 0, "dev=7 sector=8 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_complete", T0 + 221 * US, 0, "dev=7 sector=64 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_issue", T0 + 300 * US, 0, "dev=7 sector=0 nr_sector=0 rwbs='FF'");
+	ins(hio, "sys_enter_io_submit", T0 + 302 * US, 3, "ctx_id=1 nr=1");
+	ins(hio, "sys_exit_io_submit", T0 + 303 * US, 3, "ret=1");
+	ins(gk, "block_rq_complete", T0 + 320 * US, 0,
+	    "dev=7 sector=18446744073709551615 nr_sector=0 rwbs='FF'");
+	finish();
+	q = req_of(5, 8);
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_GUESS && q->t[RL_HOST_BEGIN] == T0 + 2 * US);
+	CHECK(q && q->t[RL_HOST_END] == T0 + 10 * US);
+	CHECK_STR(q ? str(q->host_sys) : "", "io_uring READ");
+	q = req_of(6, 8);
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_GUESS && q->t[RL_HOST_BEGIN] == T0 + 101 * US);
+	CHECK_STR(q ? str(q->host_sys) : "", "pwrite64");
+	for (uint64_t s = 8; s <= 64; s += 56) {
+		q = req_of(7, s);
+		CHECK(q && q->how[RL_HOST_BEGIN] == RH_GUESS && q->t[RL_HOST_BEGIN] == T0 + 202 * US);
+		CHECK_STR(links(q), "...I.H...C..");	/* a submission: no end */
+	}
+	q = req(UINT64_MAX, "FF");
+	CHECK_STR(links(q), "...I.....C..");
+}
+
 int main(void)
 {
 	test_classes();
@@ -1008,6 +1056,7 @@ int main(void)
 	test_vstate_misc();
 	test_scan_max();
 	test_match();
+	test_guess();
 	report_free(r);
 	merge_tables_free(&tb);
 	return check_done();
