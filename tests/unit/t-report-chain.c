@@ -1038,6 +1038,98 @@ static void test_guess(void)
 	CHECK_STR(links(q), "...I.....C..");
 }
 
+/* Pass 1's windows, the operations each search passes over: on device 2
+ * (rule fd 12, +1 MiB) a 512-byte write whose aligned block holds pieces
+ * of no offset, of fd 13, a read, one claimed by the exact write before
+ * it, one before and one after its bytes, one past the block (no
+ * operation of pass 1: nothing covers it; pass 2 guesses the one of no
+ * offset); a write with no operation in its window;
+ * a request of no direction; a read whose window holds 300 operations of
+ * fd 13 (each search stops after 256) then its own (not found); a flush
+ * with an io_uring FSYNC never completed, an fdatasync ending after its
+ * completion and one after it (none); a flush served by an operation of
+ * no fd (io_uring FSYNC); a write whose syscall returned before it
+ * completed (its completion -> return stage counts no sample); two
+ * functions of equal time (the name seen first first) */
+static void test_edges(void)
+{
+	const uint64_t MiB = 1ULL << 20, P = 1000 * US;
+	const struct report_req *q;
+	char a[128];
+
+#define AT(k) (T0 + (k) * P)
+#define POS(sector) (MiB + (sector) * 512ULL)
+	setup();
+	for (int k = 0; k < 6; k++) {	/* the rule's votes */
+		rq(AT(k), 8 * (uint64_t)k, 8, k & 1 ? "R" : "W", 1);
+		snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(8 * (unsigned long long)k));
+		qsys(AT(k) + 2 * US, k & 1 ? "pread64" : "pwrite64", a, 4096);
+	}
+	rq(AT(6), 100, 8, "W", 1);		/* exact, claims its pwrite64 */
+	rq(AT(6) + 1 * US, 102, 1, "W", 1);	/* the 512-byte write */
+	const struct { const char *sys, *fmt; unsigned long long sector; long ret; } pc[] = {
+		{ "pwrite64", "fd=12 count=4096 pos=%llu", 100, 4096 },
+		{ "pwrite64", "fd=12 count=0 pos=%llu", 102, 0 },
+		{ "pwrite64", "fd=13 count=512 pos=%llu", 102, 512 },
+		{ "pread64", "fd=12 count=512 pos=%llu", 102, 512 },
+		{ "pwrite64", "fd=12 count=512 pos=%llu", 96, 512 },
+		{ "pwrite64", "fd=12 count=512 pos=%llu", 101, 512 },
+		{ "pwrite64", "fd=12 count=512 pos=%llu", 104, 512 },
+		{ "pwrite64", "fd=12 count=1024 pos=%llu", 107, 1024 },
+	};
+	for (size_t i = 0; i < sizeof(pc) / sizeof(pc[0]); i++) {
+		snprintf(a, sizeof(a), pc[i].fmt, POS(pc[i].sector));
+		qsys(AT(6) + (2 + 2 * (uint64_t)i) * US, pc[i].sys, a, pc[i].ret);
+	}
+	rq(AT(7), 200, 8, "W", 1);
+	rq(AT(8), 300, 8, "X", 1);
+	rq(AT(9), 400, 8, "R", 1);
+	for (uint64_t i = 0; i < 300; i++)
+		qsys(AT(9) + 2 * US + 100 * i, "pread64", "fd=13 count=4096 pos=0", 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(400));
+	qsys(AT(9) + 40 * US, "pread64", a, 4096);
+	rq(AT(10), 0, 0, "FF", 0);
+	ins(hio, "io_uring_submit_req", AT(10) + 2 * US, 3, "user_data=1 opcode=3");
+	ins(hio, "sys_enter_fdatasync", AT(10) + 3 * US, 3, "fd=12");
+	ins(gk, "block_rq_complete", AT(10) + 50 * US, 0,
+	    "dev=2 sector=18446744073709551615 nr_sector=0 rwbs='FF'");
+	ins(hio, "sys_exit_fdatasync", AT(10) + 51 * US, 3, "ret=0");
+	qsys(AT(10) + 60 * US, "fdatasync", "fd=12", 0);
+	rq(AT(11), 0, 0, "FF", 0);
+	ins(hio, "io_uring_submit_req", AT(11) + 2 * US, 3, "user_data=2 opcode=3");
+	ins(hio, "io_uring_complete", AT(11) + 4 * US, 3, "user_data=2 res=0");
+	ins(gk, "block_rq_complete", AT(11) + 50 * US, 0,
+	    "dev=2 sector=18446744073709551615 nr_sector=0 rwbs='FF'");
+	ins(gpy, "sys_enter_write", AT(12), 0, "fd=3");
+	ins(gpy, "block_rq_issue", AT(12) + 1 * US, 0, "dev=2 sector=500 nr_sector=8 rwbs='W'");
+	ins(gpy, "sys_exit_write", AT(12) + 2 * US, 0, "ret=4096");
+	ins(gk, "block_rq_complete", AT(12) + 50 * US, 0, "dev=2 sector=500 nr_sector=8 rwbs='W'");
+	begin(gpy, "b.g (b.py:1)", AT(13));
+	end(gpy, AT(13) + 5 * US);
+	begin(gpy, "a.f (a.py:1)", AT(13) + 10 * US);
+	end(gpy, AT(13) + 15 * US);
+	finish();
+	q = req_issued(AT(6));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_EXACT);
+	q = req_issued(AT(6) + 1 * US);	/* pass 2: the piece of no offset */
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_GUESS && q->t[RL_HOST_BEGIN] == AT(6) + 4 * US);
+	CHECK_STR(links(req_issued(AT(7))), "...I.....C..");
+	CHECK_STR(links(req_issued(AT(8))), "...I.....C..");
+	CHECK_STR(links(req_issued(AT(9))), "...I.....C..");
+	CHECK_STR(links(req_issued(AT(10))), "...I.....C..");
+	q = req_issued(AT(11));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_FLUSH && q->t[RL_HOST_END] == AT(11) + 4 * US);
+	CHECK_STR(q ? str(q->host_sys) : "", "io_uring FSYNC");
+	q = req_issued(AT(12) + 1 * US);
+	CHECK_STR(links(q), ".S.I.....CX.");
+	CHECK(r->pct[9].n == 0 && r->pct[11].n == 14);	/* complete_to_sys_exit, device */
+	CHECK(report_nr_fns(r) == 2);
+	/* (ties: the name interned first) */
+	CHECK_STR(report_nr_fns(r) == 2 ? str(report_fn_at(r, 0)->name) : "", "b.g (b.py:1)");
+#undef AT
+#undef POS
+}
+
 int main(void)
 {
 	test_classes();
@@ -1057,6 +1149,7 @@ int main(void)
 	test_scan_max();
 	test_match();
 	test_guess();
+	test_edges();
 	report_free(r);
 	merge_tables_free(&tb);
 	return check_done();
