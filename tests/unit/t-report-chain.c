@@ -23,7 +23,11 @@
  * - limits: a Python stack past its 2 KiB buffer, frames past 16, names
  *   past 4096 ids, tracks past 64, SCAN_MAX candidates per link search;
  * - states: a vCPU thread blocked, woken, run; a guest thread woken by an
- *   irq and by a thread, its call's parts and waker; malformed sched events.
+ *   irq and by a thread, its call's parts and waker; malformed sched events;
+ *   no state tracking fed; threads of equal running time;
+ * - matching QEMU's operations (pass 1): exact, covering, split,
+ *   read-modify-write, discard and write-zeroes, flushes, and what each
+ *   search passes over; pass 2's guesses.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -1130,6 +1134,44 @@ static void test_edges(void)
 #undef POS
 }
 
+/* The report with no state tracking fed (report_feed alone): no calls,
+ * vCPUs or threads, and crit_finish makes its empty tracker then; threads
+ * of equal running time listed by machine, then tid */
+static void test_crit_edges(void)
+{
+	struct merge_event ev;
+	uint32_t g2;
+
+	setup();
+	ev = mk(gk, MERGE_EV_INSTANT, "sched_switch", T0, 0, "prev_pid=0 prev_state=0 next_pid=300");
+	CHECK(report_feed(r, &ev) == 0 && report_finish(r) == 0);
+	CHECK(report_nr_calls(r, 0) == 0 && report_nr_calls(r, 1) == 0);
+	CHECK(report_nr_vcpus(r) == 0 && report_nr_threads(r) == 0);
+	CHECK(crit_finish(r) == 0 && report_nr_calls(r, 0) == 0 && report_nr_threads(r) == 0);
+	setup();
+	g2 = merge_track_get(&tb, 2, 0, 0, 0, 0);
+	const char *sw = "prev_pid=%d prev_state=1 next_pid=%d";
+	char a[96];
+
+#define SW(track, ts, cpu, prev, next) \
+	(snprintf(a, sizeof(a), sw, prev, next), ins(track, "sched_switch", ts, cpu, a))
+	SW(g2, T0, 0, 0, 300);
+	SW(gk, T0, 0, 0, 301);
+	SW(gk, T0, 1, 0, 300);
+	SW(g2, T0 + 10 * US, 0, 300, 0);
+	SW(gk, T0 + 10 * US, 0, 301, 0);
+	SW(gk, T0 + 10 * US, 1, 300, 0);
+#undef SW
+	finish();
+	CHECK(report_nr_threads(r) == 3);
+	if (report_nr_threads(r) == 3) {
+		CHECK(report_thread_at(r, 0)->machine == 1 && report_thread_at(r, 0)->tid == 300);
+		CHECK(report_thread_at(r, 1)->machine == 1 && report_thread_at(r, 1)->tid == 301);
+		CHECK(report_thread_at(r, 2)->machine == 2 && report_thread_at(r, 2)->tid == 300);
+		CHECK(report_thread_at(r, 2)->ns[RT_RUNNING] == 10 * US);
+	}
+}
+
 int main(void)
 {
 	test_classes();
@@ -1150,6 +1192,7 @@ int main(void)
 	test_match();
 	test_guess();
 	test_edges();
+	test_crit_edges();
 	report_free(r);
 	merge_tables_free(&tb);
 	return check_done();
