@@ -235,7 +235,7 @@ static uint32_t syscall_name(struct merge_tables *tb, uint32_t name, int kind, i
 
 	if (kind == K_ENTER)
 		return merge_str_intern0(tb, merge_str(tb, name) + 10);
-	if (nr >= 0 && (uint64_t)nr < NR_SYSCALL_NAMES && syscall_names[nr])
+	if ((uint64_t)nr < NR_SYSCALL_NAMES && syscall_names[nr])
 		return merge_str_intern0(tb, syscall_names[nr]);
 	snprintf(buf, sizeof(buf), "syscall %lld", (long long)nr);
 	return merge_str_intern0(tb, buf);
@@ -250,7 +250,10 @@ static int syscall_slice(struct merge_deriver *dv, struct merge_event *out, int 
 	struct merge_derive_thread *d = thread_of(dv, main);
 	uint32_t k_id = dv->k_id, k_nr = dv->k_nr;
 
-	if (arg_num(ev, kind == K_RAW_ENTER || kind == K_RAW_EXIT ? k_id : k_nr, &nr) < 0 || !d)
+	/* a number below 0 (the kernel's -1: no syscall) is no slice: -1 is
+	 * also sys_nr's "none", its slice would never end */
+	if (arg_num(ev, kind == K_RAW_ENTER || kind == K_RAW_EXIT ? k_id : k_nr, &nr) < 0 ||
+	    nr < 0 || !d)
 		return 1;
 	lane = lane_of(dv->tables, main, LANE_SYSCALLS, dv->n_syscalls);
 	if (lane == UINT32_MAX)

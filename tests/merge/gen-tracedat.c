@@ -13,7 +13,9 @@
  *   ev CPU TS TID SYS/EVENT [field=value ...]   one event (per CPU in order);
  *                              a value that is not a number fills a char
  *                              array field (rwbs=WS; "\s" in it is a space:
- *                              next_comm=CPU\s0/KVM)
+ *                              next_comm=CPU\s0/KVM; a __data_loc char[]
+ *                              field's text goes after the fixed fields,
+ *                              the record up to 112 bytes)
  * Exit 77 when tracefs or an event format is missing.
  */
 #include <fcntl.h>
@@ -35,6 +37,7 @@
 struct field {
 	char name[64];
 	int offset, size;
+	int dyn;		/* a __data_loc char[]: (length << 16 | offset) */
 };
 
 struct evtype {
@@ -117,6 +120,7 @@ static struct evtype *get_type(const char *sysev)
 		*strchrnul(t->f[t->nr].name, '[') = 0;
 		t->f[t->nr].offset = off;
 		t->f[t->nr].size = sz;
+		t->f[t->nr].dyn = !!strstr(decl, "__data_loc");
 		if (off + sz > t->size)
 			t->size = off + sz;
 		t->nr++;
@@ -136,14 +140,27 @@ static void put_field(uint8_t *rec, const struct evtype *t, const char *name, ui
 	exit(2);
 }
 
-/* A fixed char array field (rwbs[10], comm[16]) set to @v, NUL-padded. */
-static void put_str(uint8_t *rec, const struct evtype *t, const char *name, const char *v)
+/* A fixed char array field (rwbs[10], comm[16]) set to @v, NUL-padded;
+ * a __data_loc char[] one: @v appended at the record's end (*@size). */
+static void put_str(uint8_t *rec, int *size, const struct evtype *t, const char *name,
+		    const char *v)
 {
 	for (int i = 0; i < t->nr; i++)
 		if (!strcmp(t->f[i].name, name)) {
 			char *d = (char *)rec + t->f[i].offset;
+			int max = t->f[i].size - 1;
 
-			for (int k = 0; *v && k < t->f[i].size - 1; k++, v++) {
+			if (t->f[i].dyn) {
+				uint32_t loc;
+
+				d = (char *)rec + *size;
+				max = 4 * MAX_DATA_TYPE_LEN - *size - 1;
+				loc = (uint32_t)(strlen(v) + 1 > (size_t)max + 1 ? (size_t)max + 1 : strlen(v) + 1);
+				*size += (int)loc;
+				loc = loc << 16 | (uint32_t)(d - (char *)rec);
+				memcpy(rec + t->f[i].offset, &loc, 4);
+			}
+			for (int k = 0; *v && k < max; k++, v++) {
 				if (v[0] == '\\' && v[1] == 's') {
 					d[k] = ' ';
 					v++;
@@ -237,11 +254,13 @@ int main(int argc, char **argv)
 		struct evtype *t = get_type(sysev);
 		uint8_t rec[512] = { 0 };
 		char *tok, *save;
+		int size;
 
 		if (!t || t->size > (int)sizeof(rec) || t->size > 4 * MAX_DATA_TYPE_LEN)
 			return 2;
 		put_field(rec, t, "common_type", (uint64_t)t->id);
 		put_field(rec, t, "common_pid", (uint64_t)tid);
+		size = t->size;
 		for (tok = strtok_r(line + n, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
 			char *eq = strchr(tok, '=');
 
@@ -253,11 +272,11 @@ int main(int argc, char **argv)
 			*eq = 0;
 			v = strtoull(eq + 1, &end, 0);
 			if (*end || end == eq + 1)	/* not a number: a char array's text */
-				put_str(rec, t, tok, eq + 1);
+				put_str(rec, &size, t, tok, eq + 1);
 			else
 				put_field(rec, t, tok, v);
 		}
-		add_event(&cpus[cpu], ts, rec, t->size);
+		add_event(&cpus[cpu], ts, rec, size);
 	}
 
 	int nr_cpus = 1, fds[MAX_CPUS];

@@ -23,7 +23,11 @@
  * - limits: a Python stack past its 2 KiB buffer, frames past 16, names
  *   past 4096 ids, tracks past 64, SCAN_MAX candidates per link search;
  * - states: a vCPU thread blocked, woken, run; a guest thread woken by an
- *   irq and by a thread, its call's parts and waker; malformed sched events.
+ *   irq and by a thread, its call's parts and waker; malformed sched events;
+ *   no state tracking fed; threads of equal running time;
+ * - matching QEMU's operations (pass 1): exact, covering, split,
+ *   read-modify-write, discard and write-zeroes, flushes, and what each
+ *   search passes over; pass 2's guesses.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -829,6 +833,345 @@ static void test_scan_max(void)
 	CHECK(q && q->t[RL_INJECT] == T1 + 4 * US && q->t[RL_IRQ] == T1 + 5 * US);
 }
 
+/* One request of device 2 on vCPU 0: issued at @t, completed at @t + 50 us. */
+static void rq(uint64_t t, uint64_t sector, unsigned nr, const char *rwbs, int done)
+{
+	char a[128];
+
+	snprintf(a, sizeof(a), "dev=2 sector=%llu nr_sector=%u rwbs='%s'",
+		 (unsigned long long)sector, nr, rwbs);
+	ins(gk, "block_rq_issue", t, 0, a);
+	if (done)
+		ins(gk, "block_rq_complete", t + 50 * US, 0, a);
+}
+
+/* A QEMU syscall @name (sys_enter_NAME with @args, sys_exit ret=@ret) on
+ * its I/O thread from @t to @t + 1 us. */
+static void qsys(uint64_t t, const char *name, const char *args, long ret)
+{
+	char e[64], x[32];
+
+	snprintf(e, sizeof(e), "sys_enter_%s", name);
+	ins(hio, e, t, 3, args);
+	snprintf(e, sizeof(e), "sys_exit_%s", name);
+	snprintf(x, sizeof(x), "ret=%ld", ret);
+	ins(hio, e, t + 1 * US, 3, x);
+}
+
+/* The request of device 2 issued at @t (NULL: none). */
+static const struct report_req *req_issued(uint64_t t)
+{
+	for (size_t i = 0; i < report_nr_reqs(r); i++)
+		if (report_req_at(r, i)->t[RL_ISSUE] == t)
+			return report_req_at(r, i);
+	return NULL;
+}
+
+/* The QEMU operations of @q, their enter times joined: "T1,T2" in us
+ * from T0 (a buffer of its own per call, two at once). */
+static const char *ops(const struct report_req *q)
+{
+	static char buf[2][128];
+	static int k;
+	char *b = buf[k++ & 1];
+	size_t n = 0;
+
+	b[0] = 0;
+	for (uint32_t i = 0; q && i < q->host_n && n < 100; i++)
+		n += (size_t)snprintf(b + n, 128 - n, "%s%llu", i ? "," : "",
+				      (unsigned long long)((report_req_hostio(r, q, i)->enter - T0) / US));
+	return b;
+}
+
+/* Pass 1's ways of matching a request to QEMU's syscalls on device 2
+ * (offset rule fd 12, +1 MiB, from the exact ones): exact; two reads one
+ * preadv covers (covering, the second by the room left); a write split
+ * in two pwrite64 (split); a 512-byte write QEMU widens to 4 KiB, read
+ * first (read-modify-write: the read and the write), one with six reads
+ * of its block (four taken); a discard's fallocate (exact); a
+ * write-zeroes served by the writes QEMU falls back to (split); a write
+ * whose piece leaves part of it bare, and a pwrite64 of another fd: no
+ * operation (pass 2 guesses none: the rule holds); a request of no
+ * sectors: none; a flush served by fd 12's fdatasync, not fd 13's, one
+ * with only fd 13's: none */
+static void test_match(void)
+{
+	const uint64_t MiB = 1ULL << 20, P = 1000 * US;	/* a request a ms */
+	const struct report_req *q;
+	char a[128];
+
+#define AT(k) (T0 + (k) * P)
+#define POS(sector) (MiB + (sector) * 512ULL)
+	setup();
+	for (int k = 0; k < 6; k++) {	/* exact: the rule's votes */
+		rq(AT(k), 8 * (uint64_t)k, 8, k & 1 ? "R" : "W", 1);
+		snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(8 * (unsigned long long)k));
+		qsys(AT(k) + 2 * US, k & 1 ? "pread64" : "pwrite64", a, 4096);
+	}
+	rq(AT(6), 200, 8, "R", 1);
+	rq(AT(6) + 1 * US, 208, 8, "R", 1);
+	snprintf(a, sizeof(a), "fd=12 vlen=2 pos_l=%llu", POS(200));
+	qsys(AT(6) + 2 * US, "preadv", a, 8192);
+	rq(AT(7), 300, 16, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(308));
+	qsys(AT(7) + 2 * US, "pwrite64", a, 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(300));
+	qsys(AT(7) + 4 * US, "pwrite64", a, 4096);
+	rq(AT(8), 401, 1, "WS", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(400));
+	qsys(AT(8) + 2 * US, "pread64", a, 4096);
+	qsys(AT(8) + 4 * US, "pwrite64", a, 4096);
+	rq(AT(9), 409, 1, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(408));
+	for (int i = 0; i < 6; i++)
+		qsys(AT(9) + (2 + 2 * (uint64_t)i) * US, "pread64", a, 4096);
+	qsys(AT(9) + 20 * US, "pwrite64", a, 4096);
+	rq(AT(10), 500, 8, "D", 1);
+	snprintf(a, sizeof(a), "fd=12 mode=3 offset=%llu len=4096", POS(500));
+	qsys(AT(10) + 2 * US, "fallocate", a, 0);
+	rq(AT(11), 600, 16, "N", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(600));
+	qsys(AT(11) + 2 * US, "pwrite64", a, 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(608));
+	qsys(AT(11) + 4 * US, "pwrite64", a, 4096);
+	rq(AT(12), 700, 16, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(700));
+	qsys(AT(12) + 2 * US, "pwrite64", a, 4096);
+	snprintf(a, sizeof(a), "fd=13 count=4096 pos=%llu", POS(708));
+	qsys(AT(12) + 4 * US, "pwrite64", a, 4096);
+	rq(AT(13), 800, 0, "W", 1);
+	qsys(AT(13) + 2 * US, "pwrite64", "fd=12 count=4096 pos=0", 4096);
+	rq(AT(14), 0, 0, "FF", 0);
+	qsys(AT(14) + 2 * US, "fdatasync", "fd=13", 0);
+	qsys(AT(14) + 4 * US, "fdatasync", "fd=12", 0);
+	ins(gk, "block_rq_complete", AT(14) + 50 * US, 0,
+	    "dev=2 sector=18446744073709551615 nr_sector=0 rwbs='FF'");
+	rq(AT(15), 0, 0, "F", 0);
+	qsys(AT(15) + 2 * US, "fdatasync", "fd=13", 0);
+	ins(gk, "block_rq_complete", AT(15) + 50 * US, 0,
+	    "dev=2 sector=18446744073709551615 nr_sector=0 rwbs='F'");
+	finish();
+	for (int k = 0; k < 6; k++) {
+		q = req_issued(AT(k));
+		CHECK(q && q->how[RL_HOST_BEGIN] == RH_EXACT && q->host_n == 1);
+		CHECK(q && q->t[RL_HOST_BEGIN] == AT(k) + 2 * US && q->t[RL_HOST_END] == AT(k) + 3 * US);
+	}
+	q = req_issued(AT(6));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_COVER && q->t[RL_HOST_BEGIN] == AT(6) + 2 * US);
+	q = req_issued(AT(6) + 1 * US);
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_COVER && q->t[RL_HOST_BEGIN] == AT(6) + 2 * US);
+	q = req_issued(AT(7));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_SPLIT && q->host_n == 2);
+	CHECK_STR(ops(q), "7002,7004");
+	CHECK(q && q->t[RL_HOST_BEGIN] == AT(7) + 2 * US && q->t[RL_HOST_END] == AT(7) + 5 * US);
+	q = req_issued(AT(8));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_RMW);
+	CHECK_STR(ops(q), "8002,8004");
+	q = req_issued(AT(9));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_RMW);
+	CHECK_STR(ops(q), "9002,9004,9006,9008,9020");
+	q = req_issued(AT(10));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_EXACT);
+	CHECK_STR(q ? str(q->host_sys) : "", "fallocate");
+	q = req_issued(AT(11));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_SPLIT);
+	CHECK_STR(ops(q), "11002,11004");
+	q = req_issued(AT(12));
+	CHECK_STR(links(q), "...I.....C..");
+	q = req_issued(AT(13));
+	CHECK_STR(links(q), "...I.....C..");
+	q = req_issued(AT(14));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_FLUSH);
+	CHECK_STR(ops(q), "14004");
+	q = req_issued(AT(15));
+	CHECK_STR(links(q), "...I.....C..");
+	uint32_t m, dev;
+	int64_t fd, delta;
+
+	CHECK(report_nr_devs(r) == 1 && report_dev_map(r, 0, &m, &dev, &fd, &delta));
+	CHECK(fd == 12 && delta == (int64_t)MiB);
+#undef AT
+#undef POS
+}
+
+/* Pass 2's guesses on devices of no offset rule: with io_uring in the
+ * trace, QEMU's io_uring_enter is passed over for the READ it submitted;
+ * a request of no direction (a numeric rwbs) takes the first operation
+ * of any; an io_submit (a submission: '?') serves two requests in flight;
+ * a flush is never guessed */
+static void test_guess(void)
+{
+	const struct report_req *q;
+
+	setup();
+	ins(gk, "block_rq_issue", T0, 0, "dev=5 sector=8 nr_sector=8 rwbs='R'");
+	ins(hio, "sys_enter_io_uring_enter", T0 + 1 * US, 3, "fd=20 to_submit=1");
+	ins(hio, "io_uring_submit_req", T0 + 2 * US, 3, "user_data=9 opcode=22");
+	ins(hio, "sys_exit_io_uring_enter", T0 + 3 * US, 3, "ret=1");
+	ins(hio, "io_uring_complete", T0 + 10 * US, 3, "user_data=9 res=4096");
+	ins(gk, "block_rq_complete", T0 + 20 * US, 0, "dev=5 sector=8 nr_sector=8 rwbs='R'");
+	ins(gk, "block_rq_issue", T0 + 100 * US, 0, "dev=6 sector=8 nr_sector=8 rwbs=7");
+	ins(hio, "sys_enter_pwrite64", T0 + 101 * US, 3, "fd=30 count=4096 pos=4096");
+	ins(hio, "sys_exit_pwrite64", T0 + 102 * US, 3, "ret=4096");
+	ins(gk, "block_rq_complete", T0 + 120 * US, 0, "dev=6 sector=8 nr_sector=8 rwbs=7");
+	ins(gk, "block_rq_issue", T0 + 200 * US, 0, "dev=7 sector=8 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_issue", T0 + 201 * US, 0, "dev=7 sector=64 nr_sector=8 rwbs='W'");
+	ins(hio, "sys_enter_io_submit", T0 + 202 * US, 3, "ctx_id=1 nr=2");
+	ins(hio, "sys_exit_io_submit", T0 + 203 * US, 3, "ret=2");
+	ins(gk, "block_rq_complete", T0 + 220 * US, 0, "dev=7 sector=8 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_complete", T0 + 221 * US, 0, "dev=7 sector=64 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_issue", T0 + 300 * US, 0, "dev=7 sector=0 nr_sector=0 rwbs='FF'");
+	ins(hio, "sys_enter_io_submit", T0 + 302 * US, 3, "ctx_id=1 nr=1");
+	ins(hio, "sys_exit_io_submit", T0 + 303 * US, 3, "ret=1");
+	ins(gk, "block_rq_complete", T0 + 320 * US, 0,
+	    "dev=7 sector=18446744073709551615 nr_sector=0 rwbs='FF'");
+	finish();
+	q = req_of(5, 8);
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_GUESS && q->t[RL_HOST_BEGIN] == T0 + 2 * US);
+	CHECK(q && q->t[RL_HOST_END] == T0 + 10 * US);
+	CHECK_STR(q ? str(q->host_sys) : "", "io_uring READ");
+	q = req_of(6, 8);
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_GUESS && q->t[RL_HOST_BEGIN] == T0 + 101 * US);
+	CHECK_STR(q ? str(q->host_sys) : "", "pwrite64");
+	for (uint64_t s = 8; s <= 64; s += 56) {
+		q = req_of(7, s);
+		CHECK(q && q->how[RL_HOST_BEGIN] == RH_GUESS && q->t[RL_HOST_BEGIN] == T0 + 202 * US);
+		CHECK_STR(links(q), "...I.H...C..");	/* a submission: no end */
+	}
+	q = req(UINT64_MAX, "FF");
+	CHECK_STR(links(q), "...I.....C..");
+}
+
+/* Pass 1's windows, the operations each search passes over: on device 2
+ * (rule fd 12, +1 MiB) a 512-byte write whose aligned block holds pieces
+ * of no offset, of fd 13, a read, one claimed by the exact write before
+ * it, one before and one after its bytes, one past the block (no
+ * operation of pass 1: nothing covers it; pass 2 guesses the one of no
+ * offset); a write with no operation in its window;
+ * a request of no direction; a read whose window holds 300 operations of
+ * fd 13 (each search stops after 256) then its own (not found); a flush
+ * with an io_uring FSYNC never completed, an fdatasync ending after its
+ * completion and one after it (none); a flush served by an operation of
+ * no fd (io_uring FSYNC); a write whose syscall returned before it
+ * completed (its completion -> return stage counts no sample); two
+ * functions of equal time (the name seen first first) */
+static void test_edges(void)
+{
+	const uint64_t MiB = 1ULL << 20, P = 1000 * US;
+	const struct report_req *q;
+	char a[128];
+
+#define AT(k) (T0 + (k) * P)
+#define POS(sector) (MiB + (sector) * 512ULL)
+	setup();
+	for (int k = 0; k < 6; k++) {	/* the rule's votes */
+		rq(AT(k), 8 * (uint64_t)k, 8, k & 1 ? "R" : "W", 1);
+		snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(8 * (unsigned long long)k));
+		qsys(AT(k) + 2 * US, k & 1 ? "pread64" : "pwrite64", a, 4096);
+	}
+	rq(AT(6), 100, 8, "W", 1);		/* exact, claims its pwrite64 */
+	rq(AT(6) + 1 * US, 102, 1, "W", 1);	/* the 512-byte write */
+	const struct { const char *sys, *fmt; unsigned long long sector; long ret; } pc[] = {
+		{ "pwrite64", "fd=12 count=4096 pos=%llu", 100, 4096 },
+		{ "pwrite64", "fd=12 count=0 pos=%llu", 102, 0 },
+		{ "pwrite64", "fd=13 count=512 pos=%llu", 102, 512 },
+		{ "pread64", "fd=12 count=512 pos=%llu", 102, 512 },
+		{ "pwrite64", "fd=12 count=512 pos=%llu", 96, 512 },
+		{ "pwrite64", "fd=12 count=512 pos=%llu", 101, 512 },
+		{ "pwrite64", "fd=12 count=512 pos=%llu", 104, 512 },
+		{ "pwrite64", "fd=12 count=1024 pos=%llu", 107, 1024 },
+	};
+	for (size_t i = 0; i < sizeof(pc) / sizeof(pc[0]); i++) {
+		snprintf(a, sizeof(a), pc[i].fmt, POS(pc[i].sector));
+		qsys(AT(6) + (2 + 2 * (uint64_t)i) * US, pc[i].sys, a, pc[i].ret);
+	}
+	rq(AT(7), 200, 8, "W", 1);
+	rq(AT(8), 300, 8, "X", 1);
+	rq(AT(9), 400, 8, "R", 1);
+	for (uint64_t i = 0; i < 300; i++)
+		qsys(AT(9) + 2 * US + 100 * i, "pread64", "fd=13 count=4096 pos=0", 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(400));
+	qsys(AT(9) + 40 * US, "pread64", a, 4096);
+	rq(AT(10), 0, 0, "FF", 0);
+	ins(hio, "io_uring_submit_req", AT(10) + 2 * US, 3, "user_data=1 opcode=3");
+	ins(hio, "sys_enter_fdatasync", AT(10) + 3 * US, 3, "fd=12");
+	ins(gk, "block_rq_complete", AT(10) + 50 * US, 0,
+	    "dev=2 sector=18446744073709551615 nr_sector=0 rwbs='FF'");
+	ins(hio, "sys_exit_fdatasync", AT(10) + 51 * US, 3, "ret=0");
+	qsys(AT(10) + 60 * US, "fdatasync", "fd=12", 0);
+	rq(AT(11), 0, 0, "FF", 0);
+	ins(hio, "io_uring_submit_req", AT(11) + 2 * US, 3, "user_data=2 opcode=3");
+	ins(hio, "io_uring_complete", AT(11) + 4 * US, 3, "user_data=2 res=0");
+	ins(gk, "block_rq_complete", AT(11) + 50 * US, 0,
+	    "dev=2 sector=18446744073709551615 nr_sector=0 rwbs='FF'");
+	ins(gpy, "sys_enter_write", AT(12), 0, "fd=3");
+	ins(gpy, "block_rq_issue", AT(12) + 1 * US, 0, "dev=2 sector=500 nr_sector=8 rwbs='W'");
+	ins(gpy, "sys_exit_write", AT(12) + 2 * US, 0, "ret=4096");
+	ins(gk, "block_rq_complete", AT(12) + 50 * US, 0, "dev=2 sector=500 nr_sector=8 rwbs='W'");
+	begin(gpy, "b.g (b.py:1)", AT(13));
+	end(gpy, AT(13) + 5 * US);
+	begin(gpy, "a.f (a.py:1)", AT(13) + 10 * US);
+	end(gpy, AT(13) + 15 * US);
+	finish();
+	q = req_issued(AT(6));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_EXACT);
+	q = req_issued(AT(6) + 1 * US);	/* pass 2: the piece of no offset */
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_GUESS && q->t[RL_HOST_BEGIN] == AT(6) + 4 * US);
+	CHECK_STR(links(req_issued(AT(7))), "...I.....C..");
+	CHECK_STR(links(req_issued(AT(8))), "...I.....C..");
+	CHECK_STR(links(req_issued(AT(9))), "...I.....C..");
+	CHECK_STR(links(req_issued(AT(10))), "...I.....C..");
+	q = req_issued(AT(11));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_FLUSH && q->t[RL_HOST_END] == AT(11) + 4 * US);
+	CHECK_STR(q ? str(q->host_sys) : "", "io_uring FSYNC");
+	q = req_issued(AT(12) + 1 * US);
+	CHECK_STR(links(q), ".S.I.....CX.");
+	CHECK(r->pct[9].n == 0 && r->pct[11].n == 14);	/* complete_to_sys_exit, device */
+	CHECK(report_nr_fns(r) == 2);
+	/* (ties: the name interned first) */
+	CHECK_STR(report_nr_fns(r) == 2 ? str(report_fn_at(r, 0)->name) : "", "b.g (b.py:1)");
+#undef AT
+#undef POS
+}
+
+/* The report with no state tracking fed (report_feed alone): no calls,
+ * vCPUs or threads, and crit_finish makes its empty tracker then; threads
+ * of equal running time listed by machine, then tid */
+static void test_crit_edges(void)
+{
+	struct merge_event ev;
+	uint32_t g2;
+
+	setup();
+	ev = mk(gk, MERGE_EV_INSTANT, "sched_switch", T0, 0, "prev_pid=0 prev_state=0 next_pid=300");
+	CHECK(report_feed(r, &ev) == 0 && report_finish(r) == 0);
+	CHECK(report_nr_calls(r, 0) == 0 && report_nr_calls(r, 1) == 0);
+	CHECK(report_nr_vcpus(r) == 0 && report_nr_threads(r) == 0);
+	CHECK(crit_finish(r) == 0 && report_nr_calls(r, 0) == 0 && report_nr_threads(r) == 0);
+	setup();
+	g2 = merge_track_get(&tb, 2, 0, 0, 0, 0);
+	const char *sw = "prev_pid=%d prev_state=1 next_pid=%d";
+	char a[96];
+
+#define SW(track, ts, cpu, prev, next) \
+	(snprintf(a, sizeof(a), sw, prev, next), ins(track, "sched_switch", ts, cpu, a))
+	SW(g2, T0, 0, 0, 300);
+	SW(gk, T0, 0, 0, 301);
+	SW(gk, T0, 1, 0, 300);
+	SW(g2, T0 + 10 * US, 0, 300, 0);
+	SW(gk, T0 + 10 * US, 0, 301, 0);
+	SW(gk, T0 + 10 * US, 1, 300, 0);
+#undef SW
+	finish();
+	CHECK(report_nr_threads(r) == 3);
+	if (report_nr_threads(r) == 3) {
+		CHECK(report_thread_at(r, 0)->machine == 1 && report_thread_at(r, 0)->tid == 300);
+		CHECK(report_thread_at(r, 1)->machine == 1 && report_thread_at(r, 1)->tid == 301);
+		CHECK(report_thread_at(r, 2)->machine == 2 && report_thread_at(r, 2)->tid == 300);
+		CHECK(report_thread_at(r, 2)->ns[RT_RUNNING] == 10 * US);
+	}
+}
+
 int main(void)
 {
 	test_classes();
@@ -846,6 +1189,10 @@ int main(void)
 	test_qemu_misc();
 	test_vstate_misc();
 	test_scan_max();
+	test_match();
+	test_guess();
+	test_edges();
+	test_crit_edges();
 	report_free(r);
 	merge_tables_free(&tb);
 	return check_done();
