@@ -9,7 +9,8 @@
  * scaled TSC per vCPU, samples outside their segment; more warnings and
  * views than the model first holds, debugfs readings that change within a
  * segment or carry no usable ratio, a guest TSC past UINT64_MAX,
- * --fit-slope with nothing to fit, an inverted marker bracket.
+ * --fit-slope with nothing to fit, an inverted marker bracket, the span a
+ * fitted slope covers, stops that end no segment or a user offset's.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -578,6 +579,87 @@ static void test_inverted_bracket(void)
 	align_model_free(m);
 }
 
+/* the span a fitted slope must cover: the trace's, widened to markers
+ * outside it; a wider span, a wider bound (the slope's freedom grows with
+ * the distance); the trace's span ending before a later segment starts
+ * is that segment's start */
+static void test_span(void)
+{
+	struct vt_marker g[2];
+	struct align_host_marker o[2];
+	uint64_t h[2] = { 2 * HZ, 5 * HZ }, v;
+	int64_t off[2] = { 500, 500 };
+	struct align_offset_event ev[] = { { 1, 0, 0, 500 }, { 10 * HZ, 0, 500, 900 } };
+	struct align_input in = { .host_hz = HZ, .fit_slope = 1, .guest_markers = g,
+				  .host_markers = o, .n_guest_markers = 2, .n_host_markers = 2 };
+	struct align_model *m;
+	double b_markers, b_inside, b_wide;
+
+	mk_markers(g, o, 2, h, off, 1000);
+	m = align_model_build(&in);		/* no span: the markers' */
+	b_markers = m ? align_model_bound_ns(m) : -1;
+	align_model_free(m);
+	in.span_tsc_host_start = 3 * HZ;	/* inside the markers: widened to them */
+	in.span_tsc_host_end = 4 * HZ;
+	m = align_model_build(&in);
+	b_inside = m ? align_model_bound_ns(m) : -2;
+	align_model_free(m);
+	in.span_tsc_host_start = 1;
+	in.span_tsc_host_end = 100 * HZ;
+	m = align_model_build(&in);
+	b_wide = m ? align_model_bound_ns(m) : -3;
+	CHECK(m && align_host_to_guest(m, 0, 3 * HZ, &v) == 0 && v == 3 * HZ + 500);
+	align_model_free(m);
+	CHECK(b_markers > 500 && b_markers < 501);
+	CHECK(b_inside == b_markers);
+	CHECK(b_wide > b_markers + 1000);
+
+	/* two segments (the offset written again at 10 s), the trace ends at
+	 * 5 s: the first is cut there, the second has only its start */
+	in.offsets = ev;
+	in.n_offsets = 2;
+	in.span_tsc_host_end = 5 * HZ;
+	m = align_model_build(&in);
+	CHECK(m && align_model_nr_segments(m) == 2);
+	CHECK(m && align_model_segment(m, 0)->source == ALIGN_SRC_MARKERS);
+	CHECK(m && align_host_to_guest(m, 0, 3 * HZ, &v) == 0 && v == 3 * HZ + 500);
+	CHECK(m && align_host_to_guest(m, 0, 11 * HZ, &v) == 0 && v == 11 * HZ + 900);
+	align_model_free(m);
+}
+
+/* stops that do not end a segment: another vCPU's, one after the
+ * segment, one at its last host tick (the guest range ends there
+ * anyway); a stop under a user offset (one segment for all vCPUs) */
+static void test_stop_edges(void)
+{
+	struct align_offset_event off[] = { { 1 * HZ, 0, 0, 1000 }, { 6 * HZ, 0, 1000, 5000 } };
+	struct align_vcpu_stop st[] = { { 1, 3 * HZ }, { 0, 6 * HZ - 1 }, { 0, 9 * HZ } };
+	struct align_input in = { .host_hz = HZ, .offsets = off, .n_offsets = 2, .stops = st,
+				  .n_stops = 2 };
+	struct align_model *m = align_model_build(&in);
+	uint64_t h;
+
+	CHECK(m && align_model_nr_segments(m) == 2);
+	/* the first segment's guest range is still [0, 6 s + 1000) */
+	CHECK(m && align_guest_to_host(m, 0, 5 * HZ + 1000, &h) == 0 && h == 5 * HZ);
+	CHECK(m && align_guest_to_host(m, 0, 6 * HZ + 999, &h) == 0 && h == 6 * HZ - 1);
+	CHECK(m && align_guest_to_host(m, 0, 8 * HZ + 5000, &h) == 0 && h == 8 * HZ);
+	align_model_free(m);
+
+	in.offsets = NULL;
+	in.n_offsets = 0;
+	in.has_user_offset = 1;
+	in.user_offset_tsc = 1000;
+	in.stops = &st[2];
+	in.n_stops = 1;
+	m = align_model_build(&in);
+	CHECK(m && align_model_nr_segments(m) == 1 && align_model_segment(m, 0)->vcpu == ALIGN_VCPU_ANY);
+	CHECK(m && align_guest_to_host(m, 0, 9 * HZ + 1000, &h) == 0 && h == 9 * HZ);
+	/* no later segment: the one there is still serves past it */
+	CHECK(m && align_guest_to_host(m, 0, 9 * HZ + 1001, &h) == 0 && h == 9 * HZ + 1);
+	align_model_free(m);
+}
+
 int main(void)
 {
 	test_fmt();
@@ -595,5 +677,7 @@ int main(void)
 	test_guest_max();
 	test_fit_slope_edges();
 	test_inverted_bracket();
+	test_span();
+	test_stop_edges();
 	return check_done();
 }
