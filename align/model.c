@@ -699,6 +699,10 @@ static uint64_t seg_guest_at(const struct align_segment *s, uint64_t h)
 		return UINT64_MAX;
 	if (s->slope == 1.0)
 		return s->ref_tsc_guest + (h - s->ref_tsc_host);
+	/* llround past 2^63 is undefined (LLONG_MIN on x86): a scaled line
+	 * that far from its reference is past double's tick precision anyway */
+	if (fabs(rel) >= 0x1p63)
+		return (uint64_t)g;
 	return s->ref_tsc_guest + (uint64_t)llround(rel);
 }
 

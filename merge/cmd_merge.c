@@ -52,13 +52,14 @@ static const struct merge_sink_ops *const sinks[] = {
 };
 #define NR_SINKS	((int)(sizeof(sinks) / sizeof(sinks[0])))
 
-/* The sink of --format @fmt (NULL: chosen by @out: a directory or a name
- * with no ending, else the ending); NULL when none fits. */
+/* The sink of --format @fmt (NULL: chosen by @out, never NULL: a
+ * directory or a name with no ending, else the ending); NULL when none
+ * fits. */
 static const struct merge_sink_ops *sink_find(const char *fmt, const char *out)
 {
 	struct stat st;
-	size_t n = out ? strlen(out) : 0;
-	const char *dot = out ? strrchr(out, '.') : NULL;
+	size_t n = strlen(out);
+	const char *dot = strrchr(out, '.');
 	int dir;
 
 	if (fmt) {
@@ -67,8 +68,6 @@ static const struct merge_sink_ops *sink_find(const char *fmt, const char *out)
 				return sinks[i];
 		return NULL;
 	}
-	if (!out)
-		return NULL;
 	/* a directory, a name ending in '/', or one with no ending */
 	dir = (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) || (n && out[n - 1] == '/') ||
 	      !dot || strchr(dot, '/');

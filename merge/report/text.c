@@ -388,6 +388,6 @@ int report_print_text(const struct report *r, FILE *fp, const struct report_opts
 	exits(r, fp);
 	functions(r, fp, o->fns);
 	if (fflush(fp) || ferror(fp))
-		return vt_err_errno("report: writing the report");
+		return vt_err_errno("%s: write error", o->text_out ? o->text_out : "standard output");
 	return 0;
 }

@@ -53,6 +53,9 @@
  *                hc NR A0 A1 A2 A3 | writev FD | write FD COUNT; and
  *                "comm PID NAME" lines:
  *                the thread names of the trace (cmdlines)
+ *   -L EV:FIELD  the format of event EV (kvm_pio, sys_enter_write, ...)
+ *                lacks FIELD (renamed FIELD_gone): a kernel whose event
+ *                has no such field (up to 4 of them)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -165,6 +168,29 @@ static void die(const char *what)
 	vt_err_print("mkfixture");
 	fprintf(stderr, "mkfixture: %s failed\n", what);
 	exit(1);
+}
+
+/* -L EV:FIELD: the format of EV among @fmt (@n of them) with FIELD
+ * renamed FIELD_gone (a copy; the record layout is unchanged) */
+static void lack_field(const char **fmt, size_t *len, int n, const char *spec)
+{
+	static char bufs[8][2048];
+	static int nb;
+	char ev[64], field[64], name[80], pat[80];
+	const char *at;
+
+	if (sscanf(spec, "%63[^:]:%63s", ev, field) != 2)
+		die("-L EV:FIELD");
+	snprintf(name, sizeof(name), "name: %s\n", ev);
+	snprintf(pat, sizeof(pat), " %s;", field);
+	for (int i = 0; i < n; i++) {
+		if (strncmp(fmt[i], name, strlen(name)) || !(at = strstr(fmt[i], pat)) || nb == 8)
+			continue;
+		snprintf(bufs[nb], sizeof(bufs[nb]), "%.*s %s_gone;%s", (int)(at - fmt[i]), fmt[i],
+			 field, at + strlen(pat));
+		fmt[i] = bufs[nb];
+		len[i] = strlen(bufs[nb++]);
+	}
 }
 
 static void emit(int cpu, uint64_t ts, const void *data, uint32_t len)
@@ -402,8 +428,10 @@ int main(int argc, char **argv)
 	struct vt_meta *m;
 	char key[VT_META_KEY_MAX];
 	int fds[MAX_CPUS];
+	const char *lack[4];
+	int nlack = 0;
 
-	while ((c = getopt(argc, argv, "n:o:t:Td:Dj:cmx:H:G:z:MC:RFkK2gawre:")) != -1) {
+	while ((c = getopt(argc, argv, "n:o:t:Td:Dj:cmx:H:G:z:MC:RFkK2gawre:L:")) != -1) {
 		switch (c) {
 		case 'n': n = strtoull(optarg, NULL, 0); break;
 		case 'o': off = strtoll(optarg, NULL, 0); break;
@@ -433,10 +461,15 @@ int main(int argc, char **argv)
 		case 'w': io_writes = 1; break;
 		case 'r': runs = 1; break;
 		case 'e': extra = optarg; ncpu = MAX_CPUS; break;
+		case 'L':
+			if (nlack == 4)
+				die("-L: at most 4");
+			lack[nlack++] = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: mkfixture HOSTDIR GUESTDIR [-n N] [-o OFF] [-t TPOFF|-T] "
 				"[-d DBGOFF|-D] [-j JITTER] [-c [-w]|-m] [-x AT:DELTA] [-H K] [-G K] [-z HZ] "
-				"[-M] [-C CLOCKS] [-R] [-F] [-k|-K [-2] [-g]|-a] [-r] [-e FILE]\n");
+				"[-M] [-C CLOCKS] [-R] [-F] [-k|-K [-2] [-g]|-a] [-r] [-L EV:FIELD] [-e FILE]\n");
 			return 2;
 		}
 	}
@@ -566,6 +599,11 @@ int main(int argc, char **argv)
 				  sizeof(fmt_hc) - 1, sizeof(fmt_entry) - 1, sizeof(fmt_exit) - 1 };
 		const char *sys[] = { fmt_writev, fmt_write };
 		size_t sysl[] = { sizeof(fmt_writev) - 1, sizeof(fmt_write) - 1 };
+
+		for (int i = 0; i < nlack; i++) {
+			lack_field(kvm, kvml, 6, lack[i]);
+			lack_field(sys, sysl, 2, lack[i]);
+		}
 
 		if (vt_td_write_headers(w, vt_td_header_page, strlen(vt_td_header_page), vt_td_header_event,
 					strlen(vt_td_header_event)) ||

@@ -6,8 +6,9 @@
 # NAME is a name, paths past 4096 bytes are refused, QEMU's task list
 # (record.pids/tgids) is read up to its first malformed entry, a meta that
 # does not parse in a uftrace directory is warned about, a guest-only merge
-# has no clock model, an empty input merges to 0 events, and on a terminal
-# merge draws its progress line.
+# has no clock model, an empty input merges to 0 events, the output's kind
+# follows its name (a directory, a trailing '/', an ending), and on a
+# terminal merge draws its progress line.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
 need_mkfixture
@@ -133,6 +134,23 @@ truncate -s $(( $(stat -c %s c/1000.dat) - 8 )) c/1000.dat
 rc=0; "$VT_BIN" merge c gp -o c.json 2>c.txt || rc=$?
 [ $rc = 3 ] || fail "partial first input: exit $rc, want 3"
 has c.txt 'vmtrace: warning: c: input truncated or corrupt: merged up to its last complete record'
+
+# the output's kind from its name: an existing directory is one whatever
+# its name (d.json), a name ending in '/' is one (made); no -o is a usage
+# error, an unknown ending names itself
+mkdir d.json
+"$VT_BIN" merge h -o d.json 2>d.txt
+has d.txt 'vmtrace: merge: 41 events -> d.json (uftrace)'
+[ -f d.json/info ] || fail "d.json: no uftrace info"
+"$VT_BIN" merge h -o nd/ 2>nd.txt
+has nd.txt 'vmtrace: merge: 41 events -> nd/ (uftrace)'
+[ -f nd/info ] || fail "nd/: no uftrace info"
+rc=0; "$VT_BIN" merge h 2>err.txt || rc=$?
+[ $rc = 2 ] || fail "no -o: exit $rc"
+has err.txt 'usage: vmtrace merge INPUT... -o OUT [options]'
+rc=0; "$VT_BIN" merge h -o x.weird 2>err.txt || rc=$?
+[ $rc = 2 ] || fail "x.weird: exit $rc"
+has err.txt 'vmtrace: merge: x.weird: unknown output format (use --format perfetto|chrome|uftrace or .pftrace/.json/a directory)'
 
 # on a terminal: a progress line every 2^20 events (at most once a second)
 # and a last one, then the summary

@@ -6,7 +6,8 @@
 # an instant named by its leaf on "samples vCPU N" of the guest's process
 # "guest: samples", at its host TSC time converted with the host's
 # frequency, with stack / pc / error_ns as args; a corrupt line ends the
-# input with exit 3 and a message naming the file; clock=mono-ns is ns.
+# input with exit 3 and a message naming the file; clock=mono-ns is ns,
+# also under a meta that says tsc.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
 cd "$VT_TMP"
@@ -119,4 +120,15 @@ if ts != [1000002.0, 1000002.0, 1000010.0, 1000030.0]:
 PYEOF
 "$VT_BIN" merge h m -o mono2.json 2>err.txt
 grep -q "m/samples.tsv: clock mono-ns" err.txt || { cat err.txt; echo "FAIL: no warning"; exit 1; }
+# the file's own header wins over a meta that says clock=tsc: still ns
+mkdir mt
+cp m/samples.tsv mt/
+"$VT_BIN" meta mt clock=tsc domain=host producer=vmtrace-sample tsc.hz=2000000000 format=samples
+"$VT_BIN" merge mt -o mt.json -q
+"$PY" - mt.json <<'PYEOF'
+import json, sys
+ts = [e["ts"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "i"]
+if ts != [1000002.0, 1000002.0, 1000010.0, 1000030.0]:
+    sys.exit("FAIL: mono-ns file, tsc meta: times %s" % ts)
+PYEOF
 echo "ok"

@@ -14,6 +14,7 @@
 # exit_qemu (mkcrit.py qemu).  A vCPU thread known by nothing but the name
 # its sched_switch events give it ("CPU 0/KVM"), beside threads whose
 # names only look like one: the same headline, one vCPU (mkcrit.py byname).
+# -n 1 cuts the thread list; a report that cannot be written is named.
 set -eu
 . "$VT_SRC/tests/report/common.sh"
 [ -r /sys/kernel/tracing/events/sched/sched_switch/format ] ||
@@ -68,6 +69,20 @@ grep -Eq '^  guest +200 +[0-9.]+ +30\.000 +150\.000 +990\.000 +0\.020  python3$'
 	{ sed -n '/^Thread states/,/^$/p' rep.txt; echo "FAIL: guest thread state totals"; exit 1; }
 if grep -Eq '^  host +4243 ' rep.txt; then echo "FAIL: the vCPU thread listed as a plain thread"; exit 1; fi
 echo "ok: vCPU and thread state totals"
+# -n 1: the first thread and how many more; a report that cannot be
+# written (a full disk: /dev/full) names where, exit 1
+"$VT_BIN" report h g --no-align -q -n 1 >n1.txt
+sed -n '/^Thread states/,/^$/p' n1.txt | grep -qxF '  ... 1 more threads' ||
+	{ sed -n '/^Thread states/,/^$/p' n1.txt; echo "FAIL: -n 1: no '... 1 more threads'"; exit 1; }
+[ "$(sed -n '/^Thread states/,/^$/p' n1.txt | grep -c '^  guest ')" = 1 ] ||
+	{ echo "FAIL: -n 1: not one thread"; exit 1; }
+rc=0; "$VT_BIN" report h g --no-align -q -o /dev/full 2>err.txt || rc=$?
+[ $rc = 1 ] && grep -qxF 'vmtrace: report: /dev/full: write error: No space left on device' err.txt ||
+	{ echo "FAIL: -o /dev/full: exit $rc, $(cat err.txt)"; exit 1; }
+rc=0; "$VT_BIN" report h g --no-align -q >/dev/full 2>err.txt || rc=$?
+[ $rc = 1 ] && grep -qxF 'vmtrace: report: standard output: write error: No space left on device' err.txt ||
+	{ echo "FAIL: >/dev/full: exit $rc, $(cat err.txt)"; exit 1; }
+echo "ok: -n 1, a report that cannot be written"
 
 # no guest kernel trace: the thread's states are unknown; only the single
 # vCPU's preemption is known

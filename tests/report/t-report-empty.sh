@@ -4,7 +4,8 @@
 # markers: 21 kvm_hypercall, 20 kvm_pio of port 0x70): every section says
 # what the inputs lack instead of a table, and the VM exits are counted
 # from the exit-causing events (count only, no time).  The writes to the
-# CMOS port 0x70 are exits, not host kicks (t-report-kick).
+# CMOS port 0x70 are exits, not host kicks (t-report-kick).  With the
+# guest and merge's options; an -o that cannot be made; a cut trace.dat.
 set -eu
 cd "$VT_TMP"
 MKFIX="$VT_BUILD/tests/align/mkfixture"
@@ -12,6 +13,22 @@ MKFIX="$VT_BUILD/tests/align/mkfixture"
 fail() { echo "FAIL: $*"; exit 1; }
 "$MKFIX" h g -n 20 -o 7000000 -k -T -D >/dev/null
 "$VT_BIN" report h --html r.html -o r.txt -q
+# merge's options taken (--tsc-hz, --offset: the guest's markers on the
+# same timeline, its 40 events counted too) and --functions; an -o that
+# cannot be created is named (exit 1); a cut trace.dat is merged up to its
+# last whole record, exit 3 (partial)
+"$VT_BIN" report h g --tsc-hz 2096001000 --offset 7000000 --functions 3 -o r2.txt -q
+grep -qxF 'I/O requests: 0 guest block requests; 0 guest syscalls, 0 host kicks, 0 QEMU I/O syscalls, 0 injections, 0 guest virtio irqs (of 81 events)' r2.txt ||
+	{ cat r2.txt; fail "report h g: not 81 events"; }
+rc=0; "$VT_BIN" report h -o nosuch/r.txt -q 2>err.txt || rc=$?
+[ $rc = 1 ] && grep -qxF 'vmtrace: report: nosuch/r.txt: cannot create: No such file or directory' err.txt ||
+	fail "-o nosuch/r.txt: exit $rc, $(cat err.txt)"
+cp -r h ht
+truncate -s -100 ht/trace.dat
+rc=0; "$VT_BIN" report ht -o r3.txt -q 2>err.txt || rc=$?
+[ $rc = 3 ] && grep -qxF 'vmtrace: warning: ht: input truncated or corrupt: merged up to its last complete record' err.txt ||
+	fail "cut trace.dat: exit $rc, $(cat err.txt)"
+grep -qF 'I/O requests: 0 guest block requests' r3.txt || fail "cut trace.dat: no report"
 for l in \
 	'  none in the inputs (no Python/C tracer data)' \
 	'  none in the inputs (no guest kernel syscall events of threads with traced calls)' \

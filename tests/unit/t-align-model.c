@@ -6,7 +6,11 @@
  * that have offsets, a VM stopped for good (saved and restored), the
  * guest TSC clamped at 0, and host -> guest queries; trace-cmd's time
  * sync (TIME_SHIFT) alone: kvm's median offset, ptp's fitted line, a
- * scaled TSC per vCPU, samples outside their segment.
+ * scaled TSC per vCPU, samples outside their segment; more warnings and
+ * views than the model first holds, debugfs readings that change within a
+ * segment or carry no usable ratio, a guest TSC past UINT64_MAX,
+ * --fit-slope with nothing to fit, an inverted marker bracket, the span a
+ * fitted slope covers, stops that end no segment or a user offset's.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -397,6 +401,265 @@ static void test_tsync(void)
 	align_model_free(m);
 }
 
+/* more warnings than the model keeps (256): 300 undated debugfs readings
+ * of vCPU 0, each another offset, warn 299 times; the later one is used */
+static void test_many_warnings(void)
+{
+	static struct align_debugfs_snap d[300];
+	struct align_input in = { .host_hz = HZ, .snaps = d, .n_snaps = 300 };
+	struct align_model *m;
+	uint64_t g;
+
+	for (int i = 0; i < 300; i++)
+		d[i] = (struct align_debugfs_snap){ 0, 0, 1000 + i, 0, 0 };
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_nr_warnings(m) == 256);
+	CHECK(has_warning(m, "vCPU 0: debugfs tsc-offset changed from 1255 to 1256"));
+	CHECK(!has_warning(m, "from 1256 to 1257"));
+	CHECK(align_host_to_guest(m, 0, HZ, &g) == 0 && g == HZ + 1299);
+	align_model_free(m);
+}
+
+/* debugfs readings of one segment: the later wins whatever their order; a
+ * changed ratio alone is warned of; a ratio without fraction bits, with
+ * 64 or implausible (1/128) is no scaling */
+static void test_debugfs_readings(void)
+{
+	struct align_debugfs_snap d[2] = { { 3 * HZ, 0, 70, 0, 0 }, { 2 * HZ, 0, 50, 0, 0 } };
+	struct align_input in = { .host_hz = HZ, .snaps = d, .n_snaps = 2 };
+	struct align_model *m;
+	uint64_t g;
+
+	m = align_model_build(&in);
+	CHECK(m && has_warning(m, "vCPU 0: debugfs tsc-offset changed from 70 to 50"));
+	CHECK(m && align_host_to_guest(m, 0, 5 * HZ, &g) == 0 && g == 5 * HZ + 70);
+	align_model_free(m);
+	/* the same offset, another ratio (2.0, 48 bits) */
+	d[1] = (struct align_debugfs_snap){ 4 * HZ, 0, 70, 2ull << 48, 48 };
+	m = align_model_build(&in);
+	CHECK(m && has_warning(m, "debugfs tsc-offset changed from 70 to 70"));
+	CHECK(m && align_model_segment(m, 0)->slope == 2.0);
+	align_model_free(m);
+	in.n_snaps = 1;
+	static const struct { uint64_t ratio; uint32_t frac; } noscale[] = {
+		{ 2ull << 48, 0 }, { 2ull << 48, 64 }, { 1ull << 41, 48 },
+	};
+	for (size_t i = 0; i < 3; i++) {
+		d[0] = (struct align_debugfs_snap){ 0, 0, 70, noscale[i].ratio, noscale[i].frac };
+		m = align_model_build(&in);
+		CHECK(m && align_model_segment(m, 0)->slope == 1.0);
+		CHECK(m && (i == 2) == has_warning(m, "vCPU 0: debugfs tsc-scaling-ratio 2199023255552 "
+						    "with 48 fraction bits is 0.0078125: implausible, ignored"));
+		align_model_free(m);
+	}
+}
+
+/* more source views than the first allocation (16): 20 vCPUs read from
+ * debugfs, a view each, each its own offset */
+static void test_many_views(void)
+{
+	struct align_debugfs_snap d[20];
+	struct align_input in = { .host_hz = HZ, .snaps = d, .n_snaps = 20 };
+	struct align_model *m;
+	uint64_t g;
+
+	for (int i = 0; i < 20; i++)
+		d[i] = (struct align_debugfs_snap){ 0, i, 100 * i, 0, 0 };
+	m = align_model_build(&in);
+	CHECK(m && align_model_nr_views(m) == 20 && align_model_nr_segments(m) == 20);
+	for (int i = 0; m && i < 20; i++) {
+		CHECK(align_model_view(m, (size_t)i)->vcpu == i &&
+		      align_model_view(m, (size_t)i)->offset_tsc == 100 * i);
+		CHECK(align_host_to_guest(m, i, HZ, &g) == 0 && g == HZ + 100 * (uint64_t)i);
+	}
+	align_model_free(m);
+}
+
+/* a scaled guest TSC (2.0) at host TSCs near 2^63: a guest value past
+ * 2^63 is itself (llround of it gave LLONG_MIN: 2^63 for every one), one
+ * past UINT64_MAX is clamped, not wrapped */
+static void test_guest_max(void)
+{
+	struct align_debugfs_snap d = { 0, 0, 0, 2ull << 48, 48 };
+	struct align_input in = { .host_hz = HZ, .snaps = &d, .n_snaps = 1 };
+	struct align_model *m = align_model_build(&in);
+	uint64_t g = 0;
+
+	CHECK(m && align_host_to_guest(m, 0, 0x7fffffffffffffffull, &g) == 0 && g == UINT64_MAX);
+	CHECK(m && align_host_to_guest(m, 0, 0x7ffffffffffff000ull, &g) == 0 &&
+	      g == 0xffffffffffffe000ull);
+	CHECK(m && align_host_to_guest(m, 0, 0x6000000000000000ull, &g) == 0 &&
+	      g == 0xc000000000000000ull);
+	CHECK(m && align_host_to_guest(m, 0, 0x4000000000000000ull, &g) == 0 &&
+	      g == 0x8000000000000000ull);
+	align_model_free(m);
+}
+
+/* marker pairs for the tests below: guest bracket [h + off - w, h + off
+ * + w] at host h, vCPU 0 */
+static void mk_markers(struct vt_marker *g, struct align_host_marker *o, int n,
+		       const uint64_t *h, const int64_t *off, uint64_t w)
+{
+	for (int i = 0; i < n; i++) {
+		memset(&g[i], 0, sizeof(g[i]));
+		g[i].kind = VT_MARKER_PIO;
+		g[i].size = 4;
+		g[i].addr = VT_MARKER_PORT;
+		g[i].value = VT_MARKER_VALUE(i);
+		g[i].cpu = 0;
+		g[i].seq = (uint64_t)i;
+		g[i].tsc_guest_before = h[i] + (uint64_t)off[i] - w;
+		g[i].tsc_guest_after = h[i] + (uint64_t)off[i] + w;
+		o[i] = (struct align_host_marker){ h[i], 0, g[i].value, 1, 0 };
+	}
+}
+
+/* --fit-slope: one marker has no slope to fit (the known one, its
+ * bracket); two at the same host instant none either (slope 1); two
+ * that no line joins are not used */
+static void test_fit_slope_edges(void)
+{
+	struct vt_marker g[2];
+	struct align_host_marker o[2];
+	uint64_t h[2] = { 2 * HZ, 2 * HZ }, v;
+	int64_t off[2] = { 500, 500 };
+	struct align_input in = { .host_hz = HZ, .fit_slope = 1, .guest_markers = g,
+				  .host_markers = o };
+	struct align_model *m;
+
+	mk_markers(g, o, 1, h, off, 1000);
+	in.n_guest_markers = in.n_host_markers = 1;
+	m = align_model_build(&in);
+	CHECK(m && align_model_method(m) == ALIGN_SRC_MARKERS);
+	CHECK(m && align_model_segment(m, 0)->slope == 1.0 && align_model_segment(m, 0)->n_markers == 1);
+	CHECK(m && align_host_to_guest(m, 0, 3 * HZ, &v) == 0 && v == 3 * HZ + 500);
+	align_model_free(m);
+
+	mk_markers(g, o, 2, h, off, 1000);
+	in.n_guest_markers = in.n_host_markers = 2;
+	m = align_model_build(&in);
+	CHECK(m && align_model_segment(m, 0)->slope == 1.0 && align_model_segment(m, 0)->n_markers == 2);
+	CHECK(m && align_host_to_guest(m, 0, 3 * HZ, &v) == 0 && v == 3 * HZ + 500);
+	align_model_free(m);
+
+	/* 1 s apart, the guest 2 s apart: slope 2 is past 1 +- 0.25 */
+	h[1] = 3 * HZ;
+	off[1] = 500 + (int64_t)HZ;
+	mk_markers(g, o, 2, h, off, 1000);
+	m = align_model_build(&in);
+	CHECK(m == NULL);
+	in.fit_slope = 0;
+	m = align_model_build(&in);
+	CHECK(m == NULL);
+}
+
+/* a marker whose guest bracket is inverted (after before before): no
+ * offset lies in it, with the known slope or any other; not used */
+static void test_inverted_bracket(void)
+{
+	struct vt_marker g[1];
+	struct align_host_marker o[1];
+	uint64_t h[1] = { 2 * HZ };
+	int64_t off[1] = { 500 };
+	struct align_debugfs_snap d = { 0, 0, 500, 0, 0 };
+	struct align_input in = { .host_hz = HZ, .guest_markers = g, .host_markers = o,
+				  .n_guest_markers = 1, .n_host_markers = 1, .snaps = &d,
+				  .n_snaps = 1 };
+	struct align_model *m;
+
+	mk_markers(g, o, 1, h, off, 1000);
+	g[0].tsc_guest_before = g[0].tsc_guest_after + 10;
+	m = align_model_build(&in);
+	CHECK(m && align_model_method(m) == ALIGN_SRC_DEBUGFS);
+	CHECK(m && has_warning(m, "vCPU 0: INFEASIBLE: the 1 markers admit no common clock map "
+			       "(largest consistent set 0): markers NOT used"));
+	align_model_free(m);
+}
+
+/* the span a fitted slope must cover: the trace's, widened to markers
+ * outside it; a wider span, a wider bound (the slope's freedom grows with
+ * the distance); the trace's span ending before a later segment starts
+ * is that segment's start */
+static void test_span(void)
+{
+	struct vt_marker g[2];
+	struct align_host_marker o[2];
+	uint64_t h[2] = { 2 * HZ, 5 * HZ }, v;
+	int64_t off[2] = { 500, 500 };
+	struct align_offset_event ev[] = { { 1, 0, 0, 500 }, { 10 * HZ, 0, 500, 900 } };
+	struct align_input in = { .host_hz = HZ, .fit_slope = 1, .guest_markers = g,
+				  .host_markers = o, .n_guest_markers = 2, .n_host_markers = 2 };
+	struct align_model *m;
+	double b_markers, b_inside, b_wide;
+
+	mk_markers(g, o, 2, h, off, 1000);
+	m = align_model_build(&in);		/* no span: the markers' */
+	b_markers = m ? align_model_bound_ns(m) : -1;
+	align_model_free(m);
+	in.span_tsc_host_start = 3 * HZ;	/* inside the markers: widened to them */
+	in.span_tsc_host_end = 4 * HZ;
+	m = align_model_build(&in);
+	b_inside = m ? align_model_bound_ns(m) : -2;
+	align_model_free(m);
+	in.span_tsc_host_start = 1;
+	in.span_tsc_host_end = 100 * HZ;
+	m = align_model_build(&in);
+	b_wide = m ? align_model_bound_ns(m) : -3;
+	CHECK(m && align_host_to_guest(m, 0, 3 * HZ, &v) == 0 && v == 3 * HZ + 500);
+	align_model_free(m);
+	CHECK(b_markers > 500 && b_markers < 501);
+	CHECK(b_inside == b_markers);
+	CHECK(b_wide > b_markers + 1000);
+
+	/* two segments (the offset written again at 10 s), the trace ends at
+	 * 5 s: the first is cut there, the second has only its start */
+	in.offsets = ev;
+	in.n_offsets = 2;
+	in.span_tsc_host_end = 5 * HZ;
+	m = align_model_build(&in);
+	CHECK(m && align_model_nr_segments(m) == 2);
+	CHECK(m && align_model_segment(m, 0)->source == ALIGN_SRC_MARKERS);
+	CHECK(m && align_host_to_guest(m, 0, 3 * HZ, &v) == 0 && v == 3 * HZ + 500);
+	CHECK(m && align_host_to_guest(m, 0, 11 * HZ, &v) == 0 && v == 11 * HZ + 900);
+	align_model_free(m);
+}
+
+/* stops that do not end a segment: another vCPU's, one after the
+ * segment, one at its last host tick (the guest range ends there
+ * anyway); a stop under a user offset (one segment for all vCPUs) */
+static void test_stop_edges(void)
+{
+	struct align_offset_event off[] = { { 1 * HZ, 0, 0, 1000 }, { 6 * HZ, 0, 1000, 5000 } };
+	struct align_vcpu_stop st[] = { { 1, 3 * HZ }, { 0, 6 * HZ - 1 }, { 0, 9 * HZ } };
+	struct align_input in = { .host_hz = HZ, .offsets = off, .n_offsets = 2, .stops = st,
+				  .n_stops = 2 };
+	struct align_model *m = align_model_build(&in);
+	uint64_t h;
+
+	CHECK(m && align_model_nr_segments(m) == 2);
+	/* the first segment's guest range is still [0, 6 s + 1000) */
+	CHECK(m && align_guest_to_host(m, 0, 5 * HZ + 1000, &h) == 0 && h == 5 * HZ);
+	CHECK(m && align_guest_to_host(m, 0, 6 * HZ + 999, &h) == 0 && h == 6 * HZ - 1);
+	CHECK(m && align_guest_to_host(m, 0, 8 * HZ + 5000, &h) == 0 && h == 8 * HZ);
+	align_model_free(m);
+
+	in.offsets = NULL;
+	in.n_offsets = 0;
+	in.has_user_offset = 1;
+	in.user_offset_tsc = 1000;
+	in.stops = &st[2];
+	in.n_stops = 1;
+	m = align_model_build(&in);
+	CHECK(m && align_model_nr_segments(m) == 1 && align_model_segment(m, 0)->vcpu == ALIGN_VCPU_ANY);
+	CHECK(m && align_guest_to_host(m, 0, 9 * HZ + 1000, &h) == 0 && h == 9 * HZ);
+	/* no later segment: the one there is still serves past it */
+	CHECK(m && align_guest_to_host(m, 0, 9 * HZ + 1001, &h) == 0 && h == 9 * HZ + 1);
+	align_model_free(m);
+}
+
 int main(void)
 {
 	test_fmt();
@@ -408,5 +671,13 @@ int main(void)
 	test_vcpu_without_source();
 	test_stop();
 	test_tsync();
+	test_many_warnings();
+	test_debugfs_readings();
+	test_many_views();
+	test_guest_max();
+	test_fit_slope_edges();
+	test_inverted_bracket();
+	test_span();
+	test_stop_edges();
 	return check_done();
 }

@@ -7,7 +7,8 @@
  * inside check's shift window (tightest of the events near run edges),
  * gaps between runs measured to the nearer run, events past the last run;
  * order matching of wide intervals on a drifting clock; an outlier among
- * intervals that only touch at the common point.
+ * intervals that only touch at the common point; duplicate host sightings,
+ * guest records and chardev observations at one instant.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -845,6 +846,45 @@ static void test_touching(void)
 	align_model_free(m);
 }
 
+/* duplicates: a host sighting of a seq twice at the same instant (the
+ * second ignored, one unmatched host observation), a guest record of a
+ * seq twice (the second unmatched), chardev observations at one instant
+ * (by order: each guest marker once) */
+static void test_duplicates(void)
+{
+	static struct vt_marker g[11];
+	static struct align_host_marker o[11];
+	struct truth t = { 5000, 0, 0, 0 };
+	struct align_marker_pair *p = NULL;
+	size_t n = 0, ug = 0, uh = 0;
+
+	gen(&t, H0, 10, 1000, g, o, 0, 0);
+	o[10] = o[4];
+	CHECK(align_markers_match(g, 10, o, 11, &p, &n, &ug, &uh) == 0);
+	CHECK(n == 10 && ug == 0 && uh == 1);
+	for (size_t i = 0; p && i < n; i++)
+		CHECK(p[i].seq == i && p[i].tsc_host == o[i].tsc_host);
+	free(p);
+	p = NULL;
+	g[10] = g[4];
+	CHECK(align_markers_match(g, 11, o, 10, &p, &n, &ug, &uh) == 0);
+	CHECK(n == 10 && ug == 1);
+	for (size_t i = 0; p && i < n; i++)
+		CHECK(p[i].seq == i && p[i].tsc_host == o[i].tsc_host);
+	free(p);
+	p = NULL;
+	/* chardev: the host saw the 10 bytes at two instants only */
+	gen(&t, H0, 10, 1000, g, o, 1, 0);
+	for (int i = 0; i < 10; i++)
+		o[i].tsc_host = o[i < 5 ? 0 : 5].tsc_host;
+	ug = uh = 0;
+	CHECK(align_markers_match(g, 10, o, 10, &p, &n, &ug, &uh) == 0);
+	CHECK(n + ug == 10 && n + uh == 10);
+	for (size_t i = 1; p && i < n; i++)
+		CHECK(p[i].seq > p[i - 1].seq && p[i].tsc_host >= p[i - 1].tsc_host);
+	free(p);
+}
+
 int main(void)
 {
 	test_offset();
@@ -867,5 +907,6 @@ int main(void)
 	test_inside_window();
 	test_order_wide();
 	test_touching();
+	test_duplicates();
 	return check_done();
 }
