@@ -46,6 +46,10 @@ struct merge_tables {
 	struct merge_track *tracks;	/* by index */
 	uint32_t nr_tracks, cap_tracks;
 	uint32_t track_last;		/* merge_track_get's last hit */
+	uint8_t qemu_tasks_known;	/* a host recording listed QEMU's threads
+					 * (record.pids/tgids): a thread not marked
+					 * .qemu is another process's, whatever its
+					 * name ("CPU 0/KVM" of another VM) */
 };
 
 /* Free @tb's storage (@tb is empty again). */

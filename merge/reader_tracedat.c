@@ -120,6 +120,12 @@ static uint32_t track_of(struct td_src *t, int tid)
 			vcpu = src->host.vthread_vcpu[i];
 			known = 1;
 		}
+	int qemu = src->machine == MERGE_MACHINE_HOST && tid && (known || is_qemu_tid(src, tid, comm));
+
+	/* another VM's vCPU thread has the very name: with QEMU's threads
+	 * listed, a name makes a vCPU of the traced QEMU's threads only */
+	if (!qemu && !known && src->host.nr_qtasks > 0)
+		vcpu = -1;
 
 	if (vcpu >= 0)
 		snprintf(tname, sizeof(tname), "vCPU %d", vcpu);
@@ -127,7 +133,6 @@ static uint32_t track_of(struct td_src *t, int tid)
 		snprintf(tname, sizeof(tname), "%s", comm);
 	else
 		snprintf(tname, sizeof(tname), "tid %d", tid);
-	int qemu = src->machine == MERGE_MACHINE_HOST && tid && (known || is_qemu_tid(src, tid, comm));
 	/* a thread another input of this machine (its uftrace data) already
 	 * placed: one track, with that input's pid and this one's names */
 	uint32_t tn = merge_str_intern0(tb, tname);
@@ -406,6 +411,8 @@ int merge_reader_tracedat(struct merge_source *src, uint16_t idx, const char *fi
 	t->src = src;
 	t->usdt.tables = src->tables;
 	t->refs = 1;
+	if (src->machine == MERGE_MACHINE_HOST && src->host.nr_qtasks > 0)
+		src->tables->qemu_tasks_known = 1;	/* QEMU's threads by tid */
 	if (vt_td_read_truncated(t->r)) {
 		vt_warn("%s: CPU data cut short: each CPU is read up to its last whole record",
 			file);

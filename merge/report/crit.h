@@ -101,6 +101,8 @@ struct crit {
 	uint32_t nreal;		/* host vCPU threads known */
 	int32_t vtid[CRIT_MAX_VCPUS];	/* vCPU n's host tid */
 	struct chain_hmap tmap;	/* (machine, tid) -> thread index */
+	struct chain_hmap other;	/* host tids named like a vCPU that are not
+					 * the traced QEMU's (another VM's) */
 	CHAIN_VEC(struct gthr) th;
 	/* the VM's I/O pipeline (one VM: see docs/report.md) */
 	uint32_t queued, unkicked, inflight, hostio_open, flushes;

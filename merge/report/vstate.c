@@ -70,6 +70,7 @@ void crit_free(struct crit *c)
 	free(c->vout.a);
 	free(c->tout.a);
 	chain_hmap_free(&c->tmap);
+	chain_hmap_free(&c->other);
 	chain_hmap_free(&c->rq);
 	chain_hmap_free(&c->bio);
 	free(c);
@@ -272,9 +273,33 @@ static void scan_tracks(struct crit *c, uint64_t ts)
 	}
 }
 
+/* Whether host thread @tid, named like a vCPU, belongs to another process
+ * than the traced QEMU: known only when the recording listed QEMU's threads
+ * (another VM's "CPU 0/KVM" has the very name); a thread with no track yet
+ * is not taken now (its own events give it one). */
+static int other_process(struct crit *c, int32_t tid)
+{
+	uint32_t tr, *slot;
+
+	if (!c->tables->qemu_tasks_known)
+		return 0;
+	if (chain_hmap_slot(&c->other, (uint32_t)tid, 0))
+		return 1;
+	tr = merge_track_find_tid(c->tables, MERGE_MACHINE_HOST, tid);
+	if (tr == UINT32_MAX)
+		return 1;
+	if (merge_track(c->tables, tr)->qemu)
+		return 0;
+	slot = chain_hmap_slot(&c->other, (uint32_t)tid, 1);
+	if (slot)
+		*slot = 1;
+	return 1;
+}
+
 /* A host thread merge does not know as a vCPU (its name when the recording
  * saw it first was QEMU's): the name a sched event gives it now ("CPU
- * 2/KVM", "CPU 0/TCG") says it is one; NULL if not. */
+ * 2/KVM", "CPU 0/TCG") says it is one, if it is the traced QEMU's thread
+ * (other_process); NULL if not. */
 static struct vcpu *vcpu_by_comm(struct crit *c, int32_t tid, uint32_t comm, uint64_t ts)
 {
 	if (comm == MERGE_NO_STR)
@@ -295,7 +320,9 @@ static struct vcpu *vcpu_by_comm(struct crit *c, int32_t tid, uint32_t comm, uin
 		    n >= 0 && n < CRIT_MAX_VCPUS)
 			c->vname[comm] = (int16_t)(n + 1);
 	}
-	return c->vname[comm] > 0 ? vcpu_register(c, tid, c->vname[comm] - 1, ts) : NULL;
+	if (c->vname[comm] <= 0 || other_process(c, tid))
+		return NULL;
+	return vcpu_register(c, tid, c->vname[comm] - 1, ts);
 }
 
 /* ---- threads ----------------------------------------------------------- */

@@ -25,6 +25,10 @@
 #   the kernel's do; "CPU 0/KVM" for the vCPU thread), and host CPU 3
 #   switches between threads whose names only look like a vCPU's ("CPU
 #   -1/KVM", "CPU 5000/KVM", "CPU 1/", "CPU 0/KVM-x"): not vCPUs.
+#   othervm: with byname, another VM's vCPU thread (OTHER_TID, named "CPU
+#   0/KVM" too, not among QEMU's threads the meta lists) runs on host CPU
+#   3, switched in before the traced vCPU is first seen and preempted by a
+#   hog during every call: not the traced VM's vCPU.
 import json, os, sys
 import evlist
 
@@ -32,12 +36,15 @@ out, K = sys.argv[1], int(sys.argv[2])
 DM = "dm" in sys.argv[3:]
 QEMU_EXIT = "qemu" in sys.argv[3:]
 BYNAME = "byname" in sys.argv[3:]
+OTHERVM = "othervm" in sys.argv[3:]
+OTHER_TID, OTHER_HOG = 5243, 9998
 DECOYS = {4301: "CPU\\s-1/KVM", 4302: "CPU\\s5000/KVM", 4303: "CPU\\s1/", 4304: "CPU\\s0/KVM-x"}
 DEV = 253 << 20                 # the kernel's dev_t of 253:0 (guest and, in dm, host)
 S, STEP, HZ_NS = 1_000_000_000, 2_000_000, 2
 CALL_NS = STEP // HZ_NS
 GTID, VCPU_TID, IO_TID, HOG_TID = 200, 4243, 4250, 9999
-COMM = {0: "swapper/1", VCPU_TID: "CPU\\s0/KVM", HOG_TID: "hog", **DECOYS}
+COMM = {0: "swapper/1", VCPU_TID: "CPU\\s0/KVM", HOG_TID: "hog", **DECOYS,
+        OTHER_TID: "CPU\\s0/KVM", OTHER_HOG: "hog2"}
 HCPU_V, HCPU_IO = 1, 0          # host CPUs of the vCPU thread and QEMU's I/O thread
 R, RPLUS, SLEEP = 0, 0x100, 1    # prev_state: runnable, preempted ("R+"), S
 
@@ -66,6 +73,8 @@ def preempt(a, b, state=R):
 
 # at the start: the vCPU thread runs in guest mode, the guest thread runs
 t0 = S // HZ_NS
+if OTHERVM:                     # another VM's vCPU runs first, on host CPU 3
+    switch(3, t0 - 500, 0, R, OTHER_TID, "host")
 switch(HCPU_V, t0, 0, R, VCPU_TID, "host")
 ventry(t0 + 10)
 switch(0, t0 + 20, 0, R, GTID, "guest")
@@ -83,6 +92,9 @@ for k in range(K):
         seg.append((a, b, p))
     # running: guest mode, an exit, the vCPU preempted inside an exit
     part(0, 100_000, "guest_cpu")
+    if OTHERVM:                 # the other VM's vCPU preempted meanwhile
+        switch(3, B + 10_000, OTHER_TID, R, OTHER_HOG, "host")
+        switch(3, B + 700_000, OTHER_HOG, R, OTHER_TID, "host")
     if QEMU_EXIT:
         vexit(B + 100_000, 48)
         h(HCPU_V, B + 105_000, VCPU_TID, "kvm/kvm_userspace_exit", "reason=6 errno=0")
@@ -168,7 +180,8 @@ for k in range(K):
                    "preempt_overlap": overlap(300_000, 710_000)})
 
 evlist.write(os.path.join(out, "host.txt"),
-             [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "qemu-system-x86"), (HOG_TID, "hog")], host)
+             [(VCPU_TID, "CPU 0/KVM"), (IO_TID, "qemu-system-x86"), (HOG_TID, "hog")] +
+             ([(OTHER_TID, "CPU 0/KVM"), (OTHER_HOG, "hog2")] if OTHERVM else []), host)
 evlist.write(os.path.join(out, "guest.txt"), [(GTID, "python3")], guest)
 json.dump({"calls": calls, "fsyncs": fsyncs, "vcpu_tid": VCPU_TID,
            "host_io": "io_submit" if DM else "fdatasync"},

@@ -175,3 +175,33 @@ grep -Eq '^  0 +4243 ' vst6.txt || { cat vst6.txt; echo "FAIL: thread 4243 not v
 if grep -Eq '^  [0-9]+ +430[1-4] ' vst6.txt; then cat vst6.txt; echo "FAIL: a decoy taken for a vCPU"; exit 1; fi
 [ "$(grep -Ec '^  [0-9]+ +[0-9]+ ' vst6.txt)" = 1 ] || { cat vst6.txt; echo "FAIL: not one vCPU"; exit 1; }
 echo "ok: a vCPU known by its sched_switch name: the same headline, the look-alike names not vCPUs"
+
+# another VM's vCPU thread with the very name ("CPU 0/KVM"), switched in
+# before the traced one is first seen and preempted during every call
+# (mkcrit.py othervm): the meta lists QEMU's threads (record.pids and
+# record.tgids: 4242's are 4242, 4243, 4250), so it is not the traced
+# VM's - the same headline, one vCPU, 5243 not in the table.  Without the
+# task list nothing tells the two apart (as before: by name).
+mk_fixture_of mkcrit.py ov $((4 * K)) $K byname othervm
+sed -i 's/^comm 4243 CPU 0\/KVM$/comm 4243 qemu-system-x86/' ov/host.txt
+"$GTD" ov/h/trace.dat <ov/host.txt
+sed -i '/^kvm\.thread\|^kvm\.vcpu_threads/d' ov/h/vmtrace.meta
+printf 'record.pids=4242,4243,4250,5243\nrecord.tgids=4242,4242,4242,5242\n' >>ov/h/vmtrace.meta
+"$VT_BIN" report ov/h ov/g --no-align -q -n 20 >rep7.txt
+diff <(sed '/^I\/O requests/,$d' rep.txt) <(sed '/^I\/O requests/,$d' rep7.txt) ||
+	{ echo "FAIL: another VM's vCPU thread changed the headline"; exit 1; }
+sed -n '/^vCPU states/,/^$/p' rep7.txt >vst7.txt
+grep -Eq '^  0 +4243 ' vst7.txt || { cat vst7.txt; echo "FAIL: thread 4243 not vCPU 0"; exit 1; }
+if grep -Eq '^  [0-9]+ +5243 ' vst7.txt; then cat vst7.txt; echo "FAIL: another VM's vCPU taken for the traced VM's"; exit 1; fi
+[ "$(grep -Ec '^  [0-9]+ +[0-9]+ ' vst7.txt)" = 1 ] || { cat vst7.txt; echo "FAIL: not one vCPU"; exit 1; }
+# the same when its cmdline name is QEMU's too (known as a vCPU by the
+# sched_switch names alone)
+sed -i 's/^comm 5243 CPU 0\/KVM$/comm 5243 qemu-system-x86/' ov/host.txt
+"$GTD" ov/h/trace.dat <ov/host.txt
+"$VT_BIN" report ov/h ov/g --no-align -q -n 20 >rep8.txt
+diff <(sed '/^I\/O requests/,$d' rep.txt) <(sed '/^I\/O requests/,$d' rep8.txt) ||
+	{ echo "FAIL: another VM's vCPU thread (named by its sched events) changed the headline"; exit 1; }
+sed -n '/^vCPU states/,/^$/p' rep8.txt >vst8.txt
+[ "$(grep -Ec '^  [0-9]+ +[0-9]+ ' vst8.txt)" = 1 ] && grep -Eq '^  0 +4243 ' vst8.txt ||
+	{ cat vst8.txt; echo "FAIL: not one vCPU, 4243, when the other VM's is named by sched events"; exit 1; }
+echo "ok: another VM's vCPU thread of the same name is not the traced VM's (QEMU's threads listed)"
