@@ -6,12 +6,7 @@
 # emission.
 set -eu
 . "$VT_SRC/tests/align/lib.sh"
-expect() {	# expect CODE PATTERN -- command...
-	local want=$1 pat=$2; shift 3
-	set +e; "$@" >out.txt 2>err.txt; local rc=$?; set -e
-	[ "$rc" = "$want" ] || fail "exit $rc, want $want: $* ($(cat err.txt))"
-	grep -qF -- "$pat" err.txt || fail "no '$pat' in stderr of $*: $(cat err.txt)"
-}
+# expect_exit CODE PATTERN -- command...: tests/align/lib.sh
 # records FILE N FIRST KIND ADDR: FILE holds N valid records, seq FIRST on
 records() {
 	"$PY" - "$@" <<'PYEOF'
@@ -29,21 +24,21 @@ for i, r in enumerate(recs):
 print("%s: %d records, seq %d..%d, kind %d at 0x%x" % (path, n, first, first + n - 1, kind, addr))
 PYEOF
 }
-expect 2 "marker: bad count '0' (1..1000000)" -- "$VT_BIN" marker -n 0 -o d
+expect_exit 2 "marker: bad count '0' (1..1000000)" -- "$VT_BIN" marker -n 0 -o d
 "$VT_BIN" marker --help | grep -q 'markers.dat' || fail "no help"
-expect 2 "marker: bad interval 'x' (ms)" -- "$VT_BIN" marker --interval x -o d
-expect 2 "marker: bad interval '3600001' (ms)" -- "$VT_BIN" marker --interval 3600001 -o d
-expect 2 "marker: bad interval '2h' (ms)" -- "$VT_BIN" marker --interval 2h -o d
-expect 2 "marker: bad port '0x10000'" -- "$VT_BIN" marker --port 0x10000 -o d
+expect_exit 2 "marker: bad interval 'x' (ms)" -- "$VT_BIN" marker --interval x -o d
+expect_exit 2 "marker: bad interval '3600001' (ms)" -- "$VT_BIN" marker --interval 3600001 -o d
+expect_exit 2 "marker: bad interval '2h' (ms)" -- "$VT_BIN" marker --interval 2h -o d
+expect_exit 2 "marker: bad port '0x10000'" -- "$VT_BIN" marker --port 0x10000 -o d
 # an outl at 0xfffd would reach past port 0xffff: refused before ioperm
 # (which said EINVAL, reported as "no port access")
-expect 2 'marker: bad port 0xfffd: a PIO marker writes 4 ports (0..0xfffc)' -- \
+expect_exit 2 'marker: bad port 0xfffd: a PIO marker writes 4 ports (0..0xfffc)' -- \
 	"$VT_BIN" marker --port 0xfffd -o d
-expect 2 'usage: vmtrace marker' -- "$VT_BIN" marker --chardev --hypercall -o d
-expect 2 'usage: vmtrace marker' -- "$VT_BIN" marker -o d extra
+expect_exit 2 'usage: vmtrace marker' -- "$VT_BIN" marker --chardev --hypercall -o d
+expect_exit 2 'usage: vmtrace marker' -- "$VT_BIN" marker -o d extra
 [ ! -e d ] || fail "a refused command created its directory"
 touch file
-expect 1 'marker: file/d: cannot create: Not a directory' -- "$VT_BIN" marker --hypercall -o file/d
+expect_exit 1 'marker: file/d: cannot create: Not a directory' -- "$VT_BIN" marker --hypercall -o file/d
 # no port access without root (ioperm refused: EPERM, or ENOSYS where the
 # kernel or a container has none): said so, and what needs neither
 chmod o+x "$VT_TMP"
@@ -115,10 +110,10 @@ if lscpu 2>/dev/null | grep -q '^Hypervisor vendor: *KVM$'; then
 	[ "$n" -ge 1 ] && [ "$n" -le 5 ] || fail "SIGINT at the first of 1000 markers 100 ms apart: $n records"
 	records hi/markers.dat "$n" 0 3 0x56540001
 	mkdir -p hd/markers.dat
-	expect 1 'hd/markers.dat' -- "$VT_BIN" marker --hypercall -o hd
+	expect_exit 1 'hd/markers.dat' -- "$VT_BIN" marker --hypercall -o hd
 	echo "hypercall markers sent (KVM)"
 else
-	expect 5 'marker: --hypercall: not running under KVM (CPUID has no KVM signature): a hypercall would fault' -- \
+	expect_exit 5 'marker: --hypercall: not running under KVM (CPUID has no KVM signature): a hypercall would fault' -- \
 		"$VT_BIN" marker --hypercall -o hc
 fi
 virt=$(systemd-detect-virt 2>/dev/null || true)
