@@ -395,6 +395,7 @@ int cmd_record(int argc, char **argv)
 		if (o->nr_pids >= HOST_RECORD_MAX_PIDS)
 			vt_die(VT_EXIT_USAGE, "record: too many pids");
 		c.pids[o->nr_pids++] = child;
+		o->command_pid = (int)child;
 	}
 	if (c.use_python && rec_python_start(c.python_file, o, c.events, argv + optind, child) < 0) {
 		int e = vt_err_code();

@@ -293,6 +293,8 @@ static int rec_meta_start(struct host_record *r, const struct host_record_opts *
 		return -1;
 	if (o->command && vt_meta_set(m, VT_MK_CMDLINE, "%s", o->command))
 		return -1;
+	if (o->command_pid > 0 && vt_meta_set(m, VT_MK_RECORD_COMMAND_PID, "%d", o->command_pid))
+		return -1;
 	return 0;
 }
 

@@ -30,6 +30,7 @@ struct host_record_opts {
 	unsigned buffer_kb;		/* ring buffer per CPU, 0 = default */
 	int kvm_facts;			/* collect KVM facts of traced QEMU processes */
 	const char *command;		/* stored in the metadata only (may be NULL) */
+	int command_pid;		/* the command's pid (metadata only), 0 none */
 	int v6;				/* trace.dat version 6, uncompressed (default:
 					 * version 7, zstd-compressed sections) */
 	int kallsyms;			/* /proc/kallsyms in trace.dat always (default:

@@ -64,6 +64,8 @@
 #define VT_MK_RECORD_START_TSC_HOST "record.start_tsc_host" /* TSC before tracing on */
 #define VT_MK_RECORD_STOP_TSC_HOST "record.stop_tsc_host" /* TSC after tracing off */
 #define VT_MK_RECORD_COMMAND_EXIT "record.command_exit"	/* how the traced command ended */
+#define VT_MK_RECORD_COMMAND_PID "record.command_pid"	/* the pid of the command
+							 * `record -- CMD` started */
 #define VT_MK_RECORD_CPU_MS	"record.cpu_ms"		/* the recorder's CPU time, ms */
 #define VT_MK_RECORD_DISCARDED	"record.discarded"	/* other tasks' events discarded */
 #define VT_MK_RECORD_DATA_BYTES	"record.data_bytes"	/* ring-buffer page bytes in trace.dat */

@@ -108,6 +108,21 @@ static uint64_t td_tsc_hz(const char *path)
 	return vt_td_file_tsc_hz(path, &hz) ? 0 : hz;
 }
 
+/* Whether the command the recorder started (cmdline) is QEMU itself: its
+ * program's name begins "qemu-system-" or "qemu-kvm". */
+static int command_is_qemu(const struct vt_meta *m)
+{
+	const char *c = vt_meta_get(m, VT_MK_CMDLINE), *e, *b;
+
+	if (!c)
+		return 0;
+	e = c + strcspn(c, " \t");
+	for (b = e; b > c && b[-1] != '/'; b--)
+		;
+	return (e - b > 12 && !strncmp(b, "qemu-system-", 12)) ||
+	       (e - b == 8 && !strncmp(b, "qemu-kvm", 8));
+}
+
 /* QEMU's threads: the recorder's tasks (record.pids) whose process
  * (record.tgids, same order) is QEMU's; none found (nr_qtasks <= 0): the
  * readers know QEMU's threads by name. */
@@ -178,6 +193,9 @@ static int read_meta(struct merge_ctx *mc, struct merge_input *in)
 	snprintf(key, sizeof(key), VT_MK_FMT_VM_PID, 0);	/* QEMU's: the first VM's */
 	if (vt_meta_get_i64(m, key, &pid) == 0 && pid > 0 && pid < INT32_MAX)
 		host->qemu_pid = (int)pid;
+	else if (command_is_qemu(m) && vt_meta_get_i64(m, VT_MK_RECORD_COMMAND_PID, &pid) == 0 &&
+		 pid > 0 && pid < INT32_MAX)
+		host->qemu_pid = (int)pid;	/* no KVM (TCG): the QEMU `record --` started */
 	if (host->qemu_pid > 0)
 		qemu_tasks(m, host);
 	struct vt_meta_vthread vt[MERGE_MAX_VTHREADS];

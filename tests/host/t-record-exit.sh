@@ -1,7 +1,8 @@
 #!/bin/bash
 # `vmtrace record -- CMD` passes CMD's own exit status through (33, as QEMU's
 # isa-debug-exit gives), 128 + N for a command killed by signal N, and
-# records it in vmtrace.meta (record.command_exit); a recorder failure
+# records it in vmtrace.meta (record.command_exit, and its pid:
+# record.command_pid); a recorder failure
 # returns the recorder's code (docs/exit-codes.md) with no command status
 # in the meta, so scripts can tell the two apart.
 set -eu
@@ -11,6 +12,11 @@ rc=0
 "$VT_BIN" record -o a -- sh -c 'exit 33' || rc=$?
 [ $rc = 33 ] || fail "exit 33 came back as $rc"
 [ "$(meta record.command_exit a)" = 33 ] || fail "meta record.command_exit: $(meta record.command_exit a)"
+# the command's pid (merge takes it for QEMU's when there is no KVM): the
+# process whose tasks record.pids lists first
+p=$(meta record.command_pid a)
+[ -n "$p" ] && [ "$(meta record.pids a | cut -d, -f1)" = "$p" ] && [ "$(meta record.tgids a | cut -d, -f1)" = "$p" ] ||
+	fail "record.command_pid '$p' is not the first of record.pids '$(meta record.pids a)' / tgids '$(meta record.tgids a)'"
 rc=0
 "$VT_BIN" record -o b -- sh -c 'kill -TERM $$' || rc=$?
 [ $rc = 143 ] || fail "SIGTERM came back as $rc, want 143"

@@ -205,3 +205,19 @@ sed -n '/^vCPU states/,/^$/p' rep8.txt >vst8.txt
 [ "$(grep -Ec '^  [0-9]+ +[0-9]+ ' vst8.txt)" = 1 ] && grep -Eq '^  0 +4243 ' vst8.txt ||
 	{ cat vst8.txt; echo "FAIL: not one vCPU, 4243, when the other VM's is named by sched events"; exit 1; }
 echo "ok: another VM's vCPU thread of the same name is not the traced VM's (QEMU's threads listed)"
+
+# no KVM (TCG, "CPU 0/TCG" threads, no kvm.vm0.pid): QEMU is the command
+# `vmtrace record --` started (record.command_pid, cmdline), whose tasks
+# the meta lists: the other QEMU's "CPU 0/TCG" is still not the traced
+# VM's vCPU
+sed -i 's#CPU 0/KVM#CPU 0/TCG#; s#CPU\\s0/KVM#CPU\\s0/TCG#g' ov/host.txt
+"$GTD" ov/h/trace.dat <ov/host.txt
+sed -i '/^kvm\.vm0\.pid=/d' ov/h/vmtrace.meta
+printf 'record.command_pid=4242\ncmdline=/usr/bin/qemu-system-x86_64 -accel tcg -m 512\n' >>ov/h/vmtrace.meta
+"$VT_BIN" report ov/h ov/g --no-align -q -n 20 >rep9.txt
+diff <(sed '/^I\/O requests/,$d' rep.txt) <(sed '/^I\/O requests/,$d' rep9.txt) ||
+	{ echo "FAIL: another TCG VM's vCPU thread changed the headline"; exit 1; }
+sed -n '/^vCPU states/,/^$/p' rep9.txt >vst9.txt
+[ "$(grep -Ec '^  [0-9]+ +[0-9]+ ' vst9.txt)" = 1 ] && grep -Eq '^  0 +4243 ' vst9.txt ||
+	{ cat vst9.txt; echo "FAIL: not one vCPU, 4243, under TCG names"; exit 1; }
+echo "ok: under TCG QEMU is the recorded command: another QEMU's CPU 0/TCG is not the traced vCPU"
