@@ -10,7 +10,9 @@
  *   -z HZ        tsc.hz written to vmtrace.meta (default 2000000000)
  *   -s START     first timestamp (default 1000000)
  *   -d STEP      timestamp step between records of one task (default 100)
- *   -D DEPTH     call depth of the pattern (default 4)
+ *   -D DEPTH     call depth of the pattern (default 4, at most 4096; past
+ *                64 the names and symbols repeat: depth d calls NAMES[d % 64]
+ *                and records carry uftrace's 10-bit depth, d & 1023)
  *   -g           domain=guest in vmtrace.meta (default host)
  *   -f NAMES     function names, comma separated (default f0,f1,...)
  *   -j AT:DELTA  add DELTA to the time of records AT.. of each task (a
@@ -33,6 +35,7 @@
 #define BASE		0x400000ULL
 #define FN_SIZE		0x100
 #define MAX_FN		64
+#define MAX_DEPTH	4096
 #define BUF_RECS	4096
 
 int main(int argc, char **argv)
@@ -67,7 +70,7 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	if (optind != argc - 1 || tasks < 1 || depth < 1 || depth > MAX_FN) {
+	if (optind != argc - 1 || tasks < 1 || depth < 1 || depth > MAX_DEPTH) {
 		fprintf(stderr, "usage: gen-trace DIR [-t TASKS] [-n RECORDS] [-c tsc|ns] "
 			"[-z HZ] [-s START] [-d STEP] [-D DEPTH] [-g] [-f NAMES] [-p PID]\n");
 		return 2;
@@ -77,7 +80,9 @@ int main(int argc, char **argv)
 	for (char *tok = fnlist ? strtok(fnlist, ",") : NULL; tok && nr_names < MAX_FN;
 	     tok = strtok(NULL, ","))
 		names[nr_names++] = tok;
-	for (int i = nr_names; i < depth; i++) {
+	int nr_syms = depth < MAX_FN ? depth : MAX_FN;
+
+	for (int i = nr_names; i < nr_syms; i++) {
 		names[i] = malloc(16);
 		snprintf(names[i], 16, "f%d", i);
 	}
@@ -92,10 +97,10 @@ int main(int argc, char **argv)
 	if (vt_uft_task_session(dir, start, pid, sid, EXE) < 0 ||
 	    vt_uft_write_map_fixed(dir, sid, BASE, BASE + (MAX_FN + 1) * FN_SIZE, EXE) < 0)
 		goto fail;
-	for (int i = 0; i < depth; i++)
+	for (int i = 0; i < nr_syms; i++)
 		syms[i] = (struct vt_uft_sym){ BASE + (uint64_t)(i + 1) * FN_SIZE, FN_SIZE, 'T',
 					       names[i] };
-	if (vt_uft_write_syms(dir, EXE, syms, depth) < 0)
+	if (vt_uft_write_syms(dir, EXE, syms, nr_syms) < 0)
 		goto fail;
 
 	struct vt_uft_record *buf = malloc(BUF_RECS * sizeof(*buf));
@@ -136,7 +141,7 @@ int main(int argc, char **argv)
 			}
 			buf[nb].time = start + i * step + (i >= jump_at ? jump : 0);
 			buf[nb].bits = vt_uft_pack(type, (unsigned)fn,
-						   BASE + (uint64_t)(fn + 1) * FN_SIZE);
+						   BASE + (uint64_t)(fn % MAX_FN + 1) * FN_SIZE);
 			if (++nb == BUF_RECS) {
 				if (fwrite(buf, sizeof(*buf), nb, fp) != nb)
 					goto fail_io;
@@ -175,7 +180,7 @@ fail_io:
 	vt_meta_free(m);
 	free(buf);
 	free(tids);
-	for (int i = nr_names; i < depth; i++)
+	for (int i = nr_names; i < nr_syms; i++)
 		free(names[i]);
 	return 0;
 fail:
