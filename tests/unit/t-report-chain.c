@@ -28,6 +28,8 @@
  * - matching QEMU's operations (pass 1): exact, covering, split,
  *   read-modify-write, discard and write-zeroes, flushes, and what each
  *   search passes over; pass 2's guesses.
+ * - vCPU threads found late: by an exit slice, by a sched_switch name
+ *   (its number taken: the next free one), past CRIT_MAX_VCPUS none.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -1172,6 +1174,70 @@ static void test_crit_edges(void)
 	}
 }
 
+/* A sched_switch from @prev to @next, whose next_comm is @comm (spaces
+ * allowed, unlike mk's) */
+static void switch_comm(uint32_t track, uint64_t ts, int prev, int next, const char *comm)
+{
+	char a[96];
+
+	snprintf(a, sizeof(a), "prev_pid=%d prev_state=1 next_pid=%d next_comm='x'", prev, next);
+	struct merge_event ev = mk(track, MERGE_EV_INSTANT, "sched_switch", ts, 1, a);
+
+	ev.args[ev.nr_args - 1].v.str = merge_str_intern0(&tb, comm);
+	if (report_feed(r, &ev) < 0 || crit_feed(r, &ev) < 0) {
+		fprintf(stderr, "feed sched_switch: %s\n", vt_err_msg());
+		check_failures++;
+	}
+}
+
+/* vCPU threads merge did not mark: a host thread in an "exit: " slice is
+ * one (the first number not taken: hv is vCPU 0, so 1); a thread a
+ * sched_switch names "CPU 0/KVM" while vCPU 0 is hv's takes the next free
+ * number (2), a name not a vCPU's ("CPU x/KVM") none; past CRIT_MAX_VCPUS
+ * threads in exits no more are vCPUs (their events stay a thread's) */
+static void test_vcpu_register(void)
+{
+	uint32_t q = merge_str_intern0(&tb, "qemu-system-x86"), h5000, h5001;
+
+	setup();
+	h5000 = merge_track_get(&tb, MERGE_MACHINE_HOST, 4242, 5000, q, 0);
+	h5001 = merge_track_get(&tb, MERGE_MACHINE_HOST, 4242, 5001, q, 0);
+	feed(h5000, MERGE_EV_BEGIN, "exit: HLT", T0, 0, NULL);
+	end(h5000, T0 + 10 * US);
+	switch_comm(h5001, T0 + 20 * US, 0, 5001, "CPU 0/KVM");
+	switch_comm(h5001, T0 + 30 * US, 5001, 5002, "CPU x/KVM");
+	switch_comm(h5001, T0 + 40 * US, 5002, 5001, "CPU 0/KVM");
+	finish();
+	CHECK(report_nr_vcpus(r) == 3);
+	for (size_t i = 0; i < report_nr_vcpus(r) && i < 3; i++) {
+		static const int32_t tid[3] = { 4243, 5000, 5001 };
+
+		CHECK(report_vcpu_at(r, i)->vcpu == (int32_t)i && report_vcpu_at(r, i)->tid == tid[i]);
+	}
+	if (report_nr_vcpus(r) >= 2) {
+		const struct report_vcpu *v = report_vcpu_at(r, 1);
+
+		CHECK(v->ns[RV_EXIT_KERNEL] == 10 * US && v->ns[RV_GUEST] == 30 * US);
+	}
+	if (report_nr_vcpus(r) >= 3) {
+		const struct report_vcpu *v = report_vcpu_at(r, 2);
+
+		CHECK(v->ns[RV_BLOCKED] == 10 * US && v->ns[RV_PREEMPTED] == 0);
+	}
+
+	setup();
+	for (int i = 0; i < CRIT_MAX_VCPUS + 1; i++) {
+		uint32_t t = merge_track_get(&tb, MERGE_MACHINE_HOST, 4242, 6000 + i, q, 0);
+
+		feed(t, MERGE_EV_BEGIN, "exit: HLT", T0 + (uint64_t)i * US, 0, NULL);
+		end(t, T0 + (uint64_t)i * US + 500);
+	}
+	finish();
+	CHECK(report_nr_vcpus(r) == CRIT_MAX_VCPUS);
+	CHECK(report_nr_vcpus(r) == CRIT_MAX_VCPUS &&
+	      report_vcpu_at(r, CRIT_MAX_VCPUS - 1)->tid == 6000 + CRIT_MAX_VCPUS - 2);
+}
+
 int main(void)
 {
 	test_classes();
@@ -1193,6 +1259,7 @@ int main(void)
 	test_guess();
 	test_edges();
 	test_crit_edges();
+	test_vcpu_register();
 	report_free(r);
 	merge_tables_free(&tb);
 	return check_done();
