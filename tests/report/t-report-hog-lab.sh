@@ -8,16 +8,15 @@
 # from the guest's workload's start to its end (the guest's "workload
 # exit" line; HOG_MAX_SECS at most): the whole workload however slow the
 # machine makes it (a fixed 25 s left a loaded run's slowest calls
-# un-hogged).  The report's first line must name "vCPU preempted" as the largest part of the slowest call, and that
-# part's share must be within 15% of the truth: the time the vCPU thread
-# was runnable-not-running during the call while no disk syscall of QEMU
-# ran, computed from the raw host sched and syscall events by
-# preempt_check.py (whose whole runnable-not-running time must also agree
-# with the report's own "vCPU preempted during the call" figure).  While
-# QEMU's disk syscall runs, the call waiting on it waits for the disk
-# whatever the vCPU does: a loaded machine's slower I/O overlapped the hog
-# (an fsync of 2328 ms: 71.2% preempted in all, 56.5% on the critical
-# path, whose host_io and QEMU parts held the rest).  In the lab the
+# un-hogged).  The report's first line must name "vCPU preempted" as the
+# largest part of the slowest call, whose "vCPU preempted during the call"
+# must equal the raw host sched events' runnable-not-running time
+# (preempt_check.py, to 1 us); on the slowest call whose parts are the
+# vCPU's and the guest's own, the critical path's vCPU-preempted share must
+# be within 15% of that raw truth.  (A call that waits on I/O gives the
+# preemption overlapping QEMU's part of its request to that part: a loaded
+# machine's fsync of 2328 ms had 71.2% preempted in all, 56.5% on the
+# critical path, whose host_io and QEMU parts held the rest.)  In the lab the
 # test runs in two parts (tests/run): the hog and the guest run there, the
 # report and the checks on this machine, from the recording the lab part
 # left in $VT_HANDOFF.
@@ -128,24 +127,53 @@ echo "$first" | grep -Eq '^  .+ [0-9.]+ ms = [0-9]+% vCPU preempted' ||
 "$PY" "$VT_SRC/tests/report/preempt_check.py" rep.txt host.rep "$hz" "$vt" "$name" 1000 >check.txt || {
 	cat check.txt; echo "FAIL: the report's vCPU-preempted time disagrees with the raw sched events"; exit 1; }
 cat check.txt
-# the first call: its critical-path share against the raw truth
-"$PY" - rep.txt check.txt <<'PYEOF'
+# the share: the slowest headline call whose parts are the vCPU's and the
+# guest's own (guest CPU, guest runnable, vCPU preempted, VM exits in the
+# kernel, guest irq, blocked with no I/O): there the critical path's
+# vCPU-preempted part and the raw runnable-not-running time measure the
+# same thing.  A call that waits on I/O gives the preemption that overlaps
+# QEMU's part of its request (before its disk syscall, the syscall, until
+# the injection) to that part: a loaded run's first call was an fsync of
+# 1343 ms with 50.6% on the critical path against 64.7% of raw preemption
+# outside QEMU's disk syscalls, the rest in qemu_before_host_io (199 ms)
+# and host_done_to_inject (64 ms).  Its whole "vCPU preempted during the
+# call" still equals the raw figure (checked above).
+cmp=$("$PY" - rep.txt <<'PYEOF'
 import re, sys
 txt = open(sys.argv[1]).read().splitlines()
+OWN = {"guest_cpu", "guest_runnable", "vcpu_preempted", "exit_kernel", "guest_irq", "blocked_other"}
+for i in range(1, len(txt) - 1):
+    m = re.match(r"^  (.+) [0-9.]+ ms = ", txt[i])
+    if not m or not txt[i + 1].startswith("      "):
+        continue
+    parts = set(re.findall(r"(\w+)=[\d.]+", txt[i + 1].split(";")[0]))
+    if parts and parts <= OWN and "vcpu_preempted" in parts:
+        print("%d\t%s" % (i + 1, m.group(1)))
+        break
+PYEOF
+)
+[ -n "$cmp" ] || { sed -n '1,/^I\/O requests/p' rep.txt; echo "FAIL: no headline call of the vCPU's and guest's own parts with vCPU preempted"; exit 1; }
+cline=${cmp%%$'\t'*} cname=${cmp#*$'\t'}
+"$PY" "$VT_SRC/tests/report/preempt_check.py" rep.txt host.rep "$hz" "$vt" "$cname" 1000 >check2.txt || {
+	cat check2.txt; echo "FAIL: the report's vCPU-preempted time disagrees with the raw sched events ($cname)"; exit 1; }
+"$PY" - rep.txt check2.txt "$cline" <<'PYEOF'
+import re, sys
+txt = open(sys.argv[1]).read().splitlines()
+k = int(sys.argv[3])
 def ns(s):
     a, b = s.split("."); return int(a) * 1000 + int(b)
-at = ns(re.search(r" at ([\d.]+) us:", txt[2]).group(1))
-part = ns(re.search(r"vcpu_preempted=([\d.]+)", txt[2]).group(1))
-dur = sum(ns(v) for v in re.findall(r"=([\d.]+)", txt[2].split(";")[0]))
+at = ns(re.search(r" at ([\d.]+) us:", txt[k]).group(1))
+part = ns(re.search(r"vcpu_preempted=([\d.]+)", txt[k]).group(1))
+dur = sum(ns(v) for v in re.findall(r"=([\d.]+)", txt[k].split(";")[0]))
 truth = None
 for l in open(sys.argv[2]):
     m = re.match(r"ok +.+? at (\d+) ns, [\d.]+ ms: vCPU preempted \d+ ns \(report\), (\d+) ns "
-                 r"\(raw sched events\), (\d+) ns of it outside QEMU's disk syscalls", l)
-    if m and int(m.group(1)) == at: raw, truth = int(m.group(2)), int(m.group(3))
-if truth is None: sys.exit("FAIL: the first call is not in preempt_check's output (with QEMU's disk syscalls)")
+                 r"\(raw sched events\)", l)
+    if m and int(m.group(1)) == at: truth = int(m.group(2))
+if truth is None: sys.exit("FAIL: the call is not in preempt_check's output")
 share, tshare = part / dur, truth / dur
-print("first call: %.1f ms, vCPU preempted %.1f%% (critical path) vs %.1f%% (raw: %.1f%% in all, "
-      "outside QEMU's disk syscalls)" % (dur / 1e6, 100 * share, 100 * tshare, 100 * raw / dur))
+print("%s: vCPU preempted %.1f%% (critical path) vs %.1f%% (raw sched events)"
+      % (txt[k - 1].split(" = ")[0].strip(), 100 * share, 100 * tshare))
 if abs(share - tshare) > 0.15 * tshare: sys.exit("FAIL: share off by more than 15%")
 PYEOF
 echo "ok: the injected host CPU hog named first, its share within 15% of the raw sched and syscall events"
