@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
@@ -166,6 +168,41 @@ int main(void)
 	CHECK(read_new(0) == 0);
 	CHECK(vt_pystage_fold(dat) == 4);
 	CHECK(dat_is(4, 0, 0));
+
+	/* not a .dat: nothing to fold */
+	CHECK(vt_pystage_fold("42.txt") == -1);
+	CHECK(strstr(vt_err_msg(), "42.txt: not a .dat file name") != NULL);
+
+	/* a stage without its .dat: an error naming the .dat, the stage kept */
+	unlink(dat);
+	make_stage(VT_PYSTAGE_MAGIC, 0, 3, 0);
+	CHECK(vt_pystage_fold(dat) == -1);
+	CHECK(strstr(vt_err_msg(), "42.dat") != NULL);
+	CHECK(access(stage, F_OK) == 0);
+
+	/* the .dat cannot take the stage's records (past the file size limit,
+	 * the write cut short then refused): an error, the stage kept for a
+	 * retry, which folds it once the limit is gone */
+	{
+		struct rlimit old_lim, lim;
+
+		make_dat(5);
+		make_stage(VT_PYSTAGE_MAGIC, 5, 3, 0);
+		signal(SIGXFSZ, SIG_IGN);
+		CHECK(getrlimit(RLIMIT_FSIZE, &old_lim) == 0);
+		lim = old_lim;
+		lim.rlim_cur = 5 * 16 + 20;	/* room for 1.25 records */
+		CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+		CHECK(vt_pystage_fold(dat) == -1);
+		CHECK(setrlimit(RLIMIT_FSIZE, &old_lim) == 0);
+		CHECK(strstr(vt_err_msg(), "42.dat: cannot write the stage's records at offset") !=
+		      NULL);
+		CHECK(strstr(vt_err_msg(), "File too large") != NULL);
+		CHECK(access(stage, F_OK) == 0);
+		CHECK(vt_pystage_fold(dat) == 8);
+		CHECK(dat_is(8, 0, 0));
+		CHECK(access(stage, F_OK) < 0);
+	}
 
 	unlink(dat);
 	snprintf(p, sizeof(p), "%s/pystage-%d", tmp, (int)getpid());
