@@ -29,7 +29,7 @@ int vt_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 		return -1;
 	errno = 0;
 	v = strtoull(s, &end, cli_base(s));
-	if (errno || end == s || *end || v < min || v > max)
+	if (errno || *end || v < min || v > max)	/* a digit first: end > s */
 		return -1;
 	*out = v;
 	return 0;
@@ -45,7 +45,7 @@ int vt_parse_i64(const char *s, int64_t *out)
 		return -1;
 	errno = 0;
 	v = strtoll(s, &end, cli_base(digits));
-	if (errno || end == s || *end)
+	if (errno || *end)	/* a digit (after '-') first: end > s */
 		return -1;
 	*out = v;
 	return 0;
@@ -159,11 +159,11 @@ int vt_cli_usage(void (*usage)(FILE *fp), int help)
 		return VT_EXIT_USAGE;
 	}
 	usage(mem);
-	fclose(mem);
-	nl = text ? strchr(text, '\n') : NULL;
+	fclose(mem);	/* text is set now, "" if nothing was written */
+	nl = strchr(text, '\n');
 	if (nl)
 		*nl = '\0';
-	if (text && *text)
+	if (*text)
 		fprintf(stderr, "%s\n", text);
 	fprintf(stderr, "Try 'vmtrace %s --help' for more information.\n",
 		vt_err_command("<command>"));

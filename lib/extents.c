@@ -96,7 +96,7 @@ int vt_extents_read(const char *path, struct vt_extent **out, size_t *n)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : vt_err_errno("%s: cannot open", path);
 	while ((len = getline(&line, &cap, fp)) >= 0) {
 		lineno++;
-		if (len && line[len - 1] == '\n')
+		if (line[len - 1] == '\n')	/* getline read at least 1 byte */
 			line[--len] = 0;
 		if (lineno == 1 && strcmp(line, VT_EXTENTS_MAGIC)) {
 			ret = vt_err_set("%s: not a vmtrace extents file (no '%s' line)", path,

@@ -55,7 +55,6 @@ static int samples_getline(struct vt_samples *s)
 static int samples_parse_u64(const char *f, int base, uint64_t *out)
 {
 	unsigned long long v;
-	char *end;
 
 	if (base == 16) {
 		if (strncmp(f, "0x", 2))
@@ -64,9 +63,10 @@ static int samples_parse_u64(const char *f, int base, uint64_t *out)
 	}
 	if (!*f || strspn(f, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(f))
 		return -1;
+	/* only digits: strtoull reads them all, and fails only by overflow */
 	errno = 0;
-	v = strtoull(f, &end, base);
-	if (errno || *end)
+	v = strtoull(f, NULL, base);
+	if (errno)
 		return -1;
 	*out = v;
 	return 0;

@@ -176,13 +176,12 @@ static int fold_dir(const char *dir, struct fin_walk *w)
 		if (len <= strlen(VT_PYSTAGE_SUFFIX) ||
 		    strcmp(n + len - strlen(VT_PYSTAGE_SUFFIX), VT_PYSTAGE_SUFFIX))
 			continue;
-		if (snprintf(path, sizeof(path), "%s/%.*s%s", dir,
-			     (int)(len - strlen(VT_PYSTAGE_SUFFIX)), n, VT_UFT_RAW_SUFFIX) >=
-		    (int)sizeof(path)) {
-			vt_err_set("%s/%s: path too long", dir, n);
-			ret = keep_first(w->first, sizeof(w->first));
-			continue;
-		}
+		/* shorter than DIR/NAME, which fit: VT_UFT_RAW_SUFFIX for
+		 * VT_PYSTAGE_SUFFIX */
+		VT_STATIC_ASSERT(sizeof(VT_UFT_RAW_SUFFIX) <= sizeof(VT_PYSTAGE_SUFFIX),
+				 "the raw file's name is no longer than the stage's");
+		snprintf(path, sizeof(path), "%s/%.*s%s", dir,
+			 (int)(len - strlen(VT_PYSTAGE_SUFFIX)), n, VT_UFT_RAW_SUFFIX);
 		if (!access(path, F_OK)) {
 			/* its .dat is an ns copy: the stage's raw records
 			 * do not go there (no writer leaves one after it) */

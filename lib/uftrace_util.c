@@ -156,8 +156,8 @@ int uft_parse_int(const char *s, char **end)
 	if (!isdigit((unsigned char)*s))
 		return -1;
 	errno = 0;
-	v = strtol(s, end, 10);
-	if (errno || v < 0 || v > INT_MAX)
+	v = strtol(s, end, 10);	/* it starts with a digit: not negative */
+	if (errno || v > INT_MAX)
 		return -1;
 	return v;
 }

@@ -15,8 +15,7 @@ static int seq_len(const unsigned char *s, size_t n)
 	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
 	int len;
 
-	if (c < 0x80)
-		return 1;
+	/* c >= 0x80: every caller takes ASCII bytes itself */
 	if (c < 0xc2)
 		return 0;		/* continuation byte or overlong lead */
 	if (c < 0xe0) {

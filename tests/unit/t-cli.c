@@ -1,11 +1,53 @@
 /*
  * t-cli.c - lib/cli.c: the number rules every command's options share
  * (decimal or 0x hex, no sign, no junk, range checked, nothing written on
- * failure).
+ * failure), and the short usage a wrong command line prints.
  */
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include "check.h"
 #include "cli.h"
+#include "err.h"
+
+static void usage_two(FILE *fp)
+{
+	fputs("usage: vmtrace two [-x]\n\nMore help.\n", fp);
+}
+
+static void usage_one(FILE *fp)
+{
+	fputs("usage: vmtrace one", fp);	/* no newline */
+}
+
+static void usage_none(FILE *fp)
+{
+}
+
+/* What vt_cli_usage(@usage, 0) prints on stderr (returns VT_EXIT_USAGE). */
+static const char *usage_err(void (*usage)(FILE *fp))
+{
+	static char buf[512];
+	const char *tmp = getenv("VT_TMP") ? getenv("VT_TMP") : "/tmp";
+	char path[256];
+	int fd, saved;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/usage.txt", tmp);
+	fflush(stderr);
+	saved = dup(2);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CHECK(saved >= 0 && fd >= 0 && dup2(fd, 2) == 2);
+	CHECK(vt_cli_usage(usage, 0) == VT_EXIT_USAGE);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return buf;
+}
 
 int main(void)
 {
@@ -101,5 +143,32 @@ int main(void)
 	CHECK(vt_parse_hz("999", &u) == -1);
 	CHECK(vt_parse_hz("2.1e9", &u) == -1);
 	CHECK(vt_parse_hz("abc", &u) == -1);
+
+	/* a unit is letters: other trailing characters are junk */
+	CHECK(vt_parse_size("12~", 1, 0, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_size("12_", 1, 0, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_size("12@", 1, 0, UINT64_MAX, &u) == -1);
+	/* "0x"/"0X" then hex letters: a number; "0" then letters: a unit */
+	CHECK(vt_parse_size("0Xff", 1, 0, UINT64_MAX, &u) == 0 && u == 255);
+	CHECK(vt_parse_size("0xff", 1, 0, UINT64_MAX, &u) == 0 && u == 255);
+	u = 7;
+	CHECK(vt_parse_size("0kb", 1, 0, UINT64_MAX, &u) == 0 && u == 0);
+	/* ms past what a double holds exactly: the rounded value is checked
+	 * against the range too (2^60 - 1 and 2^60 + 1 both read as 2^60) */
+	CHECK(vt_parse_ms("1152921504606846975", 1, 1, (1ULL << 60) - 1, &u) == -1);
+	CHECK(vt_parse_ms("1152921504606846977", 1, (1ULL << 60) + 1, UINT64_MAX, &u) == -1);
+	CHECK(vt_parse_ms("1152921504606846976", 1, 1, UINT64_MAX, &u) == 0 && u == 1ULL << 60);
+	CHECK(vt_parse_ms("20000000000000000000", 1, 1, UINT64_MAX, &u) == -1);	/* > 2^64 */
+	CHECK(vt_parse_ms("18400000000000000000", 1, 1, UINT64_MAX, &u) == -1);	/* > 1.8e19 */
+	CHECK(vt_parse_ms("17900000000000000000", 1, 1, UINT64_MAX, &u) == 0 &&
+	      u == 17900000000000000000ULL);
+
+	/* a wrong command line: the usage's first line and where the rest is */
+	vt_err_set_command("two");
+	CHECK_STR(usage_err(usage_two),
+		  "usage: vmtrace two [-x]\nTry 'vmtrace two --help' for more information.\n");
+	CHECK_STR(usage_err(usage_one),
+		  "usage: vmtrace one\nTry 'vmtrace two --help' for more information.\n");
+	CHECK_STR(usage_err(usage_none), "Try 'vmtrace two --help' for more information.\n");
 	return check_done();
 }

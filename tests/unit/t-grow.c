@@ -45,5 +45,12 @@ int main(void)
 
 	CHECK(vt_grow(&b, &bc, 5, 1, 0) == 0 && bc == 8);	/* no minimum: from 1 */
 	free(b);
+	/* elements of no size: refused, nothing allocated */
+	{
+		char *z = NULL;
+		size_t zc = 0;
+
+		CHECK(vt_grow(&z, &zc, 4, 0, 0) == -1 && z == NULL && zc == 0);
+	}
 	return check_done();
 }

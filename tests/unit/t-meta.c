@@ -102,5 +102,33 @@ int main(void)
 	CHECK(vt_meta_read("/nonexistent/vmtrace.meta") == NULL);
 	CHECK(strstr(vt_err_msg(), "/nonexistent/vmtrace.meta") != NULL);
 	vt_meta_free(m);
+	/* vCPU threads: entries out of range skipped (tid, vcpu) or their pid
+	 * dropped; no more than the caller's room */
+	{
+		struct vt_meta *k = vt_meta_new();
+		struct vt_meta_vthread t[4];
+
+		CHECK(k != NULL);
+		vt_meta_set(k, VT_MK_KVM_VCPU_THREADS, "6");
+		for (int i = 0; i < 6; i++) {
+			static const char *const tid[] = { "10", "2147483648", "12", "13", "14", "15" };
+			static const char *const vcpu[] = { "0", "1", "-1", "2147483648", "4", "5" };
+			static const char *const pid[] = { "-1", "9", "9", "9", "2147483648", "9" };
+			char key[VT_META_KEY_MAX];
+
+			snprintf(key, sizeof(key), VT_MK_FMT_THREAD_TID, (unsigned long long)i);
+			vt_meta_set(k, key, "%s", tid[i]);
+			snprintf(key, sizeof(key), VT_MK_FMT_THREAD_VCPU, (unsigned long long)i);
+			vt_meta_set(k, key, "%s", vcpu[i]);
+			snprintf(key, sizeof(key), VT_MK_FMT_THREAD_PID, (unsigned long long)i);
+			vt_meta_set(k, key, "%s", pid[i]);
+		}
+		CHECK(vt_meta_get_vthreads(k, t, 4) == 3);
+		CHECK(t[0].tid == 10 && t[0].vcpu == 0 && t[0].pid == 0 && !strcmp(t[0].comm, ""));
+		CHECK(t[1].tid == 14 && t[1].vcpu == 4 && t[1].pid == 0);
+		CHECK(t[2].tid == 15 && t[2].vcpu == 5 && t[2].pid == 9);
+		CHECK(vt_meta_get_vthreads(k, t, 2) == 2 && t[1].tid == 14);
+		vt_meta_free(k);
+	}
 	return check_done();
 }

@@ -2,16 +2,21 @@
  * t-pystage.c - lib/pystage.c: reading and folding the Python tracer's
  * stage file in every state a killed writer can leave (docs/format/
  * python.md: copy, then clear, then advance), a .dat missing records, a
- * corrupt stage, no stage.
+ * corrupt stage, no stage; stage paths and files vmtrace refuses; lib/
+ * uftrace-append.c's symbol lines (a name cut, newlines in it, a failed
+ * write).
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
 #include "err.h"
+#include "fileio.h"
 #include "pystage.h"
 
 #define RECS	10
@@ -166,6 +171,104 @@ int main(void)
 	CHECK(read_new(0) == 0);
 	CHECK(vt_pystage_fold(dat) == 4);
 	CHECK(dat_is(4, 0, 0));
+
+	/* not a .dat: nothing to fold */
+	CHECK(vt_pystage_fold("42.txt") == -1);
+	CHECK(strstr(vt_err_msg(), "42.txt: not a .dat file name") != NULL);
+
+	/* a stage without its .dat: an error naming the .dat, the stage kept */
+	unlink(dat);
+	make_stage(VT_PYSTAGE_MAGIC, 0, 3, 0);
+	CHECK(vt_pystage_fold(dat) == -1);
+	CHECK(strstr(vt_err_msg(), "42.dat") != NULL);
+	CHECK(access(stage, F_OK) == 0);
+
+	/* the .dat cannot take the stage's records (past the file size limit,
+	 * the write cut short then refused): an error, the stage kept for a
+	 * retry, which folds it once the limit is gone */
+	{
+		struct rlimit old_lim, lim;
+
+		make_dat(5);
+		make_stage(VT_PYSTAGE_MAGIC, 5, 3, 0);
+		signal(SIGXFSZ, SIG_IGN);
+		CHECK(getrlimit(RLIMIT_FSIZE, &old_lim) == 0);
+		lim = old_lim;
+		lim.rlim_cur = 5 * 16 + 20;	/* room for 1.25 records */
+		CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+		CHECK(vt_pystage_fold(dat) == -1);
+		CHECK(setrlimit(RLIMIT_FSIZE, &old_lim) == 0);
+		CHECK(strstr(vt_err_msg(), "42.dat: cannot write the stage's records at offset") !=
+		      NULL);
+		CHECK(strstr(vt_err_msg(), "File too large") != NULL);
+		CHECK(access(stage, F_OK) == 0);
+		CHECK(vt_pystage_fold(dat) == 8);
+		CHECK(dat_is(8, 0, 0));
+		CHECK(access(stage, F_OK) < 0);
+	}
+
+	/* stage paths: a name shorter than ".dat", no room */
+	CHECK(vt_pystage_path(p, sizeof(p), "at") == -1);
+	CHECK(strstr(vt_err_msg(), "at: not a .dat file name") != NULL);
+	CHECK(vt_pystage_path(p, 10, "/d/a/42.dat") == -1);
+	CHECK(strstr(vt_err_msg(), "/d/a/42.dat: path too long") != NULL);
+	/* stage files refused: under a file, a directory, unreadable, a
+	 * .dat offset past any file's size */
+	{
+		struct vt_uft_record *r = NULL;
+		size_t nr = 0;
+		char bad[600];
+
+		snprintf(bad, sizeof(bad), "%s/42.stage", dat);	/* under a file */
+		CHECK(vt_pystage_read(bad, 0, &r, &nr) == -1);
+		CHECK(strstr(vt_err_msg(), "42.dat/42.stage: cannot open: ") != NULL);
+		CHECK(vt_pystage_read(tmp, 0, &r, &nr) == -1);
+		CHECK(strstr(vt_err_msg(), ": not a regular file") != NULL);
+		CHECK(vt_pystage_read("/proc/self/mem", 0, &r, &nr) == -1);
+		CHECK(strstr(vt_err_msg(), "/proc/self/mem: read error") != NULL);
+		make_stage(VT_PYSTAGE_MAGIC, 0, 1, 0);
+		{
+			struct vt_pystage_hdr h = { .magic = VT_PYSTAGE_MAGIC,
+						    .dat_off = 0xfffffffffffffff0ULL };
+			int fd = open(stage, O_WRONLY);
+
+			CHECK(fd >= 0 && pwrite(fd, &h, sizeof(h), 0) == sizeof(h));
+			close(fd);
+		}
+		CHECK(vt_pystage_read(stage, 0, &r, &nr) == -1);
+		CHECK(strstr(vt_err_msg(), "offset 18446744073709551600 is not a record boundary"));
+		CHECK(r == NULL);
+		unlink(stage);
+	}
+
+	/* symbol lines: a name past the line's room is cut, its newlines
+	 * become spaces, each symbol's end line follows; a write refused */
+	{
+		static char name[5000];
+		char sym[600], *back;
+		size_t len;
+		int fd;
+
+		memset(name, 'n', sizeof(name) - 1);
+		memcpy(name, "a\nb\rc", 5);
+		snprintf(sym, sizeof(sym), "%s.sym", dat);
+		fd = open(sym, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+		CHECK(fd >= 0);
+		CHECK(vt_uft_sym_append(fd, 0x1000, 0x10, 'T', name) == 0);
+		CHECK(vt_uft_sym_append(fd, 0x2000, 0x20, 't', "f") == 0);
+		close(fd);
+		back = vt_file_read_all(sym, 1 << 20, &len);
+		CHECK(back && !strncmp(back, "0000000000001000 T a b c", 24));
+		CHECK(back && strlen(back) == len && len < 4096 + 40 + 74);
+		CHECK(back && strstr(back, "nnn\n0000000000001010 ? __sym_end\n"
+				    "0000000000002000 t f\n0000000000002020 ? __sym_end\n"));
+		free(back);
+		fd = open(sym, O_RDONLY);
+		CHECK(vt_uft_sym_append(fd, 0x1000, 0x10, 'T', "g") == -1);
+		CHECK(strstr(vt_err_msg(), "symbol file: cannot append g: ") != NULL);
+		close(fd);
+		unlink(sym);
+	}
 
 	unlink(dat);
 	snprintf(p, sizeof(p), "%s/pystage-%d", tmp, (int)getpid());

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
 #include "err.h"
@@ -375,5 +376,43 @@ int main(void)
 	test_alias();
 	unlink(path);
 	rmdir(dir);
+	/* lib/extents.c: a stream that refuses writes fails both writers;
+	 * a last line without its newline is read; a path that cannot be
+	 * opened for another reason than its absence is an error */
+	{
+		const char *t = getenv("VT_TMP") ? getenv("VT_TMP") : "/tmp";
+		struct vt_extent e = { .pid = 1, .fd = 3, .length = 4096 }, *got = NULL;
+		char p[4200];
+		size_t nr = 0;
+		FILE *fp;
+
+		snprintf(p, sizeof(p), "%s/ro.tsv", t);
+		fp = fopen(p, "w");
+		CHECK(fp && vt_extents_write_header(fp) == 0 && vt_extents_write(fp, &e) == 0);
+		fclose(fp);
+		fp = fopen(p, "r");
+		CHECK(fp && vt_extents_write_header(fp) == -1 && vt_extents_write(fp, &e) == -1);
+		fclose(fp);
+		CHECK(truncate(p, 0) == 0);
+		fp = fopen(p, "w");
+		vt_extents_write_header(fp);
+		e.end = 1;
+		vt_extents_write(fp, &e);
+		fclose(fp);
+		fp = fopen(p, "r+");
+		CHECK(fp && fseek(fp, -1, SEEK_END) == 0);
+		fclose(fp);
+		{
+			struct stat st;
+
+			CHECK(stat(p, &st) == 0 && truncate(p, st.st_size - 1) == 0);
+		}
+		CHECK(vt_extents_read(p, &got, &nr) == 0 && nr == 1 && got && got[0].length == 4096);
+		free(got);
+		memset(p, 'q', sizeof(p) - 1);
+		p[sizeof(p) - 1] = 0;
+		CHECK(vt_extents_read(p, &got, &nr) == -1);
+		CHECK(strstr(vt_err_msg(), ": cannot open: ") != NULL);
+	}
 	return check_done();
 }

@@ -108,5 +108,66 @@ int main(void)
 	BAD(HDR "1\t0\t1\t0\t0x1\ta;\n");			/* empty leaf */
 	BAD(HDR "1\t0\t1\t0\t0x1\tf");				/* no final newline */
 	BAD(HDR "1\t0\t1\t0\t0x1\tf\0g\n");			/* NUL byte */
+	BAD(HDR "\0f\n");					/* NUL first */
+	BAD(HDR "1\t0\t1\t0\t0x1\tf\n\0g");			/* NUL, no newline */
+	BAD(HDR "\t0\t1\t0\t0x1\tf\n");			/* empty time */
+	BAD(HDR "1\tx\t1\t0\t0x1\tf\n");			/* bad error */
+	BAD(HDR "1\t0\t1x\t0\t0x1\tf\n");			/* bad mono_ns */
+	BAD(HDR "1\t0\t1\t-0\t0x1\tf\n");			/* bad vcpu */
+	BAD(HDR "1\t0\t1\t0\t0x\tf\n");			/* empty hex */
+	BAD(HDR "1\t0\t1\t0\t0x1\t;f\n");			/* empty outermost */
+	CHECK(strstr(vt_err_msg(), "s.tsv:4: empty stack or empty outermost frame") != NULL);
+
+	/* a line of exactly VT_SAMPLES_LINE_MAX - 1 bytes with its newline is
+	 * read; one byte more is "longer than" */
+	{
+		size_t hl = sizeof(HDR) - 1, fixed = strlen("1\t0\t1\t0\t0x1\t");
+		size_t n = hl + VT_SAMPLES_LINE_MAX;
+		char *big = malloc(n + 1);
+
+		CHECK(big != NULL);
+		memcpy(big, HDR "1\t0\t1\t0\t0x1\t", hl + fixed);
+		memset(big + hl + fixed, 'f', VT_SAMPLES_LINE_MAX - 2 - fixed);
+		big[hl + VT_SAMPLES_LINE_MAX - 2] = '\n';	/* 65534 + '\n' */
+		CHECK(read_all(big, hl + VT_SAMPLES_LINE_MAX - 1) == 1);
+		big[hl + VT_SAMPLES_LINE_MAX - 2] = 'f';
+		big[hl + VT_SAMPLES_LINE_MAX - 1] = '\n';	/* 65535 + '\n' */
+		CHECK(read_all(big, n) == -1);
+		CHECK(strstr(vt_err_msg(), "s.tsv:4: line longer than 65535 bytes") != NULL);
+		free(big);
+	}
+
+	/* more header problems */
+	CHECK(READ("# vmtrace-samples 1\n") == -2);		/* no clock line */
+	CHECK(strstr(vt_err_msg(), "s.tsv:2: no \"# clock=...\" line") != NULL);
+	CHECK(READ("# vmtrace-samples 1\n# rate_hz=1\n") == -2);
+	CHECK(strstr(vt_err_msg(), "s.tsv:2: no \"# clock=...\" line") != NULL);
+	CHECK(READ("# vmtrace-samples 1\n# clock=tsc") == -2);	/* line 2 cut */
+	CHECK(strstr(vt_err_msg(), "s.tsv:2: truncated last line") != NULL);
+	CHECK(READ("# vmtrace-samples 1\n# clock=tsc\n1\t0\t1\t0\t0x1\tf\n") == 1);
+	CHECK(READ("# vmtrace-samples 1\n# clock=tscx\n") == -2);
+	CHECK(strstr(vt_err_msg(), "s.tsv:2: unknown clock in \"# clock=tscx\"") != NULL);
+	CHECK(READ("# vmtrace-samples 1\n# clock=mono-nsx\n") == -2);
+	CHECK(READ("# vmtrace-samples 1\n# clock=tsc rate_hz=1e999\n") == -2);
+	CHECK(strstr(vt_err_msg(), "s.tsv:2: bad rate_hz") != NULL);
+	CHECK(READ("# vmtrace-samples 1\n# clock=tsc rate_hz=5x\n") == -2);
+	CHECK(READ("# vmtrace-samples 1\n# clock=tsc rate_hz=0\n") == -2);
+	CHECK(READ("# vmtrace-samples 1\n# clock=tsc rate_hz=nan\n") == -2);
+	/* a known key's value ends at a space; the rest is for later versions */
+	{
+		static const char fwd[] = "# vmtrace-samples 1\n# clock=mono-ns rate_hz=250 x=1\n";
+
+		s = vt_samples_open(write_file(fwd, sizeof(fwd) - 1));
+	}
+	CHECK(s != NULL);
+	if (s) {
+		CHECK(vt_samples_clock(s) == VT_SAMPLES_MONO_NS);
+		CHECK(vt_samples_rate_hz(s) == 250.0);
+	}
+	vt_samples_close(s);
+	vt_samples_close(NULL);
+	/* a directory opens (fopen) but does not read: the error says so */
+	CHECK(vt_samples_open(getenv("VT_TMP") ? getenv("VT_TMP") : "/tmp") == NULL);
+	CHECK(strstr(vt_err_msg(), ": read error after line 0") != NULL);
 	return check_done();
 }

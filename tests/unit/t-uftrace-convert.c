@@ -352,12 +352,14 @@ static void move_long(const char *in, char *p, size_t plen, size_t len)
 	CHECK(rename(in, p) == 0);
 }
 
-/* The last message names @p (cut off within it: err.c's buffer) */
+/* The last message names @p, too long for err.c's buffer: its start,
+ * then "..." and the message's end (the path's end and the reason) */
 static int named(const char *p)
 {
 	const char *m = vt_err_msg();
 
-	return strlen(m) > 1000 && !strncmp(m, p, strlen(m));
+	return strlen(m) > 1000 && !strncmp(m, p, 200) && !strncmp(m + 256, "...", 3) &&
+	       strstr(p, m + 259 + 100) == NULL && strstr(m + 259, p + strlen(p) - 100) != NULL;
 }
 
 /* Paths too long: a directory that leaves no room for a task's temporary

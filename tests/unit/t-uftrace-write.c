@@ -44,13 +44,14 @@ static const char *slurp(const char *dir, const char *name)
 	return buf;
 }
 
-/* The last message names @p (a path too long: the message is cut off
- * within it, with its reason: err.c's buffer) */
+/* The last message names @p, too long for err.c's buffer: its start,
+ * then "..." and the message's end (the path's end and the reason) */
 static int named(const char *p)
 {
 	const char *m = vt_err_msg();
 
-	return strlen(m) > 1000 && !strncmp(m, p, strlen(m));
+	return strlen(m) > 1000 && !strncmp(m, p, 200) && !strncmp(m + 256, "...", 3) &&
+	       strstr(p, m + 259 + 100) == NULL && strstr(m + 259, p + strlen(p) - 100) != NULL;
 }
 
 static void touch(const char *dir, const char *name)

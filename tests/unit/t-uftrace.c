@@ -4,6 +4,7 @@
  * reader hostile inputs (truncated/corrupt info, .dat, task.txt, .sym).
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "err.h"
 #include "meta.h"
 #include "tsc.h"
+#include "pystage.h"
 #include "uftrace.h"
 #include "uft_fixture.h"
 
@@ -273,6 +275,116 @@ static void test_finish(const char *dir)
 	CHECK(strstr(vt_err_msg(), "tsc.hz") != NULL);
 }
 
+/* A stage file @name in @dir: header at .dat offset @dat_off, @n records
+ * (magic @magic). */
+static void put_stage(const char *dir, const char *name, uint64_t magic, uint64_t dat_off,
+		      unsigned n)
+{
+	struct vt_pystage_hdr h = { .magic = magic, .dat_off = dat_off };
+
+	put(dir, name, &h, sizeof(h), 0);
+	for (unsigned i = 0; i < n; i++) {
+		struct vt_uft_record r = { HZ * 3 + i, vt_uft_pack(VT_UFT_ENTRY, 0, BASE + 0x1000) };
+
+		put(dir, name, &r, sizeof(r), 1);
+	}
+}
+
+/* vt_uft_finalize (lib/uftrace_fold.c): a tree of a finished directory
+ * with a stage folded, fork-<PID>/ subdirectories without a frequency,
+ * entries named fork- that are no directories; each failure a walk meets,
+ * the first one's message kept; a stage beside a finished .tsc left
+ * alone; a path past PATH_MAX; a cut .dat finished to its cut. */
+static void test_finalize(const char *dir)
+{
+	struct vt_uft_fin_stats st;
+	char sub[700], p[1024];
+	struct vt_meta *m;
+	struct stat sb;
+	int fd;
+
+	make_dir(dir, 1);
+	CHECK(stat(strcat(strcpy(p, dir), "/101.dat"), &sb) == 0);
+	put_stage(dir, "101.stage", VT_PYSTAGE_MAGIC, (uint64_t)sb.st_size, 2);
+	for (int i = 1; i <= 2; i++) {	/* no tsc.hz: left raw, the first named */
+		snprintf(sub, sizeof(sub), "%s/fork-%d", dir, i);
+		make_dir(sub, 1);
+		m = vt_meta_read_dir(sub);
+		vt_meta_del(m, VT_MK_TSC_HZ);
+		CHECK(m && vt_meta_write_dir(m, sub) == 0);
+		vt_meta_free(m);
+	}
+	put(dir, "fork-file", "x", 1, 0);
+	snprintf(p, sizeof(p), "%s/fork-link", dir);
+	CHECK(symlink("fork-none", p) == 0);
+	CHECK(vt_uft_finalize(dir, 0, 0, &st) == 0);
+	CHECK(st.folded == 1 && st.finished == 1 && st.unfinished == 2);
+	CHECK(strstr(st.no_hz, "tsc.hz") != NULL);
+	CHECK(!exists(dir, "101.stage") && exists(dir, "101.tsc"));
+	CHECK(file_first(dir, "101.dat") == 1000000000ULL);
+	CHECK(stat(strcat(strcpy(p, dir), "/101.tsc"), &sb) == 0 && sb.st_size == 8 * 16);
+
+	/* a stage beside the finished 101.tsc: an error, the stage stays and
+	 * the directory is not finished again; fork-1's bad stage is the
+	 * second failure, its message not the one kept */
+	put_stage(dir, "101.stage", VT_PYSTAGE_MAGIC, 0, 1);
+	snprintf(sub, sizeof(sub), "%s/fork-1", dir);
+	put_stage(sub, "101.stage", 0x1234, 0, 1);
+	CHECK(vt_uft_finalize(dir, 0, HZ, &st) == -1);
+	CHECK(st.folded == 0 && st.finished == 1);	/* fork-2 */
+	CHECK(exists(dir, "101.stage") && exists(sub, "101.stage"));
+	CHECK(strstr(vt_err_msg(), "101.stage: a stage beside a finished") ||
+	      strstr(vt_err_msg(), "fork-1/101.stage: bad magic"));
+	CHECK(!strstr(vt_err_msg(), "beside") != !strstr(vt_err_msg(), "magic"));	/* one */
+	CHECK(unlink_in(dir, "101.stage") == 0 && unlink_in(sub, "101.stage") == 0);
+
+	/* a directory that cannot be finished: its meta is corrupt */
+	put(sub, VT_META_FILE, "\x01\x02 not a meta\n", 13, 0);
+	CHECK(vt_uft_finalize(dir, 0, HZ, &st) == -1);
+	CHECK(strstr(vt_err_msg(), "fork-1") != NULL);
+	CHECK(st.finished == 2);	/* the top and fork-2 */
+
+	/* a .dat cut mid-record: finished to the cut, counted */
+	snprintf(sub, sizeof(sub), "%s-cut", dir);
+	make_dir(sub, 1);
+	truncate_to(sub, "101.dat", 16 * 2 + 5);
+	CHECK(vt_uft_finalize(sub, 1, 0, &st) == 0 && st.finished == 1);
+	CHECK(exists(sub, "101.tsc"));
+	CHECK(stat(strcat(strcpy(p, sub), "/101.dat"), &sb) == 0 && sb.st_size == 2 * 16);
+
+	/* not a directory */
+	CHECK(vt_uft_finalize("/no/such/vt-dir", 1, 0, &st) == -1);
+	CHECK(strstr(vt_err_msg(), "/no/such/vt-dir: cannot read directory") != NULL);
+
+	/* a tree so deep that an entry's path is past PATH_MAX: named, the
+	 * rest walked */
+	snprintf(sub, sizeof(sub), "%s-deep", dir);
+	make_dir(sub, 1);
+	fd = open(".", O_RDONLY | O_DIRECTORY);
+	CHECK(fd >= 0 && chdir(sub) == 0);
+	{
+		char name[256];
+		size_t len = strlen(sub);
+
+		memset(name, 'd', 200);
+		name[200] = 0;
+		while (len + 201 < PATH_MAX - 40) {
+			CHECK(mkdir(name, 0755) == 0 && chdir(name) == 0);
+			len += 201;
+		}
+		/* dir/d.../<name>: past PATH_MAX by its name's length */
+		CHECK(PATH_MAX - len < sizeof(name));
+		memset(name, 'x', PATH_MAX - len);
+		name[PATH_MAX - len] = 0;
+		put(".", name, "x", 1, 0);
+	}
+	CHECK(fchdir(fd) == 0);
+	close(fd);
+	CHECK(vt_uft_finalize(sub, 1, 0, &st) == -1);
+	CHECK(strstr(vt_err_msg(), "xxxx: path too long") != NULL);
+	CHECK(st.finished == 1 && exists(sub, "101.tsc"));
+}
+
 static void test_hostile(const char *dir)
 {
 	struct vt_uft_reader *r;
@@ -488,6 +600,7 @@ int main(void)
 	test_roundtrip(dir);
 	test_convert(dir);
 	test_finish(dir);
+	test_finalize(dir);
 	test_hostile(dir);
 	test_errors();
 	return check_done();

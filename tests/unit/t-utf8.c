@@ -75,5 +75,11 @@ int main(void)
 					bad++;
 			}
 	CHECK(bad == 0);
+	/* no room at all: nothing written, 0 */
+	{
+		char none[1] = { 'z' };
+
+		CHECK(vt_utf8_clean(none, 0, "ab", 2) == 0 && none[0] == 'z');
+	}
 	return check_done();
 }
