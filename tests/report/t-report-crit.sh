@@ -182,28 +182,27 @@ echo "ok: a vCPU known by its sched_switch name: the same headline, the look-ali
 # record.tgids: 4242's are 4242, 4243, 4250), so it is not the traced
 # VM's - the same headline, one vCPU, 5243 not in the table.  Without the
 # task list nothing tells the two apart (as before: by name).
+# only_traced_vcpu N WHAT: report N of the ov fixture has rep.txt's
+# headline and one vCPU, thread 4243 (not the other VM's 5243)
+only_traced_vcpu() {
+	"$VT_BIN" report ov/h ov/g --no-align -q -n 20 >"rep$1.txt"
+	diff <(sed '/^I\/O requests/,$d' rep.txt) <(sed '/^I\/O requests/,$d' "rep$1.txt") ||
+		{ echo "FAIL: another VM's vCPU thread changed the headline ($2)"; exit 1; }
+	sed -n '/^vCPU states/,/^$/p' "rep$1.txt" >"vst$1.txt"
+	[ "$(grep -Ec '^  [0-9]+ +[0-9]+ ' "vst$1.txt")" = 1 ] && grep -Eq '^  0 +4243 ' "vst$1.txt" ||
+		{ cat "vst$1.txt"; echo "FAIL: not one vCPU, 4243 ($2)"; exit 1; }
+}
 mk_fixture_of mkcrit.py ov $((4 * K)) $K byname othervm
 sed -i 's/^comm 4243 CPU 0\/KVM$/comm 4243 qemu-system-x86/' ov/host.txt
 "$GTD" ov/h/trace.dat <ov/host.txt
 sed -i '/^kvm\.thread\|^kvm\.vcpu_threads/d' ov/h/vmtrace.meta
 printf 'record.pids=4242,4243,4250,5243\nrecord.tgids=4242,4242,4242,5242\n' >>ov/h/vmtrace.meta
-"$VT_BIN" report ov/h ov/g --no-align -q -n 20 >rep7.txt
-diff <(sed '/^I\/O requests/,$d' rep.txt) <(sed '/^I\/O requests/,$d' rep7.txt) ||
-	{ echo "FAIL: another VM's vCPU thread changed the headline"; exit 1; }
-sed -n '/^vCPU states/,/^$/p' rep7.txt >vst7.txt
-grep -Eq '^  0 +4243 ' vst7.txt || { cat vst7.txt; echo "FAIL: thread 4243 not vCPU 0"; exit 1; }
-if grep -Eq '^  [0-9]+ +5243 ' vst7.txt; then cat vst7.txt; echo "FAIL: another VM's vCPU taken for the traced VM's"; exit 1; fi
-[ "$(grep -Ec '^  [0-9]+ +[0-9]+ ' vst7.txt)" = 1 ] || { cat vst7.txt; echo "FAIL: not one vCPU"; exit 1; }
+only_traced_vcpu 7 "named CPU 0/KVM in the cmdlines"
 # the same when its cmdline name is QEMU's too (known as a vCPU by the
 # sched_switch names alone)
 sed -i 's/^comm 5243 CPU 0\/KVM$/comm 5243 qemu-system-x86/' ov/host.txt
 "$GTD" ov/h/trace.dat <ov/host.txt
-"$VT_BIN" report ov/h ov/g --no-align -q -n 20 >rep8.txt
-diff <(sed '/^I\/O requests/,$d' rep.txt) <(sed '/^I\/O requests/,$d' rep8.txt) ||
-	{ echo "FAIL: another VM's vCPU thread (named by its sched events) changed the headline"; exit 1; }
-sed -n '/^vCPU states/,/^$/p' rep8.txt >vst8.txt
-[ "$(grep -Ec '^  [0-9]+ +[0-9]+ ' vst8.txt)" = 1 ] && grep -Eq '^  0 +4243 ' vst8.txt ||
-	{ cat vst8.txt; echo "FAIL: not one vCPU, 4243, when the other VM's is named by sched events"; exit 1; }
+only_traced_vcpu 8 "named by its sched events"
 echo "ok: another VM's vCPU thread of the same name is not the traced VM's (QEMU's threads listed)"
 
 # no KVM (TCG, "CPU 0/TCG" threads, no kvm.vm0.pid): QEMU is the command
@@ -214,10 +213,5 @@ sed -i 's#CPU 0/KVM#CPU 0/TCG#; s#CPU\\s0/KVM#CPU\\s0/TCG#g' ov/host.txt
 "$GTD" ov/h/trace.dat <ov/host.txt
 sed -i '/^kvm\.vm0\.pid=/d' ov/h/vmtrace.meta
 printf 'record.command_pid=4242\ncmdline=/usr/bin/qemu-system-x86_64 -accel tcg -m 512\n' >>ov/h/vmtrace.meta
-"$VT_BIN" report ov/h ov/g --no-align -q -n 20 >rep9.txt
-diff <(sed '/^I\/O requests/,$d' rep.txt) <(sed '/^I\/O requests/,$d' rep9.txt) ||
-	{ echo "FAIL: another TCG VM's vCPU thread changed the headline"; exit 1; }
-sed -n '/^vCPU states/,/^$/p' rep9.txt >vst9.txt
-[ "$(grep -Ec '^  [0-9]+ +[0-9]+ ' vst9.txt)" = 1 ] && grep -Eq '^  0 +4243 ' vst9.txt ||
-	{ cat vst9.txt; echo "FAIL: not one vCPU, 4243, under TCG names"; exit 1; }
+only_traced_vcpu 9 "under TCG names"
 echo "ok: under TCG QEMU is the recorded command: another QEMU's CPU 0/TCG is not the traced vCPU"
