@@ -157,13 +157,9 @@ static int rec_python_start(const char *file, struct host_record_opts *o, const 
 		if (usdt_python_file_of_binary(file, path, sizeof(path)))
 			return -1;
 	} else if (child > 0 && cmd[0]) {
-		if (usdt_python_file_of_binary(cmd[0], path, sizeof(path))) {
-			char msg[1024];
-
-			snprintf(msg, sizeof(msg), "%s", vt_err_msg());
-			return vt_err_set("%s (a wrapper script? name the interpreter: "
-					  "--python=FILE)", msg);
-		}
+		if (usdt_python_file_of_binary(cmd[0], path, sizeof(path)))
+			return vt_err_wrap("%s (a wrapper script? name the interpreter: "
+					   "--python=FILE)", vt_err_msg());
 	} else if (o->nr_pids) {
 		if (usdt_python_file_of_pid(o->pids[0], path, sizeof(path)))
 			return -1;

@@ -270,10 +270,9 @@ static int create_one(struct usdt_session *s, const struct usdt_python_event *ev
 	char fetch[VT_USDT_FETCH_MAX], line[8192];
 	int n;
 
-	if (vt_usdt_fetchargs(p->args, ev->args, ev->strings, fetch, sizeof(fetch))) {
-		snprintf(line, sizeof(line), "%s", vt_err_msg());
-		return vt_err_set("%s: marker %s (%s): %s", s->file, ev->marker, p->args, line);
-	}
+	if (vt_usdt_fetchargs(p->args, ev->args, ev->strings, fetch, sizeof(fetch)))
+		return vt_err_wrap("%s: marker %s (%s): %s", s->file, ev->marker, p->args,
+				   vt_err_msg());
 	if (p->sem_vaddr)
 		n = snprintf(line, sizeof(line), "p:%s/%s %s:0x%llx(0x%llx) %s\n",
 			     s->group, name, s->file, (unsigned long long)p->pc_off,

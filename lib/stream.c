@@ -268,7 +268,7 @@ int vt_stream_walk(const char *path, vt_stream_frame_fn fn, void *arg)
 {
 	struct walk w = { .path = path, .cap = VT_STREAM_FRAME_MAX + READ_CHUNK };
 	struct vt_stream_frame f;
-	char where[VT_STREAM_NAME_MAX + 96], msg[512];
+	char where[VT_STREAM_NAME_MAX + 96];
 	uint64_t nframes = 0;
 	struct stat st;
 	int ret = 0;
@@ -288,11 +288,10 @@ int vt_stream_walk(const char *path, vt_stream_frame_fn fn, void *arg)
 		long n = vt_stream_decode(w.buf + w.start, w.have - w.start, &f);
 
 		if (n < 0) {
-			snprintf(msg, sizeof(msg), "%s", vt_err_msg());
 			frame_where(where, sizeof(where), &f);
-			ret = vt_err_set("%s: offset %llu: %s%s; %llu good frames before it",
-					 path, (unsigned long long)w.pos, msg, where,
-					 (unsigned long long)nframes);
+			ret = vt_err_wrap("%s: offset %llu: %s%s; %llu good frames before it",
+					  path, (unsigned long long)w.pos, vt_err_msg(), where,
+					  (unsigned long long)nframes);
 			break;
 		}
 		if (n == 0) {
