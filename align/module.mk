@@ -19,14 +19,14 @@ $(ALIGN_UNIT_TESTS): LDFLAGS_ALL += $(ALIGN_MODEL_OBJS)
 
 # tests/align: a generator of host/guest fixture directories with known answers
 TEST_TARGETS += $(OUT)/tests/align/mkfixture
-$(OUT)/tests/align/mkfixture: $(SRC)/tests/align/mkfixture.c $(OUT)/lib/libvtcore.a
+$(OUT)/tests/align/mkfixture: $(SRC)/tests/align/mkfixture.c $(SRC)/tests/align/kvm_formats.h $(OUT)/lib/libvtcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(OUT)/lib/libvtcore.a \
 		$(VMTRACE_LIBS) -lm
 
 # tests/align: a trace-cmd-shaped host-guest pair (TIME_SHIFT, GUEST options)
 TEST_TARGETS += $(OUT)/tests/align/mktcpair
-$(OUT)/tests/align/mktcpair: $(SRC)/tests/align/mktcpair.c $(OUT)/lib/libvtcore.a
+$(OUT)/tests/align/mktcpair: $(SRC)/tests/align/mktcpair.c $(SRC)/tests/align/kvm_formats.h $(OUT)/lib/libvtcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(OUT)/lib/libvtcore.a \
 		$(VMTRACE_LIBS) -lm

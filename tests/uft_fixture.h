@@ -1,14 +1,17 @@
 /*
- * uft_fixture.h - for the uftrace unit tests (t-uftrace, t-uftrace-corrupt):
+ * uft_fixture.h - for the uftrace unit tests (t-uftrace, t-uftrace-corrupt,
+ * t-uftrace-convert):
  * a uftrace data directory of two threads written through
  * lib/uftrace_write.c - 101 (alpha > beta > gamma, 6 records) and 102
  * (a lost-records mark inside alpha, 3 records) - with a map, the symbols
- * @syms and info.
+ * @syms and info; uft_fixture_put writes any other file of a directory.
  */
 #ifndef VT_TESTS_UFT_FIXTURE_H
 #define VT_TESTS_UFT_FIXTURE_H
 
+#include <limits.h>
 #include <stdio.h>
+#include "check.h"
 #include "err.h"
 #include "uftrace.h"
 
@@ -56,6 +59,23 @@ static inline int uft_fixture_write(const char *dir, uint64_t t, const struct vt
 	info.max_stack = 128;
 	info.elapsed_ns = 1234567890;
 	return vt_uft_write_info(dir, &info);	/* tids found from the .dat files */
+}
+
+/* Write @n bytes of @data to @dir/@name (appended with @append), each
+ * step CHECKed. */
+static inline void uft_fixture_put(const char *dir, const char *name, const void *data, size_t n,
+				   int append)
+{
+	char path[PATH_MAX];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, append ? "ab" : "wb");
+	CHECK(fp != NULL);
+	if (!fp)
+		return;
+	CHECK(fwrite(data, 1, n, fp) == n);
+	fclose(fp);
 }
 
 #endif

@@ -68,6 +68,7 @@
 #include "marker.h"
 #include "meta.h"
 #include "tracedat.h"
+#include "kvm_formats.h"	/* COMMON_FIELDS, fmt_entry, fmt_exit */
 
 #define PAGE		4096
 #define NR_CPUS		2	/* the generated events' */
@@ -100,11 +101,6 @@
 #define FOREIGN_TID	5151
 #define FOREIGN_OFF	(-123456789012345ll)
 
-#define COMMON_FIELDS \
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
 static const char fmt_tsc[] = "name: kvm_write_tsc_offset\nID: 83\nformat:\n" COMMON_FIELDS
 	"\tfield:unsigned int vcpu_id;\toffset:8;\tsize:4;\tsigned:0;\n"
 	"\tfield:__u64 previous_tsc_offset;\toffset:16;\tsize:8;\tsigned:0;\n"
@@ -134,12 +130,6 @@ static const char fmt_hc[] = "name: kvm_hypercall\nID: 120\nformat:\n" COMMON_FI
 	"\tfield:unsigned long a3;\toffset:40;\tsize:8;\tsigned:0;\n\n"
 	"print fmt: \"nr 0x%lx a0 0x%lx a1 0x%lx a2 0x%lx a3 0x%lx\", REC->nr, REC->a0, REC->a1, "
 	"REC->a2, REC->a3\n";
-static const char fmt_entry[] = "name: kvm_entry\nID: 70\nformat:\n" COMMON_FIELDS
-	"\tfield:unsigned int vcpu_id;\toffset:8;\tsize:4;\tsigned:0;\n\n"
-	"print fmt: \"vcpu %u\", REC->vcpu_id\n";
-static const char fmt_exit[] = "name: kvm_exit\nID: 71\nformat:\n" COMMON_FIELDS
-	"\tfield:unsigned int exit_reason;\toffset:8;\tsize:4;\tsigned:0;\n\n"
-	"print fmt: \"reason %u\", REC->exit_reason\n";
 static const char fmt_write[] = "name: sys_enter_write\nID: 835\nformat:\n" COMMON_FIELDS
 	"\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
 	"\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;\n"

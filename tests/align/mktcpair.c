@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "err.h"
 #include "tracedat.h"
+#include "kvm_formats.h"	/* COMMON_FIELDS, fmt_entry, fmt_exit */
 
 #define PAGE		4096
 #define HZ		2096001000ull
@@ -39,17 +40,6 @@
 #define TS_SAMPLES	3
 #define TSC_SHIFT	22
 
-#define COMMON_FIELDS \
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-static const char fmt_entry[] = "name: kvm_entry\nID: 70\nformat:\n" COMMON_FIELDS
-	"\tfield:unsigned int vcpu_id;\toffset:8;\tsize:4;\tsigned:0;\n\n"
-	"print fmt: \"vcpu %u\", REC->vcpu_id\n";
-static const char fmt_exit[] = "name: kvm_exit\nID: 71\nformat:\n" COMMON_FIELDS
-	"\tfield:unsigned int exit_reason;\toffset:8;\tsize:4;\tsigned:0;\n\n"
-	"print fmt: \"reason %u\", REC->exit_reason\n";
 static const char fmt_softirq[] = "name: softirq_entry\nID: 120\nformat:\n" COMMON_FIELDS
 	"\tfield:unsigned int vec;\toffset:8;\tsize:4;\tsigned:0;\n\n"
 	"print fmt: \"vec=%u\", REC->vec\n";

@@ -82,3 +82,13 @@ EOT
 	printf '# vmtrace-meta 1\nformat=trace.dat\ndomain=guest\nclock=tsc\ntsc.hz=%s\n' \
 		$VM_HZ >gk/vmtrace.meta
 }
+
+# fake_tracefs DIR: DIR/events with this kernel's header_page and
+# header_event, for gen-tracedat's own event formats (skipped without a
+# mounted tracefs)
+fake_tracefs() {
+	[ -r /sys/kernel/tracing/events/header_page ] ||
+		{ echo "no tracefs headers (mount tracefs at /sys/kernel/tracing)"; exit 77; }
+	mkdir -p "$1/events"
+	cp /sys/kernel/tracing/events/header_page /sys/kernel/tracing/events/header_event "$1/events/"
+}

@@ -18,11 +18,9 @@
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
 GTD="$VT_BUILD/tests/merge/gen-tracedat"
-[ -r /sys/kernel/tracing/events/header_page ] ||
-	{ echo "no tracefs headers (mount tracefs at /sys/kernel/tracing)"; exit 77; }
 cd "$VT_TMP"
-mkdir -p tfs/events h
-cp /sys/kernel/tracing/events/header_page /sys/kernel/tracing/events/header_event tfs/events/
+fake_tracefs tfs
+mkdir -p h
 id=9000
 # fmt SYSTEM NAME FIELD...: an uprobe event's format (FIELD s:NAME a
 # __data_loc string, u:NAME an s32), as the kernel writes one

@@ -28,20 +28,6 @@
 
 static char tmp[600];
 
-static void put(const char *dir, const char *name, const void *data, size_t n, int append)
-{
-	char path[PATH_MAX];
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fp = fopen(path, append ? "ab" : "wb");
-	CHECK(fp != NULL);
-	if (!fp)
-		return;
-	CHECK(fwrite(data, 1, n, fp) == n);
-	fclose(fp);
-}
-
 static int exists(const char *dir, const char *name)
 {
 	char path[PATH_MAX];
@@ -155,12 +141,12 @@ static void test_refused(const char *in, const char *out)
 	CHECK(strstr(vt_err_msg(), in) != NULL);
 	CHECK(vt_uft_finish_ns(in, 0) == VT_UFT_FIN_NONE);
 	/* an info the reader refuses */
-	put(in, "info", "not uftrace", 11, 0);
+	uft_fixture_put(in, "info", "not uftrace", 11, 0);
 	CHECK(vt_uft_finish_ns(in, 0) == -1);
 	CHECK(strstr(vt_err_msg(), "info") != NULL);
 	/* a meta that cannot be read */
 	make_dir(in, "tsc", "2000000000");
-	put(in, VT_META_FILE, "garbage\n", 8, 0);
+	uft_fixture_put(in, VT_META_FILE, "garbage\n", 8, 0);
 	CHECK(vt_uft_finish_ns(in, 0) == -1);
 	CHECK(strstr(vt_err_msg(), VT_META_FILE) != NULL);
 
@@ -203,7 +189,7 @@ static void test_records(const char *in, const char *out)
 			used += 16;
 		}
 	}
-	put(in, "101.dat", buf, used, 0);
+	uft_fixture_put(in, "101.dat", buf, used, 0);
 	CHECK(vt_uft_convert_ns(in, out, 0, 1) == 0);
 	CHECK(read_task(out, 101, &first, &plen) == N);
 	CHECK(first == 1000000000ULL && plen == 5);
@@ -224,13 +210,13 @@ static void test_copy(const char *in, const char *out)
 	uint64_t first;
 
 	make_dir(in, "tsc", "2000000000");
-	put(in, "default.opts", "--no-libcall\n", 13, 0);
-	put(in, "notes.txt", "mine\n", 5, 0);
-	put(in, "42.sym", "# symbols: 0\n", 13, 0);	/* a number, not a task's */
+	uft_fixture_put(in, "default.opts", "--no-libcall\n", 13, 0);
+	uft_fixture_put(in, "notes.txt", "mine\n", 5, 0);
+	uft_fixture_put(in, "42.sym", "# symbols: 0\n", 13, 0);	/* a number, not a task's */
 	snprintf(p, sizeof(p), "%s/103.dat.d", in);
 	CHECK(mkdir(p, 0755) == 0);
 	/* task 104 named in task.txt, never wrote a record */
-	put(in, "task.txt", "TASK timestamp=1.000000000 tid=104 pid=101\n", 43, 1);
+	uft_fixture_put(in, "task.txt", "TASK timestamp=1.000000000 tid=104 pid=101\n", 43, 1);
 	CHECK(vt_uft_convert_ns(in, out, 0, 1) == 0);
 	CHECK(exists(out, "default.opts") && !exists(out, "notes.txt") && exists(out, "42.sym"));
 	CHECK(!exists(out, "103.dat.d") && !exists(out, "104.dat"));
@@ -258,7 +244,7 @@ static void test_partial(const char *in, const char *out)
 	CHECK(strstr(vt_err_msg(), "truncated last record") != NULL);
 
 	make_dir(in, "tsc", "2000000000");
-	put(in, "101.dat", junk, sizeof(junk), 1);
+	uft_fixture_put(in, "101.dat", junk, sizeof(junk), 1);
 	CHECK(vt_uft_convert_ns(in, out, 0, 1) == VT_UFT_PARTIAL);
 	CHECK(strstr(vt_err_msg(), "/101.dat: offset 96: bad record magic") != NULL);
 	CHECK(read_task(out, 101, &first, NULL) == 6);
@@ -272,7 +258,7 @@ static void test_task_txt(const char *in, const char *out)
 	char p[PATH_MAX];
 
 	make_dir(in, "tsc", "2000000000");
-	put(in, "task.txt", "\n", 1, 1);
+	uft_fixture_put(in, "task.txt", "\n", 1, 1);
 	CHECK(vt_uft_convert_ns(in, out, 0, 1) == 0);
 	CHECK(read_task(out, 101, &first, NULL) == 6);
 	snprintf(p, sizeof(p), "%s/task.txt", out);
@@ -299,7 +285,7 @@ static void test_finished(const char *in, const char *out)
 	uint64_t first;
 
 	make_dir(in, "tsc", "2000000000");
-	put(in, "task.txt", "TASK timestamp=1.000000000 tid=104 pid=101\n", 43, 1);
+	uft_fixture_put(in, "task.txt", "TASK timestamp=1.000000000 tid=104 pid=101\n", 43, 1);
 	CHECK(vt_uft_finish_ns(in, 0) == VT_UFT_FIN_DONE);
 	CHECK(exists(in, "101.tsc") && exists(in, "task.tsc") && !exists(in, "104.tsc"));
 	CHECK(vt_uft_finish_ns(in, 0) == VT_UFT_FIN_DONE);
@@ -394,7 +380,7 @@ static void test_long(const char *in, const char *out)
 
 	make_dir(in, "tsc", "2000000000");
 	/* no session (its map's name is longer than the temporary one) */
-	put(in, "task.txt", "TASK timestamp=1.000000000 tid=101 pid=101\n", 43, 0);
+	uft_fixture_put(in, "task.txt", "TASK timestamp=1.000000000 tid=101 pid=101\n", 43, 0);
 	snprintf(p, sizeof(p), "rm -f '%s'/sid-*.map '%s'/*.sym", in, in);
 	CHECK(system(p) == 0);
 	move_long(in, p, sizeof(p), PATH_MAX - 16);

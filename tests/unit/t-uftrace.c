@@ -24,20 +24,6 @@
 
 static char tmp[512];
 
-static void put(const char *dir, const char *name, const void *data, size_t n, int append)
-{
-	char path[1024];
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fp = fopen(path, append ? "ab" : "wb");
-	CHECK(fp != NULL);
-	if (!fp)
-		return;
-	CHECK(fwrite(data, 1, n, fp) == n);
-	fclose(fp);
-}
-
 static void truncate_to(const char *dir, const char *name, off_t len)
 {
 	char path[1024];
@@ -282,11 +268,11 @@ static void put_stage(const char *dir, const char *name, uint64_t magic, uint64_
 {
 	struct vt_pystage_hdr h = { .magic = magic, .dat_off = dat_off };
 
-	put(dir, name, &h, sizeof(h), 0);
+	uft_fixture_put(dir, name, &h, sizeof(h), 0);
 	for (unsigned i = 0; i < n; i++) {
 		struct vt_uft_record r = { HZ * 3 + i, vt_uft_pack(VT_UFT_ENTRY, 0, BASE + 0x1000) };
 
-		put(dir, name, &r, sizeof(r), 1);
+		uft_fixture_put(dir, name, &r, sizeof(r), 1);
 	}
 }
 
@@ -314,7 +300,7 @@ static void test_finalize(const char *dir)
 		CHECK(m && vt_meta_write_dir(m, sub) == 0);
 		vt_meta_free(m);
 	}
-	put(dir, "fork-file", "x", 1, 0);
+	uft_fixture_put(dir, "fork-file", "x", 1, 0);
 	snprintf(p, sizeof(p), "%s/fork-link", dir);
 	CHECK(symlink("fork-none", p) == 0);
 	CHECK(vt_uft_finalize(dir, 0, 0, &st) == 0);
@@ -339,7 +325,7 @@ static void test_finalize(const char *dir)
 	CHECK(unlink_in(dir, "101.stage") == 0 && unlink_in(sub, "101.stage") == 0);
 
 	/* a directory that cannot be finished: its meta is corrupt */
-	put(sub, VT_META_FILE, "\x01\x02 not a meta\n", 13, 0);
+	uft_fixture_put(sub, VT_META_FILE, "\x01\x02 not a meta\n", 13, 0);
 	CHECK(vt_uft_finalize(dir, 0, HZ, &st) == -1);
 	CHECK(strstr(vt_err_msg(), "fork-1") != NULL);
 	CHECK(st.finished == 2);	/* the top and fork-2 */
@@ -376,7 +362,7 @@ static void test_finalize(const char *dir)
 		CHECK(PATH_MAX - len < sizeof(name));
 		memset(name, 'x', PATH_MAX - len);
 		name[PATH_MAX - len] = 0;
-		put(".", name, "x", 1, 0);
+		uft_fixture_put(".", name, "x", 1, 0);
 	}
 	CHECK(fchdir(fd) == 0);
 	close(fd);
@@ -406,7 +392,7 @@ static void test_hostile(const char *dir)
 	make_dir(dir, 0);
 	rec.time = 5;
 	rec.bits = 0xffffffffffffffffULL;
-	put(dir, "102.dat", &rec, sizeof(rec), 1);
+	uft_fixture_put(dir, "102.dat", &rec, sizeof(rec), 1);
 	r = vt_uft_open(dir);
 	CHECK(r != NULL);
 	if (r) {
@@ -424,7 +410,7 @@ static void test_hostile(const char *dir)
 		memcpy(ev + 8, &bits, 8);
 		ev[16] = 0xff;
 		ev[17] = 0xff;
-		put(dir, "102.dat", ev, sizeof(ev), 1);
+		uft_fixture_put(dir, "102.dat", ev, sizeof(ev), 1);
 		r = vt_uft_open(dir);
 		CHECK(r && count(r, task_idx(r, 102), &n, &trunc, NULL) == -1);
 		vt_uft_close(r);
@@ -433,7 +419,7 @@ static void test_hostile(const char *dir)
 		ev[16] = 6;
 		ev[17] = 0;
 		memcpy(ev + 18, "abcdef", 6);
-		put(dir, "102.dat", ev, sizeof(ev), 1);
+		uft_fixture_put(dir, "102.dat", ev, sizeof(ev), 1);
 		r = vt_uft_open(dir);
 		CHECK(r && count(r, task_idx(r, 102), &n, &trunc, NULL) == 0 && n == 4 && !trunc);
 		vt_uft_close(r);
@@ -443,7 +429,7 @@ static void test_hostile(const char *dir)
 	make_dir(dir, 0);
 	rec.time = 9;
 	rec.bits = vt_uft_pack(VT_UFT_ENTRY, 0, BASE + 0x1000) | (1ULL << 2);
-	put(dir, "102.dat", &rec, sizeof(rec), 1);
+	uft_fixture_put(dir, "102.dat", &rec, sizeof(rec), 1);
 	r = vt_uft_open(dir);
 	CHECK(r && count(r, task_idx(r, 102), &n, &trunc, NULL) == -1);
 	CHECK(strstr(vt_err_msg(), "argument") != NULL);
@@ -451,7 +437,7 @@ static void test_hostile(const char *dir)
 
 	/* info: bad magic, truncated header, lying counts */
 	make_dir(dir, 0);
-	put(dir, "info", "Xtrace!", 8, 0);
+	uft_fixture_put(dir, "info", "Xtrace!", 8, 0);
 	CHECK(vt_uft_open(dir) == NULL && strstr(vt_err_msg(), "info"));
 	/* a version past the one we read (the header's u32 at offset 8) */
 	for (uint32_t v = VT_UFT_FILE_VERSION + 1; v <= VT_UFT_FILE_VERSION + 2; v++) {
@@ -489,20 +475,20 @@ static void test_hostile(const char *dir)
 		CHECK(p != NULL);
 		if (p) {
 			p[7] = '9';
-			put(dir, "info", buf, len, 0);
+			uft_fixture_put(dir, "info", buf, len, 0);
 			CHECK(vt_uft_open(dir) == NULL && strstr(vt_err_msg(), "tids"));
 		}
 	}
 
 	/* task.txt garbage */
 	make_dir(dir, 0);
-	put(dir, "task.txt", "TASK timestamp=1.5 tid=x\n", 25, 1);
+	uft_fixture_put(dir, "task.txt", "TASK timestamp=1.5 tid=x\n", 25, 1);
 	CHECK(vt_uft_open(dir) == NULL && strstr(vt_err_msg(), "task.txt:4"));
 	make_dir(dir, 0);
-	put(dir, "task.txt", "TASK timestamp=99999999999999999999.1 tid=1 pid=1\n", 51, 1);
+	uft_fixture_put(dir, "task.txt", "TASK timestamp=99999999999999999999.1 tid=1 pid=1\n", 51, 1);
 	CHECK(vt_uft_open(dir) == NULL);
 	make_dir(dir, 0);
-	put(dir, "task.txt", "SESS timestamp=1.0 pid=1 sid=\0\n", 31, 1);
+	uft_fixture_put(dir, "task.txt", "SESS timestamp=1.0 pid=1 sid=\0\n", 31, 1);
 	CHECK(vt_uft_open(dir) == NULL);
 
 	/* .sym garbage lines are skipped like uftrace does; no crash */
@@ -511,7 +497,7 @@ static void test_hostile(const char *dir)
 		static const char junk[] = "zzzz\n12345\nffffffffffffffff T huge\n0 T\n"
 					   "00000000000013f0 T \0nul\n0000000000001400 T late";
 
-		put(dir, "prog.sym", junk, sizeof(junk) - 1, 1);
+		uft_fixture_put(dir, "prog.sym", junk, sizeof(junk) - 1, 1);
 	}
 	r = vt_uft_open(dir);
 	CHECK(r != NULL);
@@ -523,7 +509,7 @@ static void test_hostile(const char *dir)
 
 	/* a task listed in task.txt without a .dat: empty stream */
 	make_dir(dir, 0);
-	put(dir, "task.txt", "TASK timestamp=1.000000000 tid=777 pid=101\n", 43, 1);
+	uft_fixture_put(dir, "task.txt", "TASK timestamp=1.000000000 tid=777 pid=101\n", 43, 1);
 	r = vt_uft_open(dir);
 	CHECK(r != NULL);
 	idx = r ? task_idx(r, 777) : -1;
@@ -536,7 +522,7 @@ static void test_hostile(const char *dir)
 	make_dir(dir, 0);
 	snprintf(path, sizeof(path), "%s/4444.dat", dir);
 	CHECK(mkfifo(path, 0644) == 0);
-	put(dir, "task.txt", "TASK timestamp=1.000000000 tid=4444 pid=101\n", 44, 1);
+	uft_fixture_put(dir, "task.txt", "TASK timestamp=1.000000000 tid=4444 pid=101\n", 44, 1);
 	r = vt_uft_open(dir);
 	CHECK(r != NULL);
 	idx = r ? task_idx(r, 4444) : -1;

@@ -1,0 +1,22 @@
+/*
+ * kvm_formats.h - for the fixture generators of tests/align (mkfixture,
+ * mktcpair): the common fields of every event and the formats of
+ * kvm_entry (id 70) and kvm_exit (id 71), as the kernel's format files
+ * read; each generator adds the events only it writes.
+ */
+#ifndef VT_TESTS_KVM_FORMATS_H
+#define VT_TESTS_KVM_FORMATS_H
+
+#define COMMON_FIELDS \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+static const char fmt_entry[] = "name: kvm_entry\nID: 70\nformat:\n" COMMON_FIELDS
+	"\tfield:unsigned int vcpu_id;\toffset:8;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"vcpu %u\", REC->vcpu_id\n";
+static const char fmt_exit[] = "name: kvm_exit\nID: 71\nformat:\n" COMMON_FIELDS
+	"\tfield:unsigned int exit_reason;\toffset:8;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"reason %u\", REC->exit_reason\n";
+
+#endif
