@@ -885,6 +885,83 @@ static void test_duplicates(void)
 	free(p);
 }
 
+/* the matcher's edges: a host write to the port that is no marker value
+ * (unmatched), a guest record's vCPU where the host's is unknown, valued
+ * and order pairs of the same seqs (the result in seq order), order
+ * matching with a guest seq far past the host's count (the shift clamped
+ * to -64), with the host missing the last half (shift -5), and with a
+ * bracket wider than the window's cap (2^40 ticks) */
+static void test_match_edges(void)
+{
+	static struct vt_marker g[10];
+	static struct align_host_marker o[10];
+	struct truth t = { 5000, 0, 0, 0 };
+	struct align_marker_pair *p = NULL;
+	size_t n = 0, ug = 0, uh = 0;
+
+	/* valued: seqs 10..12 on vCPU 2 (the guest's cpu field) and a stray
+	 * value 0x12345678; order (chardev): seqs 0..1, then 10..12 */
+	gen(&t, H0, 3, 1000, g, o, 0, 10);
+	for (int i = 0; i < 3; i++)
+		g[i].cpu = 2;
+	o[3] = o[2];
+	o[3].tsc_host += STEP / 2;
+	o[3].value = 0x12345678;
+	gen(&t, H0 + 10 * STEP, 2, 1000, g + 4, o + 4, 1, 0);
+	gen(&t, H0 + 20 * STEP, 3, 1000, g + 6, o + 6, 1, 10);
+	CHECK(align_markers_match(g, 3, o, 4, &p, &n, &ug, &uh) == 0);
+	CHECK(n == 3 && ug == 0 && uh == 1);
+	for (size_t i = 0; p && i < n; i++)
+		CHECK(p[i].seq == 10 + i && p[i].vcpu == 2);
+	free(p);
+	p = NULL;
+	{
+		struct vt_marker gg[8] = { g[0], g[1], g[2], g[4], g[5], g[6], g[7], g[8] };
+		struct align_host_marker oo[8] = { o[0], o[1], o[2], o[4], o[5], o[6], o[7], o[8] };
+		static const uint64_t want[8] = { 0, 1, 10, 10, 11, 11, 12, 12 };
+
+		CHECK(align_markers_match(gg, 8, oo, 8, &p, &n, &ug, &uh) == 0);
+		CHECK(n == 8 && ug == 0 && uh == 0);
+		for (size_t i = 0; p && i < n; i++)
+			CHECK(p[i].seq == want[i]);
+		free(p);
+		p = NULL;
+	}
+
+	/* order: guest seqs 0 and 100 (99 records lost), two host writes:
+	 * only the first scores a shift; the second is paired in its window
+	 * all the same, although its exit came sooner (100 ticks) than the
+	 * first's (900: the window started 800 ticks past its host write) */
+	gen(&t, H0, 2, 1000, g, o, 1, 0);
+	g[0].tsc_guest_before = truth_g(&t, o[0].tsc_host - 900);
+	g[1].tsc_guest_before = truth_g(&t, o[1].tsc_host - 100);
+	g[1].seq = 100;
+	CHECK(align_markers_match(g, 2, o, 2, &p, &n, &ug, &uh) == 0);
+	CHECK(n == 2 && ug == 0 && uh == 0);
+	CHECK(p && p[0].tsc_host == o[0].tsc_host && p[1].seq == 100 && p[1].tsc_host == o[1].tsc_host);
+	free(p);
+	p = NULL;
+
+	/* order: ten guest markers, the host saw the first five */
+	gen(&t, H0, 10, 1000, g, o, 1, 0);
+	CHECK(align_markers_match(g, 10, o, 5, &p, &n, &ug, &uh) == 0);
+	CHECK(n == 5 && ug == 5 && uh == 0);
+	for (size_t i = 0; p && i < n; i++)
+		CHECK(p[i].seq == i && p[i].tsc_host == o[i].tsc_host);
+	free(p);
+	p = NULL;
+
+	/* order: one bracket 2^41 ticks wide: the window's slack is capped,
+	 * the others still pair by time */
+	gen(&t, H0, 10, 1000, g, o, 1, 0);
+	g[3].tsc_guest_before -= 1ull << 41;
+	CHECK(align_markers_match(g, 10, o, 10, &p, &n, &ug, &uh) == 0);
+	CHECK(n == 10 && ug == 0 && uh == 0);
+	for (size_t i = 0; p && i < n; i++)
+		CHECK(p[i].seq == i && p[i].tsc_host == o[i].tsc_host);
+	free(p);
+}
+
 int main(void)
 {
 	test_offset();
@@ -908,5 +985,6 @@ int main(void)
 	test_order_wide();
 	test_touching();
 	test_duplicates();
+	test_match_edges();
 	return check_done();
 }
