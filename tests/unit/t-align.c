@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "check.h"
 #include "align/align.h"
+#include "err.h"
 #include "marker.h"
 
 #define HZ		2096001000ull
@@ -962,6 +963,51 @@ static void test_match_edges(void)
 	free(p);
 }
 
+/* align.h's loading entry points as documented: no HOSTDIR, no GUESTDIR,
+ * no options (the defaults), the host's frequency by option alone, a
+ * GUESTDIR alone; merge's align_model_from_dirs with no count wanted, on
+ * a HOSTDIR that is not there and on one with nothing to give a
+ * frequency */
+static void test_load_api(void)
+{
+	char dir[] = "/tmp/t-align.XXXXXX", path[256];
+	struct vt_marker r = { VT_MARKER_PIO, 4, VT_MARKER_PORT, 0, 0, 0, 111, 222 };
+	struct vt_marker_writer *w;
+	struct align_load_opts o;
+	struct align_samples s;
+	struct align_model *m;
+	size_t bad = 7;
+
+	CHECK(align_samples_load(&s, NULL, NULL, NULL) == 0);
+	CHECK(s.in.host_hz == 0 && s.in.n_guest_markers == 0 && s.notes && !*s.notes);
+	align_samples_free(&s);
+	align_load_opts_init(&o);
+	o.host_hz = HZ;
+	CHECK(align_samples_load(&s, NULL, NULL, &o) == 0 && s.in.host_hz == HZ);
+	align_samples_free(&s);
+	if (!mkdtemp(dir))
+		return;
+	w = vt_marker_writer_open(dir);
+	CHECK(w != NULL);
+	for (int i = 0; w && i < 3; i++) {
+		r.seq = (uint64_t)i;
+		r.value = VT_MARKER_VALUE(i);
+		CHECK(vt_marker_writer_add(w, &r) == 0);
+	}
+	CHECK(w && vt_marker_writer_close(w) == 0);
+	CHECK(align_samples_load(&s, NULL, dir, NULL) == 0 && s.in.n_guest_markers == 3);
+	CHECK(s.guest_markers && s.guest_markers[2].seq == 2);
+	align_samples_free(&s);
+	m = align_model_from_dirs("/nonexistent/t-align", dir, NULL, &bad);
+	CHECK(m == NULL && bad == 0);
+	CHECK(strstr(vt_err_msg(), "host directory /nonexistent/t-align: ") != NULL);
+	m = align_model_from_dirs(dir, dir, NULL, NULL);
+	CHECK(m == NULL && strstr(vt_err_msg(), "host TSC frequency unknown") != NULL);
+	snprintf(path, sizeof(path), "%s/%s", dir, VT_MARKER_FILE);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_offset();
@@ -986,5 +1032,6 @@ int main(void)
 	test_touching();
 	test_duplicates();
 	test_match_edges();
+	test_load_api();
 	return check_done();
 }
