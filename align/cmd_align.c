@@ -455,8 +455,8 @@ int cmd_align(int argc, char **argv)
 	m = align_model_build(&s.in);
 	if (!m) {
 		vt_err_print("align");
-		if (s.notes && *s.notes)
-			fprintf(stderr, "what was found:\n%s", s.notes);
+		/* never empty: a loaded HOSTDIR notes its meta or its absence */
+		fprintf(stderr, "what was found:\n%s", s.notes);
 		align_samples_free(&s);
 		return VT_EXIT_FAIL;
 	}
