@@ -890,8 +890,9 @@ static void test_duplicates(void)
  * (unmatched), a guest record's vCPU where the host's is unknown, valued
  * and order pairs of the same seqs (the result in seq order), order
  * matching with a guest seq far past the host's count (the shift clamped
- * to -64), with the host missing the last half (shift -5), and with a
- * bracket wider than the window's cap (2^40 ticks) */
+ * to -64), with the host missing the last half (shift -5), with a guest
+ * reading far past every write, and with a bracket wider than the
+ * window's cap (2^40 ticks) */
 static void test_match_edges(void)
 {
 	static struct vt_marker g[10];
@@ -949,6 +950,18 @@ static void test_match_edges(void)
 	CHECK(n == 5 && ug == 5 && uh == 0);
 	for (size_t i = 0; p && i < n; i++)
 		CHECK(p[i].seq == i && p[i].tsc_host == o[i].tsc_host);
+	free(p);
+	p = NULL;
+
+	/* order: marker 0's readings 10^12 ticks late (its window past every
+	 * write): it pairs with none and takes none from the others */
+	gen(&t, H0, 10, 1000, g, o, 1, 0);
+	g[0].tsc_guest_before += 1000000000000ull;
+	g[0].tsc_guest_after += 1000000000000ull;
+	CHECK(align_markers_match(g, 10, o, 10, &p, &n, &ug, &uh) == 0);
+	CHECK(n == 9 && ug == 1 && uh == 1);
+	for (size_t i = 0; p && i < n; i++)
+		CHECK(p[i].seq == i + 1 && p[i].tsc_host == o[i + 1].tsc_host);
 	free(p);
 	p = NULL;
 
