@@ -138,7 +138,7 @@ static int pick_chardev(struct align_samples *s, struct cwrite *w, size_t nw, in
 			best = np;
 			best_fd = fds[k];
 			tie_fd = -1;
-		} else if (np == best && np) {
+		} else if (np == best) {	/* np >= 1: the first guest marker pairs */
 			tie_fd = fds[k];
 		}
 	}
