@@ -268,6 +268,7 @@ static void test_vcpu_without_source(void)
 	CHECK(has_warning(m, "vCPU 1: no usable source for the segment from host TSC 0"));
 	CHECK(align_host_to_guest(m, 1, 2 * HZ, &v) == -1);
 	CHECK(align_guest_to_host(m, 1, 2 * HZ, &v) == -1);
+	CHECK(align_guest_to_ns(m, 1, 2 * HZ, &v) == -1);
 	CHECK(align_host_to_guest(m, 0, 2 * HZ, &v) == 0 && v == 2 * HZ + 40);
 	align_model_free(m);
 	/* a stop of vCPU 1 (a later VM's thread took over) changes nothing */
@@ -321,7 +322,9 @@ static uint64_t h2g(const struct align_model *m, int32_t v, uint64_t h)
  * samples' median (odd and even counts); its ptp protocol's interpolated
  * offset their least-squares line; a scaled TSC (1.5) through the first
  * sample's ratio, per vCPU; samples all outside the vCPU's one segment
- * still give it; a vCPU's second segment without samples gets none */
+ * still give it; a vCPU's second segment without samples gets none, a
+ * sample past a segment's end is the next one's; ptp samples at one
+ * instant; a scaling of 1 with fraction bits */
 static void test_tsync(void)
 {
 	struct align_tsync_sample s[6];
@@ -408,6 +411,31 @@ static void test_tsync(void)
 		CHECK(tsync_views[0] == 1 && tsync_views[1] == 0);
 		CHECK(h2g(m, 0, 11 * HZ) == 11 * HZ + 7000 && h2g(m, 0, 2 * HZ) == 2 * HZ);
 	}
+	align_model_free(m);
+	/* tsync asked for, a sample in each segment: the first takes only its
+	 * own (the one past its end would halve its offset), the second its */
+	s[0] = (struct align_tsync_sample){ 0, 1 * HZ, 0, 0, 0, 0 };
+	s[1] = (struct align_tsync_sample){ 0, 12 * HZ, -7000, 0, 0, 0 };
+	in.n_tsync = 2;
+	in.prefer = ALIGN_SRC_TSYNC;
+	m = align_model_build(&in);
+	CHECK(m && align_model_method(m) == ALIGN_SRC_TSYNC);
+	CHECK(h2g(m, 0, 2 * HZ) == 2 * HZ && h2g(m, 0, 11 * HZ) == 11 * HZ + 7000);
+	align_model_free(m);
+	in.prefer = ALIGN_SRC_NONE;
+	in.offsets = NULL;
+	in.n_offsets = 0;
+
+	/* ptp samples all at one host instant: no line through them, their
+	 * median offset */
+	s[0] = s[1] = (struct align_tsync_sample){ 0, 2 * HZ, -1000, 0, 0, 1 };
+	m = align_model_build(&in);
+	CHECK(m && h2g(m, 0, 3 * HZ) == 3 * HZ + 1000);
+	align_model_free(m);
+	/* scaling 1 with a fraction bit: host = guest / 2 */
+	s[0] = s[1] = (struct align_tsync_sample){ 0, 2 * HZ, 0, 1, 1, 0 };
+	m = align_model_build(&in);
+	CHECK(m && align_model_segment(m, 0)->slope == 2.0 && h2g(m, 0, 3 * HZ) == 6 * HZ);
 	align_model_free(m);
 }
 
