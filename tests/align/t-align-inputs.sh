@@ -71,9 +71,10 @@ check_json a.json t.json 'j["host_hz_from"] == "meta"' 'j["host_hz"] == t["hz"]'
 	'abs(ns(j["segments"][0]["offset_tsc"] - t["offset"])) <= j["bound_ns"]'
 
 # the guest directory: its kernel's trace.dat beside the markers (read,
-# said so), one that is not a trace.dat (exit 1, named); a meta that is
-# not one; a meta with tsc.hz 0 (frequency unknown, not needed); the
-# --guest-tsc-hz option over a guest trace.dat
+# said so), one with a malformed page (warned of), one that is not a
+# trace.dat (exit 1, named); a meta that is not one; a meta with tsc.hz 0
+# (frequency unknown, not needed); the --guest-tsc-hz option over a guest
+# trace.dat
 cp -r g gt
 cp h/trace.dat gt/trace.dat
 "$VT_BIN" align h gt --json >a.json 2>/dev/null
@@ -84,6 +85,17 @@ check_json a.json t.json 'j["guest_hz"] == 1000000000' 'j["markers"]["pairs"] ==
 # a trace.dat as GUESTDIR has no meta: the option's frequency all the same
 "$VT_BIN" align h gt/trace.dat --guest-tsc-hz 1000000000 --json >a.json 2>/dev/null
 check_json a.json t.json 'j["guest_hz"] == 1000000000' 'j["method"] == "debugfs"'
+# its last page's commit past the page: warned of, read up to there
+"$PY" - gt/trace.dat <<'PYEOF'
+import os, struct, sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(os.path.getsize(sys.argv[1]) - 4096 + 8)
+    f.write(struct.pack("<Q", 0x7fff))
+PYEOF
+"$VT_BIN" align h gt --json >a.json 2>err.txt
+grep -qF 'warning: gt/trace.dat: 1 malformed or cut ring-buffer pages read up to their last sound event' err.txt ||
+	fail "guest trace.dat page: $(cat err.txt)"
+check_json a.json t.json 'j["markers"]["pairs"] == 20'
 echo garbage >gt/trace.dat
 expect_exit 1 'gt/trace.dat' -- "$VT_BIN" align h gt
 rm gt/trace.dat
