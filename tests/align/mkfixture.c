@@ -70,7 +70,7 @@
 #include "marker.h"
 #include "meta.h"
 #include "tracedat.h"
-#include "kvm_formats.h"	/* COMMON_FIELDS, fmt_entry, fmt_exit */
+#include "kvm_formats.h"	/* COMMON_FIELDS, fmt_entry, fmt_exit, fmt_pio */
 
 #define PAGE		4096
 #define NR_CPUS		2	/* the generated events' */
@@ -111,14 +111,6 @@ static const char fmt_tsc[] = "name: kvm_write_tsc_offset\nID: 83\nformat:\n" CO
 	"\tfield:__u64 next_tsc_offset;\toffset:24;\tsize:8;\tsigned:0;\n\n"
 	"print fmt: \"vcpu=%u prev=%llu next=%llu\", REC->vcpu_id, REC->previous_tsc_offset, "
 	"REC->next_tsc_offset\n";
-static const char fmt_pio[] = "name: kvm_pio\nID: 110\nformat:\n" COMMON_FIELDS
-	"\tfield:unsigned int rw;\toffset:8;\tsize:4;\tsigned:0;\n"
-	"\tfield:unsigned int port;\toffset:12;\tsize:4;\tsigned:0;\n"
-	"\tfield:unsigned int size;\toffset:16;\tsize:4;\tsigned:0;\n"
-	"\tfield:unsigned int count;\toffset:20;\tsize:4;\tsigned:0;\n"
-	"\tfield:unsigned int val;\toffset:24;\tsize:4;\tsigned:0;\n\n"
-	"print fmt: \"pio_%s at 0x%x size %d count %d val 0x%x\", REC->rw ? \"write\" : \"read\", "
-	"REC->port, REC->size, REC->count, REC->val\n";
 static const char fmt_mmio[] = "name: kvm_mmio\nID: 99\nformat:\n" COMMON_FIELDS
 	"\tfield:u32 type;\toffset:8;\tsize:4;\tsigned:0;\n"
 	"\tfield:u32 len;\toffset:12;\tsize:4;\tsigned:0;\n"

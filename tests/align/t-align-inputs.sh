@@ -33,6 +33,10 @@ check_json a.json t.json 'j["guest_dir"] is None' 'j["method"] == "debugfs"' \
 "$VT_BIN" align h h/trace.dat --json >a.json 2>/dev/null
 check_json a.json t.json '"guest: h/trace.dat: 2 CPUs, clock x86-tsc, no time-sync data" in j["notes"]' \
 	'j["method"] == "debugfs"' 'j["segments"][0]["offset_tsc"] == t["offset"]'
+# one whose trace_clock option is empty: "unknown"
+"$MKFIX" hc gc -n 5 -o 777 -C '' >/dev/null
+"$VT_BIN" align h hc/trace.dat --json >a.json 2>/dev/null
+check_json a.json t.json '"guest: hc/trace.dat: 2 CPUs, clock unknown, no time-sync data" in j["notes"]'
 
 # kvm.vcpu_threads says 100000, two entries are broken: the one whole
 # entry is used, the rest skipped
