@@ -118,6 +118,9 @@ grep -qE '^  vCPU 0   host TSC \[0, [0-9]+\): markers, offset [0-9]+, slope 1.00
 grep -qE '^  vCPU 0   host TSC \[[1-9][0-9]*, end\): markers, offset [0-9]+, slope 1.000000000, .* \(10 markers, 0 outliers\)$' text.txt ||
 	fail "second segment: $(cat text.txt)"
 grep -qF 'vCPU 0: 1 of 10 markers contradict the others' err.txt || fail "outlier warning: $(cat err.txt)"
+"$VT_BIN" align hx gx --pairs --json >a.json 2>/dev/null
+check_json a.json tx.json '[p["seq"] for p in j["pairs"] if p["outlier"]] == [4]' \
+	'len(j["pairs"]) == 20'
 # no source names a vCPU (no tracepoint, no debugfs, no guest): --offset's
 # line is every vCPU's, "all"
 "$MKFIX" hn gn -n 5 -o 5000 -T -D >/dev/null

@@ -104,6 +104,14 @@ EOF
 check_json g.json tg.json 'j["method"] == "tsync" and j["segments"][0]["offset_tsc"] == t["offset"]' \
 	'"host: hg.dat: guest \"guest\" (trace-cmd GUEST option): 1 vCPU threads" in j["notes"]' \
 	'j["inside"]["events"] == j["inside"]["inside"] == t["runs"]' || bad=1
+# one GUEST option, of another trace id: the only one taken all the same
+"$MK" hg.dat gg.dat -T 0x99 >tg.json || fail "mktcpair -T 0x99"
+"$VT_BIN" align hg.dat gg.dat --json >g.json 2>/dev/null
+check_json g.json tg.json 'j["segments"][0]["offset_tsc"] == t["offset"]' \
+	'"host: hg.dat: guest \"guest\" (trace-cmd GUEST option): 1 vCPU threads" in j["notes"]' || bad=1
+# a host file as the guest's: its TSC2NSEC gives the guest frequency
+"$VT_BIN" align hg.dat hg.dat --offset 0 --json >g.json 2>/dev/null
+check_json g.json tg.json 'abs(j["guest_hz"] - t["hz"]) < 1000' || bad=1
 for opt in "-T 0x99" "-T 0"; do
 	"$MK" hg.dat gg.dat -g 2 $opt >tg.json || fail "mktcpair -g 2 $opt"
 	"$VT_BIN" align hg.dat gg.dat --json >g.json 2>/dev/null
@@ -131,6 +139,9 @@ check_json n.json tn.json 'j["method"] == "tsync" and j["host_hz"] == 1000000000
 	'j["markers"]["guest"] == 0 and j["markers"]["host"] == 0' \
 	'"guest: 1 markers not used: their TSC readings cannot be related to the '"'"'local'"'"' (ns) clocks of this pair" in j["notes"]' \
 	'any("3 samples over 1 vCPUs, flags 0x1 (interpolated)" in n for n in j["notes"])' || bad=1
+"$VT_BIN" align hn.dat gn.dat --json >n.json 2>/dev/null
+check_json n.json tn.json 'j["method"] == "tsync" and j["markers"]["guest"] == 0' \
+	'not any("markers not used" in n for n in j["notes"])' || bad=1
 
 # TIME_SHIFT with no sample, or more than align takes (2^20): none used,
 # no source left (exit 1, what was found printed)

@@ -709,11 +709,12 @@ static void test_stop_edges(void)
 	CHECK(m && align_guest_to_host(m, 0, 9 * HZ + 1001, &h) == 0 && h == 9 * HZ + 1);
 	align_model_free(m);
 
-	/* a scaled guest (2.0) stopped at host 2^63: its guest TSC clamped */
+	/* a scaled guest (2.0) stopped at host 2^63 - 1: its guest TSC there
+	 * is clamped to UINT64_MAX, no end */
 	in.has_user_offset = 0;
 	in.snaps = &d;
 	in.n_snaps = 1;
-	st[2] = (struct align_vcpu_stop){ 0, 0x8000000000000000ull };
+	st[2] = (struct align_vcpu_stop){ 0, 0x7fffffffffffffffull };
 	m = align_model_build(&in);
 	CHECK(m && align_model_segment(m, 0)->slope == 2.0);
 	CHECK(m && align_guest_to_host(m, 0, 0x4000000000000000ull, &h) == 0 &&
