@@ -15,8 +15,9 @@
  *            time sync: past 30 us its guest events leave the runs)
  *   -N K     TIME_SHIFT holds K samples (default 3; 0: none)
  *   -i       TIME_SHIFT's flags say interpolate (trace-cmd's ptp)
- *   -g N     the host has N GUEST options: N - 1 decoys (trace ids
- *            GUEST_ID + 1.., vCPU 0 on thread DECOY_TID + k) before it
+ *   -g N     the host has N GUEST options: the guest's, then N - 1
+ *            decoys (trace ids GUEST_ID + 1.., vCPU 0 on thread
+ *            DECOY_TID + k)
  *   -V N     the guest's GUEST option lists N vCPUs (vCPU k on thread
  *            VCPU_TID + k; only vCPU 0 runs)
  *   -T ID    the guest file's TRACEID (default GUEST_ID; 0: no option)
@@ -186,8 +187,8 @@ int main(int argc, char **argv)
 		emit(&guest, in + 30 * US + (uint64_t)off, ID_SOFTIRQ, 1, (uint32_t)i);
 		emit(&host, outt, ID_EXIT, VCPU_TID, 30);
 	}
-	{	/* host: GUEST (decoys, then the guest: name, id, vCPU k -> VCPU_TID
-		 * + k), TRACEID, TSC2NSEC */
+	{	/* host: GUEST (the guest: name, id, vCPU k -> VCPU_TID + k; then
+		 * the decoys), TRACEID, TSC2NSEC */
 		uint32_t glen = 6 + 8 + 4 + 8 * nvcpus, dlen = 6 + 8 + 4 + 8;
 		uint8_t *g = calloc(1, glen), *d = calloc(nguests, dlen);
 		uint32_t t2n[4];
@@ -214,9 +215,9 @@ int main(int argc, char **argv)
 			memcpy(p + 14, &one, 4);
 			memcpy(p + 18, &zero, 4);
 			memcpy(p + 22, &tid, 4);
-			ids[k] = OPT_GUEST;
-			opts[k] = p;
-			olens[k] = dlen;
+			ids[1 + k] = OPT_GUEST;
+			opts[1 + k] = p;
+			olens[1 + k] = dlen;
 		}
 		memcpy(g, "guest", 6);
 		u64 = GUEST_ID;
@@ -228,9 +229,9 @@ int main(int argc, char **argv)
 			memcpy(g + 18 + 8 * k, &k, 4);
 			memcpy(g + 22 + 8 * k, &tid, 4);
 		}
-		ids[nguests - 1] = OPT_GUEST;
-		opts[nguests - 1] = g;
-		olens[nguests - 1] = glen;
+		ids[0] = OPT_GUEST;
+		opts[0] = g;
+		olens[0] = glen;
 		ids[nguests] = OPT_TRACEID;
 		opts[nguests] = &host_id;
 		olens[nguests] = sizeof(host_id);

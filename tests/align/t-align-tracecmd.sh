@@ -96,7 +96,7 @@ EOF
 	grep -q "align    guest: tsync" r.err && ok "report takes the pair (align: tsync)" ||
 	no "report: $(tail -3 r.err) $(grep -i align r.txt)"
 # the host's GUEST options: three guests, the one with the guest file's
-# trace id taken; two, neither with it (or the guest file has none): the
+# trace id (the first) taken; two, neither with it (or the guest file has none): the
 # vCPU threads by name ("CPU 0/KVM"), said so; one listing 5000 vCPUs
 # (4096 threads kept): each time the same map, every event inside
 "$MK" hg.dat gg.dat -g 3 >tg.json || fail "mktcpair -g 3"
