@@ -140,7 +140,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 static void json_str(FILE *fp, const char *s)
 {
 	fputc('"', fp);
-	for (; s && *s; s++) {
+	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
 
 		if (ch == '"' || ch == '\\')
@@ -194,7 +194,7 @@ static int pair_residual(const struct align_model *m, struct align_vcursors *vc,
 
 static void print_notes(FILE *fp, const char *notes, int json)
 {
-	const char *p = notes ? notes : "";
+	const char *p = notes;
 	int first = 1;
 
 	while (*p) {
@@ -269,8 +269,7 @@ static void print_text(FILE *fp, const struct opts *o, const struct align_sample
 
 	fprintf(fp, "vmtrace align: host %s, guest %s\n", o->host_dir,
 		o->guest_dir ? o->guest_dir : "(none)");
-	fprintf(fp, "host TSC:  %" PRIu64 " Hz (%s)\n", s->in.host_hz,
-		s->host_hz_from[0] ? s->host_hz_from : "?");
+	fprintf(fp, "host TSC:  %" PRIu64 " Hz (%s)\n", s->in.host_hz, s->host_hz_from);
 	if (s->in.guest_hz)
 		fprintf(fp, "guest TSC: %" PRIu64 " Hz (%s)\n", s->in.guest_hz, s->guest_hz_from);
 	else
@@ -456,8 +455,8 @@ int cmd_align(int argc, char **argv)
 	m = align_model_build(&s.in);
 	if (!m) {
 		vt_err_print("align");
-		if (s.notes && *s.notes)
-			fprintf(stderr, "what was found:\n%s", s.notes);
+		/* never empty: a loaded HOSTDIR notes its meta or its absence */
+		fprintf(stderr, "what was found:\n%s", s.notes);
 		align_samples_free(&s);
 		return VT_EXIT_FAIL;
 	}

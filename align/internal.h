@@ -70,13 +70,14 @@ extern const struct align_source_def align_src_markers, align_src_debugfs,
 	align_src_tracepoint, align_src_tsync, align_src_user;
 
 /* A line from KVM's definition: guest = ((h * ratio) >> frac) + offset
- * (ratio 0: no scaling), through host TSC @ref_h. */
+ * (ratio 0: no scaling; else 0 < frac < 64, the only ratios seg_debugfs
+ * keeps), through host TSC @ref_h. */
 static inline struct line align_line_kvm(uint64_t ref_h, int64_t offset, uint64_t ratio,
 					 uint32_t frac)
 {
 	struct line l = { ref_h, 0, 0.0, 1.0 };
 
-	if (ratio && frac && frac < 64) {
+	if (ratio) {
 		unsigned __int128 g = ((unsigned __int128)ref_h * ratio) >> frac;
 
 		l.ref_g = (uint64_t)g + (uint64_t)offset;

@@ -194,7 +194,7 @@ static size_t match_by_order(const struct vt_marker *const *g, size_t ng,
 {
 	long diff, lo_s, hi_s;
 	size_t best = 0, n = 0, j = 0;
-	uint64_t tol, span, width_max = 0;
+	uint64_t tol, span, at, width_max = 0;
 	int64_t best_off = 0;
 	struct oend *ev;
 
@@ -243,18 +243,22 @@ static size_t match_by_order(const struct vt_marker *const *g, size_t ng,
 	}
 	free(ev);
 	/* walk both in order: each guest marker takes the next host write in
-	 * its window [before - off - tol, after - off + tol] */
-	for (size_t i = 0; i < ng && best > 0; i++) {
-		uint64_t lo = g[i]->tsc_guest_before - (uint64_t)best_off - tol;
-		uint64_t hi = g[i]->tsc_guest_after - (uint64_t)best_off + tol;
+	 * its window [before - at - tol, after - at + tol], at the common
+	 * point of the unwidened intervals (best_off is a widened one's end);
+	 * the writes before it are passed over only when one pairs: a guest
+	 * record whose window lies past them (a bogus reading) takes none */
+	at = (uint64_t)best_off + tol;
+	for (size_t i = 0; i < ng; i++) {
+		uint64_t lo = g[i]->tsc_guest_before - at - tol;
+		uint64_t hi = g[i]->tsc_guest_after - at + tol;
+		size_t k = j;
 
-		while (j < nh && (int64_t)(h[j].tsc_host - lo) < 0) {
-			(*um_host)++;
-			j++;
-		}
-		if (j < nh && (int64_t)(h[j].tsc_host - hi) <= 0) {
-			pair_set(&out[n++], g[i], &h[j]);
-			j++;
+		while (k < nh && (int64_t)(h[k].tsc_host - lo) < 0)
+			k++;
+		if (k < nh && (int64_t)(h[k].tsc_host - hi) <= 0) {
+			pair_set(&out[n++], g[i], &h[k]);
+			*um_host += k - j;
+			j = k + 1;
 		}
 	}
 	*um_host += nh - j;

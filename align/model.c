@@ -413,7 +413,7 @@ static void seg_debugfs(struct seg_build *b, int is_last)
 	for (size_t i = 0; i < in->n_snaps; i++) {
 		const struct align_debugfs_snap *s = &in->snaps[i];
 
-		if (s->vcpu != b->v && !(b->v == ALIGN_VCPU_ANY))
+		if (s->vcpu != b->v)	/* b->v is ANY only when every snap's is */
 			continue;
 		if (s->tsc_host ? (s->tsc_host >= b->start && s->tsc_host < b->end) : is_last) {
 			if (b->snap && (b->snap->offset_tsc != s->offset_tsc ||
@@ -454,7 +454,8 @@ static int seg_markers(struct seg_build *b)
 	for (size_t i = 0; i < b->m->npair; i++) {
 		const struct align_marker_pair *p = &b->m->pair[i];
 
-		if ((p->vcpu == b->v || p->vcpu == ALIGN_VCPU_ANY || b->v == ALIGN_VCPU_ANY) &&
+		/* b->v is ANY only when every pair's is */
+		if ((p->vcpu == b->v || p->vcpu == ALIGN_VCPU_ANY) &&
 		    p->tsc_host >= b->start && p->tsc_host < b->end)
 			ms->p[ms->n++] = p;
 	}
@@ -645,7 +646,7 @@ static int build_segment(struct align_model *m, const struct align_input *in, in
 	if (b->chosen == ALIGN_SRC_NONE && (n_segs_v > 1 || b->ms.n))
 		warn(m, "%s: no usable source for the segment from host TSC %llu",
 		     b->vname, (unsigned long long)start);
-	if (b->chosen != ALIGN_SRC_NONE && in->guest_hz && in->host_hz) {
+	if (b->chosen != ALIGN_SRC_NONE && in->guest_hz) {
 		double want = (double)in->host_hz * sg->slope;
 
 		if (fabs((double)in->guest_hz / want - 1) > HZ_MISMATCH)

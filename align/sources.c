@@ -486,18 +486,22 @@ static int load_guest_tracedat(struct align_gather *g, const char *path)
 		vt_warn("%s", vt_td_read_warning(r));
 	snprintf(s->guest_td, sizeof(s->guest_td), "%s", path);
 	(void)vt_td_read_trace_id(r, &s->guest_trace_id);
-	if (!s->in.guest_hz && !g->o->guest_hz && !vt_td_read_tsc_hz(r, &hz)) {
+	/* the option here too: a GUESTDIR that is a trace.dat has no meta */
+	if (g->o->guest_hz) {
+		s->in.guest_hz = g->o->guest_hz;
+		snprintf(s->guest_hz_from, sizeof(s->guest_hz_from), "option --guest-tsc-hz");
+	} else if (!vt_td_read_tsc_hz(r, &hz)) {
 		s->in.guest_hz = hz;
 		snprintf(s->guest_hz_from, sizeof(s->guest_hz_from), "trace.dat TSC2NSEC option");
 	}
 	for (size_t i = 0; i < align_nr_source_ios && !ret; i++)
 		if (align_source_ios[i]->guest_trace)
 			ret = align_source_ios[i]->guest_trace(g, r, path);
-	if (ret || s->guest_r) {
+	if (ret) {
 		vt_td_read_close(r);
 		return ret;
 	}
-	s->guest_r = r;
+	s->guest_r = r;		/* one guest trace.dat per load */
 	return 0;
 }
 

@@ -138,7 +138,9 @@ static int pick_chardev(struct align_samples *s, struct cwrite *w, size_t nw, in
 			best = np;
 			best_fd = fds[k];
 			tie_fd = -1;
-		} else if (np == best && np) {
+		} else if (np == best) {
+			/* a tie of at least 1: align/match.c's walk pairs the
+			 * markers that scored its shift */
 			tie_fd = fds[k];
 		}
 	}

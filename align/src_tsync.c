@@ -63,7 +63,7 @@ static int est_tsync(const struct seg_ctx *x, struct line *l)
 			const struct align_tsync_sample *s = &in->tsync[i];
 			long double hs = tsync_host(s, s->tsc_guest);
 
-			if (s->vcpu != x->vcpu && x->vcpu != ALIGN_VCPU_ANY)
+			if (s->vcpu != x->vcpu)	/* each sample's vCPU has segments */
 				continue;
 			if (!pass && (hs < (long double)x->start ||
 				      (x->end != ALIGN_TSC_END && hs >= (long double)x->end)))

@@ -50,7 +50,9 @@
  *                line in time order, "TS PID EVENT ARGS" (numbers in C
  *                syntax): entry VCPU | exit REASON | tsc VCPU PREV NEXT |
  *                pio RW PORT VAL COUNT | mmio TYPE GPA VAL |
- *                hc NR A0 A1 A2 A3 | writev FD | write FD COUNT; and
+ *                hc NR A0 A1 A2 A3 | writev FD | write FD COUNT |
+ *                pwrite FD COUNT (sys_enter_pwrite64) | msr ECX (kvm_msr,
+ *                a kvm event align has no use for); and
  *                "comm PID NAME" lines:
  *                the thread names of the trace (cmdlines)
  *   -L EV:FIELD  the format of event EV (kvm_pio, sys_enter_write, ...)
@@ -68,7 +70,7 @@
 #include "marker.h"
 #include "meta.h"
 #include "tracedat.h"
-#include "kvm_formats.h"	/* COMMON_FIELDS, fmt_entry, fmt_exit */
+#include "kvm_formats.h"	/* COMMON_FIELDS, fmt_entry, fmt_exit, fmt_pio */
 
 #define PAGE		4096
 #define NR_CPUS		2	/* the generated events' */
@@ -86,6 +88,8 @@
 #define ID_PIO		110
 #define ID_WRITEV	832
 #define ID_WRITE	835
+#define ID_PWRITE	836
+#define ID_MSR		112
 #define ID_MMIO		99
 #define ID_HC		120
 #define HC_CHAIN_A	4321
@@ -107,14 +111,6 @@ static const char fmt_tsc[] = "name: kvm_write_tsc_offset\nID: 83\nformat:\n" CO
 	"\tfield:__u64 next_tsc_offset;\toffset:24;\tsize:8;\tsigned:0;\n\n"
 	"print fmt: \"vcpu=%u prev=%llu next=%llu\", REC->vcpu_id, REC->previous_tsc_offset, "
 	"REC->next_tsc_offset\n";
-static const char fmt_pio[] = "name: kvm_pio\nID: 110\nformat:\n" COMMON_FIELDS
-	"\tfield:unsigned int rw;\toffset:8;\tsize:4;\tsigned:0;\n"
-	"\tfield:unsigned int port;\toffset:12;\tsize:4;\tsigned:0;\n"
-	"\tfield:unsigned int size;\toffset:16;\tsize:4;\tsigned:0;\n"
-	"\tfield:unsigned int count;\toffset:20;\tsize:4;\tsigned:0;\n"
-	"\tfield:unsigned int val;\toffset:24;\tsize:4;\tsigned:0;\n\n"
-	"print fmt: \"pio_%s at 0x%x size %d count %d val 0x%x\", REC->rw ? \"write\" : \"read\", "
-	"REC->port, REC->size, REC->count, REC->val\n";
 static const char fmt_mmio[] = "name: kvm_mmio\nID: 99\nformat:\n" COMMON_FIELDS
 	"\tfield:u32 type;\toffset:8;\tsize:4;\tsigned:0;\n"
 	"\tfield:u32 len;\toffset:12;\tsize:4;\tsigned:0;\n"
@@ -144,6 +140,22 @@ static const char fmt_writev[] = "name: sys_enter_writev\nID: 832\nformat:\n" CO
 	"\tfield:unsigned long vlen;\toffset:32;\tsize:8;\tsigned:0;\n\n"
 	"print fmt: \"fd: 0x%08lx, vec: 0x%08lx, vlen: 0x%08lx\", ((unsigned long)(REC->fd)), "
 	"((unsigned long)(REC->vec)), ((unsigned long)(REC->vlen))\n";
+
+static const char fmt_pwrite[] = "name: sys_enter_pwrite64\nID: 836\nformat:\n" COMMON_FIELDS
+	"\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
+	"\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:const char * buf;\toffset:24;\tsize:8;\tsigned:0;\n"
+	"\tfield:size_t count;\toffset:32;\tsize:8;\tsigned:0;\n"
+	"\tfield:loff_t pos;\toffset:40;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"fd: 0x%08lx, buf: 0x%08lx, count: 0x%08lx, pos: 0x%08lx\", "
+	"((unsigned long)(REC->fd)), ((unsigned long)(REC->buf)), ((unsigned long)(REC->count)), "
+	"((unsigned long)(REC->pos))\n";
+static const char fmt_msr[] = "name: kvm_msr\nID: 112\nformat:\n" COMMON_FIELDS
+	"\tfield:unsigned int write;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:u32 ecx;\toffset:12;\tsize:4;\tsigned:0;\n"
+	"\tfield:u64 data;\toffset:16;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"msr_%s %x = 0x%llx\", REC->write ? \"write\" : \"read\", REC->ecx, "
+	"REC->data\n";
 
 struct cpu_out {
 	int fd;
@@ -334,6 +346,31 @@ static void ev_write(int cpu, uint64_t ts, int32_t tid, uint64_t fd, uint64_t co
 	emit(cpu, ts, b, sizeof(b));
 }
 
+/* a pwrite64(2) of @count bytes to @fd at offset 0 (sys_enter_pwrite64) */
+static void ev_pwrite(int cpu, uint64_t ts, int32_t tid, uint64_t fd, uint64_t count)
+{
+	uint8_t b[48] = { 0 };
+	int32_t nr = 18;
+	uint64_t buf = 0x7ffd0000;
+
+	common(b, ID_PWRITE, tid);
+	memcpy(b + 8, &nr, 4);
+	memcpy(b + 16, &fd, 8);
+	memcpy(b + 24, &buf, 8);
+	memcpy(b + 32, &count, 8);
+	emit(cpu, ts, b, sizeof(b));
+}
+
+/* a guest's MSR read of @ecx (kvm_msr) */
+static void ev_msr(int cpu, uint64_t ts, int32_t tid, uint32_t ecx)
+{
+	uint8_t b[24] = { 0 };
+
+	common(b, ID_MSR, tid);
+	memcpy(b + 12, &ecx, 4);
+	emit(cpu, ts, b, sizeof(b));
+}
+
 /* kvm_entry (@id ID_ENTRY, @val the vCPU) or kvm_exit (its reason) */
 static void ev_u32(int cpu, uint64_t ts, int32_t tid, uint16_t id, uint32_t val)
 {
@@ -383,6 +420,10 @@ static void extra_events(const char *path, int cpu, char *cl, size_t clsz)
 			ev_writev(cpu, ts, pid, a[0]);
 		else if (!strcmp(ev, "write"))
 			ev_write(cpu, ts, pid, a[0], a[1]);
+		else if (!strcmp(ev, "pwrite"))
+			ev_pwrite(cpu, ts, pid, a[0], a[1]);
+		else if (!strcmp(ev, "msr"))
+			ev_msr(cpu, ts, pid, (uint32_t)a[0]);
 		else
 			die(line);
 	}
@@ -584,22 +625,23 @@ int main(int argc, char **argv)
 	if (!w)
 		die("trace.dat create");
 	{
-		const char *kvm[] = { fmt_tsc, fmt_pio, fmt_mmio, fmt_hc, fmt_entry, fmt_exit };
+		const char *kvm[] = { fmt_tsc, fmt_pio, fmt_mmio, fmt_hc, fmt_entry, fmt_exit, fmt_msr };
 		size_t kvml[] = { sizeof(fmt_tsc) - 1, sizeof(fmt_pio) - 1, sizeof(fmt_mmio) - 1,
-				  sizeof(fmt_hc) - 1, sizeof(fmt_entry) - 1, sizeof(fmt_exit) - 1 };
-		const char *sys[] = { fmt_writev, fmt_write };
-		size_t sysl[] = { sizeof(fmt_writev) - 1, sizeof(fmt_write) - 1 };
+				  sizeof(fmt_hc) - 1, sizeof(fmt_entry) - 1, sizeof(fmt_exit) - 1,
+				  sizeof(fmt_msr) - 1 };
+		const char *sys[] = { fmt_writev, fmt_write, fmt_pwrite };
+		size_t sysl[] = { sizeof(fmt_writev) - 1, sizeof(fmt_write) - 1, sizeof(fmt_pwrite) - 1 };
 
 		for (int i = 0; i < nlack; i++) {
-			lack_field(kvm, kvml, 6, lack[i]);
-			lack_field(sys, sysl, 2, lack[i]);
+			lack_field(kvm, kvml, 7, lack[i]);
+			lack_field(sys, sysl, 3, lack[i]);
 		}
 
 		if (vt_td_write_headers(w, vt_td_header_page, strlen(vt_td_header_page), vt_td_header_event,
 					strlen(vt_td_header_event)) ||
 		    vt_td_write_ftrace_formats(w, 0, NULL, NULL) || vt_td_systems_begin(w, 2) ||
-		    vt_td_write_system(w, "kvm", 6, kvm, kvml) ||
-		    vt_td_write_system(w, "syscalls", 2, sys, sysl) ||
+		    vt_td_write_system(w, "kvm", 7, kvm, kvml) ||
+		    vt_td_write_system(w, "syscalls", 3, sys, sysl) ||
 		    vt_td_write_kallsyms(w, "", 0) || vt_td_write_printk(w, "", 0) ||
 		    vt_td_write_cmdlines(w, cl, strlen(cl)) ||
 		    vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clock, strlen(clock) + 1) ||

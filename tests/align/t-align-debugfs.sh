@@ -3,7 +3,8 @@
 # tsc-scaling-ratio and its fraction bits (meta, CPU vendor, the ratio's
 # size) give the exact KVM line; an implausible ratio is ignored loudly; an
 # offset that changed with no kvm_write_tsc_offset is warned of; several
-# VMs at once or one after the other; malformed readings refused by name.
+# VMs at once or one after the other; malformed readings refused by name;
+# more vCPUs created before the recording than are spoken of.
 set -eu
 . "$VT_SRC/tests/align/lib.sh"
 
@@ -200,4 +201,19 @@ expect_exit 1 'host TSC frequency unknown' -- "$VT_BIN" align p pg
 grep -qF 'what was found:' err.txt || fail "no notes with the error: $(cat err.txt)"
 grep -qF 'host: 1 debugfs tsc-offset readings (vm0)' err.txt || fail "notes: $(cat err.txt)"
 if grep -q 'does not apply' err.txt; then fail "PVM note without a frequency: $(cat err.txt)"; fi
-echo "debugfs: ratio and fraction bits, implausible ratio, unannounced change, VMs, bad readings, the PVM note"
+
+# 65 vCPUs read from debugfs, only vCPU 0's creation write in the trace:
+# the recording started after the others were made; said of each in
+# order from vCPU 1 (64 vCPUs are looked at, the notes' 8 KB hold some
+# 40 of these lines), never of vCPU 0
+"$MKFIX" v gv -n 5 -o 5000 >t.json
+kv=(kvm.vm0.vcpus=65)
+for k in $(seq 1 64); do
+	kv+=("kvm.vm0.vcpu$k.tsc_offset.nr=1" "kvm.vm0.vcpu$k.tsc_offset.0=5000 5000000000001 start")
+done
+meta_set v "${kv[@]}"
+"$VT_BIN" align v gv --json >a.json 2>/dev/null
+check_json a.json t.json \
+	'[n.split(":")[1] for n in j["notes"] if "creation-time kvm_write_tsc_offset" in n] == [" vCPU %d" % k for k in range(1, 1 + sum("creation-time" in n for n in j["notes"]))]' \
+	'sum("creation-time" in n for n in j["notes"]) >= 40'
+echo "debugfs: ratio and fraction bits, implausible ratio, unannounced change, VMs, bad readings, the PVM note, many late vCPUs"

@@ -98,3 +98,55 @@ check_json a.json tt.json 'j["markers"]["host"] == 35 and j["markers"]["pairs"] 
 	'j["markers"]["rejected_records"] == 0' \
 	'"5 of 40 guest markers have no host twin (not recorded on the host, or lost): ignored" in j["warnings"]' \
 	'abs(ns(j["segments"][0]["offset_tsc"] - t["offset"])) <= j["bound_ns"]'
+
+# the text report's edges: a segment that ends (the offset changed before
+# marker 10), an outlier's pair flagged (marker 4's readings 1000000 ticks
+# late: 1 of the 10 of its segment)
+"$MKFIX" hx gx -n 20 -o 5000 -x 10:3000 >tx.json
+"$PY" - gx/markers.dat <<'PYEOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+for off in (4 * 48 + 32, 4 * 48 + 40):
+    struct.pack_into("<Q", d, off, struct.unpack_from("<Q", d, off)[0] + 1000000)
+open(sys.argv[1], "wb").write(d)
+PYEOF
+"$VT_BIN" align hx gx --pairs >text.txt 2>err.txt
+[ "$(grep -c '^  seq .* OUTLIER$' text.txt)" = 1 ] || fail "no OUTLIER: $(cat text.txt)"
+grep -q '^  seq 4 .* OUTLIER$' text.txt || fail "OUTLIER not seq 4: $(cat text.txt)"
+grep -qE '^  vCPU 0   host TSC \[0, [0-9]+\): markers, offset [0-9]+, slope 1.000000000, .* \(9 markers, 1 outliers\)$' text.txt ||
+	fail "first segment: $(cat text.txt)"
+grep -qE '^  vCPU 0   host TSC \[[1-9][0-9]*, end\): markers, offset [0-9]+, slope 1.000000000, .* \(10 markers, 0 outliers\)$' text.txt ||
+	fail "second segment: $(cat text.txt)"
+grep -qF 'vCPU 0: 1 of 10 markers contradict the others' err.txt || fail "outlier warning: $(cat err.txt)"
+"$VT_BIN" align hx gx --pairs --json >a.json 2>/dev/null
+check_json a.json tx.json '[p["seq"] for p in j["pairs"] if p["outlier"]] == [4]' \
+	'len(j["pairs"]) == 20'
+# no source names a vCPU (no tracepoint, no debugfs, no guest): --offset's
+# line is every vCPU's, "all"
+"$MKFIX" hn gn -n 5 -o 5000 -T -D >/dev/null
+"$VT_BIN" align hn --offset 5000 >text.txt
+grep -qE '^  vCPU all user +at host TSC [0-9]+ +offset 5000 +slope 1.000000000  CHOSEN$' text.txt ||
+	fail "source view of all vCPUs: $(cat text.txt)"
+grep -qE '^  vCPU all host TSC \[0, end\): user, offset 5000, slope 1.000000000, ref ([0-9]+) -> [0-9]+, bound \+-unproven \(0 markers, 0 outliers\)$' text.txt ||
+	fail "segment of all vCPUs: $(cat text.txt)"
+# a second vCPU thread (vCPU 1, in the meta) whose two markers no line of
+# slope 1 +- 0.25 joins: vCPU 1 has no source; its pairs are matched but
+# have no residual to show (--pairs lists vCPU 0's)
+L=$((5000000000000 + 5000000000))
+cat >ev.txt <<EOT
+comm 5000 CPU 1/KVM
+$L 5000 pio 1 0x5f0 $(printf '0x%x' $(( (0x56 << 24) | 100 ))) 1
+$((L + 2096001000)) 5000 pio 1 0x5f0 $(printf '0x%x' $(( (0x56 << 24) | 101 ))) 1
+EOT
+"$MKFIX" hv gv -n 10 -o 5000 -e ev.txt >tv.json
+meta_set hv kvm.vcpu_threads=2 kvm.thread1.tid=5000 kvm.thread1.vcpu=1
+add_marker gv 1 0x5f0 100 1 $((L + 5000 - 300)) $((L + 5000 + 300))
+add_marker gv 1 0x5f0 101 1 $((L + 2096001000 + 838400400 + 5000 - 300)) \
+	$((L + 2096001000 + 838400400 + 5000 + 300))
+"$VT_BIN" align hv gv --pairs --json >a.json 2>err.txt
+check_json a.json tv.json 'j["markers"]["pairs"] == 12' \
+	'[p["seq"] for p in j["pairs"]] == list(range(10))' \
+	'[(s["vcpu"], s["source"]) for s in j["segments"]] == [(0, "markers"), (1, "none")]' \
+	'"vCPU 1: no usable source for the segment from host TSC 0" in j["warnings"]'
+"$VT_BIN" align hv gv --pairs >text.txt 2>/dev/null
+[ "$(grep -c '^  seq ' text.txt)" = 10 ] || fail "--pairs of a vCPU without source: $(cat text.txt)"

@@ -5,8 +5,10 @@
 # writes of QEMU's I/O thread beside the vCPU thread's, writes of more
 # than one byte, more fds than are compared; in-band hypercall chains
 # that do not close; guest markers naming more ports than are kept, or
-# ports a --port replaces.  Each time the fixture's markers still match,
-# and what was left is counted or said.
+# ports a --port replaces; a pwrite64, a kvm event align has no use for;
+# an offset write that is not the vCPU's first, a trace with no clock.
+# Each time the fixture's markers still match, and what was left is
+# counted or said.
 set -eu
 . "$VT_SRC/tests/align/lib.sh"
 C=5000000000000		# mkfixture's CREATE_TSC
@@ -97,4 +99,29 @@ check_json a.json t.json 'j["markers"]["pairs"] == 10 and j["markers"]["guest"] 
 "$VT_BIN" align h g --port 0x5f0 --json >a.json 2>/dev/null
 check_json a.json t.json 'j["markers"]["pairs"] == 10' \
 	'"host: --port 0x5f0 replaces the ports the guest'"'"'s PIO markers name (0x100, ...): only 0x5f0 is searched" in j["notes"]'
+# chardev: a pwrite64 of one byte by the vCPU thread counts as a write of
+# the chardev's fd, as a write() of one byte does (two more observations,
+# unmatched; with fd 10's noise 22 one-byte writes); a kvm_msr event
+# (kvm, of no use to align) is passed over
+cat >ev.txt <<EOT
+$L $V pwrite 9 1
+$((L + 10)) $V msr 0x10
+$((L + 20)) $V write 9 1
+EOT
+rm -rf h g; "$MKFIX" h g -n 10 -o 5000 -c -e ev.txt >t.json
+"$VT_BIN" align h g --json >a.json 2>/dev/null
+check_json a.json t.json 'j["markers"]["host"] == 12 and j["markers"]["pairs"] == 10' \
+	'any(", 22 one-byte write syscalls" in n for n in j["notes"])' \
+	'"2 of 12 host marker observations have no guest record: ignored" in j["warnings"]'
+
+# the trace holds no creation-time offset write of vCPU 0 (the recording
+# started after the VM): one later write (previous offset not 0), said
+# so; a trace.dat whose trace_clock option is empty: "unknown"
+echo "$L $V tsc 0 5000 5000" >ev.txt
+rm -rf h g; "$MKFIX" h g -n 10 -o 5000 -T -C '' -e ev.txt >t.json
+"$VT_BIN" align h g --json >a.json 2>/dev/null
+check_json a.json t.json 'j["markers"]["pairs"] == 10 and j["method"] == "markers"' \
+	'"host: vCPU 0: its creation-time kvm_write_tsc_offset is not in the trace (the recording started after the VM): its offset comes from debugfs and markers until the trace'"'"'s first offset write" in j["notes"]' \
+	'any("events (clock unknown), 1 kvm_write_tsc_offset" in n for n in j["notes"])'
+
 echo "marker source: ignored PIO/MMIO/hypercall/write events, chardev choices, in-band chains dropped, port sets"

@@ -33,6 +33,10 @@ grep -qF 'worst outside by 48 ns (vCPU 0, guest TSC ' a.txt || fail "worst: $(ca
 if grep -q 'every one stays inside' a.txt; then fail "a shift claimed: $(cat a.txt)"; fi
 grep -qF 'INSIDE CHECK FAILS: 10 of 20 guest events map outside every host run of their vCPU (worst by 48 ns)' err.txt ||
 	fail "no INSIDE CHECK FAILS: $(cat err.txt)"
+# runs recorded but no guest to check against them: said so
+"$VT_BIN" align h >a.txt 2>/dev/null
+grep -qF 'inside check: no guest events with a vCPU (a guest trace.dat or markers) to check' a.txt ||
+	fail "runs, no guest: $(cat a.txt)"
 # no runs recorded: said so
 "$MKFIX" h0 g0 -n 10 -o 5000 >/dev/null
 "$VT_BIN" align h0 g0 >a.txt 2>/dev/null

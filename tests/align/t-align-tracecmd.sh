@@ -11,7 +11,9 @@
 # - the same with the guest file as v7 zstd (Debian's trace-cmd convert);
 # - `vmtrace merge` places each guest event where trace-cmd itself puts it
 #   (`trace-cmd report` of the guest file applies TIME_SHIFT), and `vmtrace
-#   report` takes the pair.
+#   report` takes the pair;
+# - the host's GUEST options naming several guests, none of this one, many
+#   vCPUs; a pair in a ns clock; TIME_SHIFT with no or too many samples.
 set -u
 . "$VT_SRC/tests/align/lib.sh"
 MK="$VT_BUILD/tests/align/mktcpair"
@@ -93,5 +95,64 @@ EOF
 "$VT_BIN" report host.dat guest.dat >r.txt 2>r.err && grep -q "VM exits per vCPU" r.txt &&
 	grep -q "align    guest: tsync" r.err && ok "report takes the pair (align: tsync)" ||
 	no "report: $(tail -3 r.err) $(grep -i align r.txt)"
+# the host's GUEST options: three guests, the one with the guest file's
+# trace id (the first) taken; two, neither with it (or the guest file has none): the
+# vCPU threads by name ("CPU 0/KVM"), said so; one listing 5000 vCPUs
+# (4096 threads kept): each time the same map, every event inside
+"$MK" hg.dat gg.dat -g 3 >tg.json || fail "mktcpair -g 3"
+"$VT_BIN" align hg.dat gg.dat --json >g.json 2>/dev/null
+check_json g.json tg.json 'j["method"] == "tsync" and j["segments"][0]["offset_tsc"] == t["offset"]' \
+	'"host: hg.dat: guest \"guest\" (trace-cmd GUEST option): 1 vCPU threads" in j["notes"]' \
+	'j["inside"]["events"] == j["inside"]["inside"] == t["runs"]' || bad=1
+# one GUEST option, of another trace id: the only one taken all the same
+"$MK" hg.dat gg.dat -T 0x99 >tg.json || fail "mktcpair -T 0x99"
+"$VT_BIN" align hg.dat gg.dat --json >g.json 2>/dev/null
+check_json g.json tg.json 'j["segments"][0]["offset_tsc"] == t["offset"]' \
+	'"host: hg.dat: guest \"guest\" (trace-cmd GUEST option): 1 vCPU threads" in j["notes"]' || bad=1
+# a host file as the guest's: its TSC2NSEC gives the guest frequency
+"$VT_BIN" align hg.dat hg.dat --offset 0 --json >g.json 2>/dev/null
+check_json g.json tg.json 'abs(j["guest_hz"] - t["hz"]) < 1000' || bad=1
+for opt in "-T 0x99" "-T 0"; do
+	"$MK" hg.dat gg.dat -g 2 $opt >tg.json || fail "mktcpair -g 2 $opt"
+	"$VT_BIN" align hg.dat gg.dat --json >g.json 2>/dev/null
+	check_json g.json tg.json 'j["segments"][0]["offset_tsc"] == t["offset"]' \
+		'"host: hg.dat: 2 guests in its GUEST options, none with the guest file'"'"'s trace id: vCPU threads from their names" in j["notes"]' \
+		'j["inside"]["events"] == j["inside"]["inside"] == t["runs"]' || bad=1
+done
+"$MK" hg.dat gg.dat -V 5000 >tg.json || fail "mktcpair -V 5000"
+"$VT_BIN" align hg.dat gg.dat --json >g.json 2>/dev/null
+check_json g.json tg.json 'j["segments"][0]["offset_tsc"] == t["offset"]' \
+	'"host: hg.dat: guest \"guest\" (trace-cmd GUEST option): 5000 vCPU threads" in j["notes"]' \
+	'j["inside"]["events"] == j["inside"]["inside"] == t["runs"]' || bad=1
+
+# a pair in a ns clock (trace-cmd's ptp: TIME_SHIFT interpolated): host
+# ticks are ns; a kvm_pio write to the marker port is no marker there, the
+# guest directory's markers are not used (said so)
+"$MK" hn.dat gn.dat -C '[local] global counter x86-tsc' -c '[local] global counter x86-tsc' \
+	-i -p >tn.json || fail "mktcpair ns"
+mkdir -p gnd
+cp gn.dat gnd/trace.dat
+add_marker gnd 1 0x5f0 0 -1 1000 2000
+"$VT_BIN" align hn.dat gnd --json >n.json 2>/dev/null
+check_json n.json tn.json 'j["method"] == "tsync" and j["host_hz"] == 1000000000' \
+	'j["host_hz_from"] == "trace clock '"'"'local'"'"': ns"' \
+	'j["markers"]["guest"] == 0 and j["markers"]["host"] == 0' \
+	'"guest: 1 markers not used: their TSC readings cannot be related to the '"'"'local'"'"' (ns) clocks of this pair" in j["notes"]' \
+	'any("3 samples over 1 vCPUs, flags 0x1 (interpolated)" in n for n in j["notes"])' || bad=1
+"$VT_BIN" align hn.dat gn.dat --json >n.json 2>/dev/null
+check_json n.json tn.json 'j["method"] == "tsync" and j["markers"]["guest"] == 0' \
+	'not any("markers not used" in n for n in j["notes"])' || bad=1
+
+# TIME_SHIFT with no sample, or more than align takes (2^20): none used,
+# no source left (exit 1, what was found printed)
+for k in 0 1048577; do
+	"$MK" hs.dat gs.dat -N $k >/dev/null || fail "mktcpair -N $k"
+	"$VT_BIN" align hs.dat gs.dat >s.out 2>s.err; rc=$?
+	[ $rc = 1 ] && grep -qF 'no usable clock source' s.err &&
+		grep -qF 'guest: gs.dat: trace-cmd time sync (TIME_SHIFT): 0 samples over 1 vCPUs, flags 0x0' s.err &&
+		ok "TIME_SHIFT of $k samples: none used" || no "TIME_SHIFT of $k samples: exit $rc: $(cat s.err)"
+done
+rm -f hs.dat gs.dat
+
 [ $bad = 0 ] || exit 1
 echo "trace-cmd pair: tsync source, inside check, merge and report"

@@ -1,7 +1,9 @@
 #!/bin/bash
 # `vmtrace marker`: options and bad input (exit codes, messages); where
 # this machine runs under KVM, hypercall markers (any user, no port
-# access): records appended, seq continued past corrupt records; and
+# access): records appended, seq continued past corrupt records, a
+# markers.dat that is a symlink refused (a full disk: faults/
+# t-fault-full-disk-marker); and
 # (inside a QEMU guest only, where the VMM ignores the marker port) PIO
 # emission.
 set -eu
@@ -111,6 +113,12 @@ if lscpu 2>/dev/null | grep -q '^Hypervisor vendor: *KVM$'; then
 	records hi/markers.dat "$n" 0 3 0x56540001
 	mkdir -p hd/markers.dat
 	expect_exit 1 'hd/markers.dat' -- "$VT_BIN" marker --hypercall -o hd
+	# markers.dat a symlink (to records it could read): not followed to
+	# write, exit 1
+	mkdir hl && cp empty/markers.dat real.dat && ln -s ../real.dat hl/markers.dat
+	expect_exit 1 'marker: hl/markers.dat: cannot open: Too many levels of symbolic links' -- \
+		"$VT_BIN" marker --hypercall -o hl
+	records real.dat 1 0 3 0x56540001
 	echo "hypercall markers sent (KVM)"
 else
 	expect_exit 5 'marker: --hypercall: not running under KVM (CPUID has no KVM signature): a hypercall would fault' -- \

@@ -225,13 +225,15 @@ static void test_rank_and_prefer(void)
 
 /* vCPU 0 has a debugfs reading; vCPU 1 only two markers that no line of
  * slope 1 +- 0.25 joins (1.4): its segment has no source, said so, and its
- * queries fail rather than guess; the model stands on vCPU 0's */
+ * queries fail rather than guess, a stop of it or not; the model stands on
+ * vCPU 0's */
 static void test_vcpu_without_source(void)
 {
 	struct align_debugfs_snap d = { 0, 0, 40, 0, 0 };
 	struct vt_marker g[2];
 	struct align_host_marker o[2];
 	struct align_input in = { .host_hz = HZ, .snaps = &d, .n_snaps = 1 };
+	struct align_vcpu_stop st = { 1, 3 * HZ / 2 };
 	struct align_model *m;
 	uint64_t v;
 
@@ -266,7 +268,16 @@ static void test_vcpu_without_source(void)
 	CHECK(has_warning(m, "vCPU 1: no usable source for the segment from host TSC 0"));
 	CHECK(align_host_to_guest(m, 1, 2 * HZ, &v) == -1);
 	CHECK(align_guest_to_host(m, 1, 2 * HZ, &v) == -1);
+	CHECK(align_guest_to_ns(m, 1, 2 * HZ, &v) == -1);
 	CHECK(align_host_to_guest(m, 0, 2 * HZ, &v) == 0 && v == 2 * HZ + 40);
+	align_model_free(m);
+	/* a stop of vCPU 1 (a later VM's thread took over) changes nothing */
+	in.stops = &st;
+	in.n_stops = 1;
+	m = align_model_build(&in);
+	CHECK(m && align_model_segment(m, 1)->source == ALIGN_SRC_NONE);
+	CHECK(m && align_guest_to_host(m, 1, 2 * HZ, &v) == -1);
+	CHECK(m && align_guest_to_host(m, 0, 3 * HZ + 40, &v) == 0 && v == 3 * HZ);
 	align_model_free(m);
 }
 
@@ -311,7 +322,9 @@ static uint64_t h2g(const struct align_model *m, int32_t v, uint64_t h)
  * samples' median (odd and even counts); its ptp protocol's interpolated
  * offset their least-squares line; a scaled TSC (1.5) through the first
  * sample's ratio, per vCPU; samples all outside the vCPU's one segment
- * still give it; a vCPU's second segment without samples gets none */
+ * still give it; a vCPU's second segment without samples gets none, a
+ * sample past a segment's end is the next one's; ptp samples at one
+ * instant; a scaling of 1 with fraction bits */
 static void test_tsync(void)
 {
 	struct align_tsync_sample s[6];
@@ -399,6 +412,31 @@ static void test_tsync(void)
 		CHECK(h2g(m, 0, 11 * HZ) == 11 * HZ + 7000 && h2g(m, 0, 2 * HZ) == 2 * HZ);
 	}
 	align_model_free(m);
+	/* tsync asked for, a sample in each segment: the first takes only its
+	 * own (the one past its end would halve its offset), the second its */
+	s[0] = (struct align_tsync_sample){ 0, 1 * HZ, 0, 0, 0, 0 };
+	s[1] = (struct align_tsync_sample){ 0, 12 * HZ, -7000, 0, 0, 0 };
+	in.n_tsync = 2;
+	in.prefer = ALIGN_SRC_TSYNC;
+	m = align_model_build(&in);
+	CHECK(m && align_model_method(m) == ALIGN_SRC_TSYNC);
+	CHECK(h2g(m, 0, 2 * HZ) == 2 * HZ && h2g(m, 0, 11 * HZ) == 11 * HZ + 7000);
+	align_model_free(m);
+	in.prefer = ALIGN_SRC_NONE;
+	in.offsets = NULL;
+	in.n_offsets = 0;
+
+	/* ptp samples all at one host instant: no line through them, their
+	 * median offset */
+	s[0] = s[1] = (struct align_tsync_sample){ 0, 2 * HZ, -1000, 0, 0, 1 };
+	m = align_model_build(&in);
+	CHECK(m && h2g(m, 0, 3 * HZ) == 3 * HZ + 1000);
+	align_model_free(m);
+	/* scaling 1 with a fraction bit: host = guest / 2 */
+	s[0] = s[1] = (struct align_tsync_sample){ 0, 2 * HZ, 0, 1, 1, 0 };
+	m = align_model_build(&in);
+	CHECK(m && align_model_segment(m, 0)->slope == 2.0 && h2g(m, 0, 3 * HZ) == 6 * HZ);
+	align_model_free(m);
 }
 
 /* more warnings than the model keeps (256): 300 undated debugfs readings
@@ -425,7 +463,7 @@ static void test_many_warnings(void)
 
 /* debugfs readings of one segment: the later wins whatever their order; a
  * changed ratio alone is warned of; a ratio without fraction bits, with
- * 64 or implausible (1/128) is no scaling */
+ * 64 or implausible (1/128, 100) is no scaling */
 static void test_debugfs_readings(void)
 {
 	struct align_debugfs_snap d[2] = { { 3 * HZ, 0, 70, 0, 0 }, { 2 * HZ, 0, 50, 0, 0 } };
@@ -455,6 +493,13 @@ static void test_debugfs_readings(void)
 						    "with 48 fraction bits is 0.0078125: implausible, ignored"));
 		align_model_free(m);
 	}
+	/* above the plausible: 100 */
+	d[0] = (struct align_debugfs_snap){ 0, 0, 70, 100ull << 48, 48 };
+	m = align_model_build(&in);
+	CHECK(m && align_model_segment(m, 0)->slope == 1.0);
+	CHECK(m && has_warning(m, "vCPU 0: debugfs tsc-scaling-ratio 28147497671065600 with 48 "
+			       "fraction bits is 100: implausible, ignored"));
+	align_model_free(m);
 }
 
 /* more source views than the first allocation (16): 20 vCPUs read from
@@ -629,13 +674,15 @@ static void test_span(void)
 
 /* stops that do not end a segment: another vCPU's, one after the
  * segment, one at its last host tick (the guest range ends there
- * anyway); a stop under a user offset (one segment for all vCPUs) */
+ * anyway); a stop under a user offset (one segment for all vCPUs), one
+ * where the guest TSC is past UINT64_MAX */
 static void test_stop_edges(void)
 {
 	struct align_offset_event off[] = { { 1 * HZ, 0, 0, 1000 }, { 6 * HZ, 0, 1000, 5000 } };
 	struct align_vcpu_stop st[] = { { 1, 3 * HZ }, { 0, 6 * HZ - 1 }, { 0, 9 * HZ } };
+	struct align_debugfs_snap d = { 0, 0, 0, 2ull << 48, 48 };
 	struct align_input in = { .host_hz = HZ, .offsets = off, .n_offsets = 2, .stops = st,
-				  .n_stops = 2 };
+				  .n_stops = 3 };
 	struct align_model *m = align_model_build(&in);
 	uint64_t h;
 
@@ -644,6 +691,9 @@ static void test_stop_edges(void)
 	CHECK(m && align_guest_to_host(m, 0, 5 * HZ + 1000, &h) == 0 && h == 5 * HZ);
 	CHECK(m && align_guest_to_host(m, 0, 6 * HZ + 999, &h) == 0 && h == 6 * HZ - 1);
 	CHECK(m && align_guest_to_host(m, 0, 8 * HZ + 5000, &h) == 0 && h == 8 * HZ);
+	/* the stop at 9 s, past the first segment, ends the last one: no
+	 * later segment, it still serves past it */
+	CHECK(m && align_guest_to_host(m, 0, 10 * HZ + 5000, &h) == 0 && h == 10 * HZ);
 	align_model_free(m);
 
 	in.offsets = NULL;
@@ -657,6 +707,105 @@ static void test_stop_edges(void)
 	CHECK(m && align_guest_to_host(m, 0, 9 * HZ + 1000, &h) == 0 && h == 9 * HZ);
 	/* no later segment: the one there is still serves past it */
 	CHECK(m && align_guest_to_host(m, 0, 9 * HZ + 1001, &h) == 0 && h == 9 * HZ + 1);
+	align_model_free(m);
+
+	/* a scaled guest (2.0) stopped at host 2^63 - 1: its guest TSC there
+	 * is clamped to UINT64_MAX, no end */
+	in.has_user_offset = 0;
+	in.snaps = &d;
+	in.n_snaps = 1;
+	st[2] = (struct align_vcpu_stop){ 0, 0x7fffffffffffffffull };
+	m = align_model_build(&in);
+	CHECK(m && align_model_segment(m, 0)->slope == 2.0);
+	CHECK(m && align_guest_to_host(m, 0, 0x4000000000000000ull, &h) == 0 &&
+	      h == 0x2000000000000000ull);
+	align_model_free(m);
+}
+
+/* offset writes out of time order, two at one instant (the same write
+ * twice): sorted, the repeat starts no segment */
+static void test_offsets_unsorted(void)
+{
+	struct align_offset_event off[] = {
+		{ 6 * HZ, 0, 200, 300 }, { 1 * HZ, 0, 0, 100 }, { 3 * HZ, 0, 100, 200 },
+		{ 3 * HZ, 0, 100, 200 },
+	};
+	struct align_input in = { .host_hz = HZ, .offsets = off, .n_offsets = 4 };
+	struct align_model *m = align_model_build(&in);
+
+	CHECK(m && align_model_nr_segments(m) == 3);
+	CHECK(m && align_model_segment(m, 1)->tsc_host_start == 3 * HZ &&
+	      align_model_segment(m, 1)->tsc_host_end == 6 * HZ);
+	CHECK(h2g(m, 0, 2 * HZ) == 2 * HZ + 100);
+	CHECK(h2g(m, 0, 4 * HZ) == 4 * HZ + 200);
+	CHECK(h2g(m, 0, 7 * HZ) == 7 * HZ + 300);
+	align_model_free(m);
+}
+
+/* five markers, two of which contradict the other three and each other's
+ * line with them: no slope fits all, 3 of 5 is short of 9/10 but a
+ * majority: the two are outliers, the three give the map */
+static void test_majority_outliers(void)
+{
+	struct vt_marker g[5];
+	struct align_host_marker o[5];
+	uint64_t h[5] = { 1 * HZ, 2 * HZ, 3 * HZ, 4 * HZ, 5 * HZ }, v;
+	int64_t off[5] = { 500, 1000000, 500, 1000000, 500 };
+	struct align_input in = { .host_hz = HZ, .guest_markers = g, .host_markers = o,
+				  .n_guest_markers = 5, .n_host_markers = 5 };
+	struct align_model *m;
+
+	mk_markers(g, o, 5, h, off, 1000);
+	m = align_model_build(&in);
+	CHECK(m && align_model_method(m) == ALIGN_SRC_MARKERS);
+	CHECK(m && has_warning(m, "vCPU 0: 2 of 5 markers contradict the others (outliers: "
+			       "mismatched or mis-timed) and were dropped"));
+	CHECK(m && align_model_segment(m, 0)->n_outliers == 2 &&
+	      align_model_segment(m, 0)->n_markers == 3);
+	CHECK(m && align_model_pair(m, 1)->outlier && align_model_pair(m, 3)->outlier &&
+	      !align_model_pair(m, 0)->outlier);
+	CHECK(m && align_host_to_guest(m, 0, 3 * HZ, &v) == 0 && v == 3 * HZ + 500);
+	align_model_free(m);
+}
+
+/* --fit-slope over 600 markers whose upper bracket ends lie on a parabola
+ * (guest after = host + 10 i^2 + off): each clips a corner off the
+ * feasible polygon, more than its 512 vertices hold.  The line kept still
+ * puts every marker inside its bracket widened by the bound. */
+static void test_many_vertices(void)
+{
+	enum { N = 600 };
+	static struct vt_marker g[N];
+	static struct align_host_marker o[N];
+	static uint64_t h[N];
+	static int64_t off[N];
+	struct align_input in = { .host_hz = HZ, .fit_slope = 1, .guest_markers = g,
+				  .host_markers = o, .n_guest_markers = N, .n_host_markers = N };
+	const uint64_t w = 5000000;
+	struct align_model *m;
+	double bound_ticks;
+	int bad = 0;
+
+	for (int i = 0; i < N; i++) {
+		h[i] = HZ + (uint64_t)i * 100000;
+		off[i] = 700 + 10 * (int64_t)i * i - (int64_t)w;
+	}
+	mk_markers(g, o, N, h, off, w);
+	m = align_model_build(&in);
+	CHECK(m && align_model_method(m) == ALIGN_SRC_MARKERS);
+	CHECK(m && align_model_segment(m, 0)->n_markers == N);
+	if (!m)
+		return;
+	bound_ticks = align_model_bound_ns(m) * (double)HZ / 1e9;
+	printf("600 markers on a parabola: slope %.9f, bound %.1f ticks\n",
+	       align_model_segment(m, 0)->slope, bound_ticks);
+	for (int i = 0; i < N; i++) {
+		uint64_t v = h2g(m, 0, h[i]);
+
+		bad += (double)(int64_t)(v - g[i].tsc_guest_before) < -bound_ticks - 1 ||
+		       (double)(int64_t)(g[i].tsc_guest_after - v) < -bound_ticks - 1;
+	}
+	CHECK(bad == 0);
 	align_model_free(m);
 }
 
@@ -679,5 +828,8 @@ int main(void)
 	test_inverted_bracket();
 	test_span();
 	test_stop_edges();
+	test_offsets_unsorted();
+	test_majority_outliers();
+	test_many_vertices();
 	return check_done();
 }

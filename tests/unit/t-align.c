@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "check.h"
 #include "align/align.h"
+#include "err.h"
 #include "marker.h"
 
 #define HZ		2096001000ull
@@ -885,6 +886,141 @@ static void test_duplicates(void)
 	free(p);
 }
 
+/* the matcher's edges: a host write to the port that is no marker value
+ * (unmatched), a guest record's vCPU where the host's is unknown, valued
+ * and order pairs of the same seqs (the result in seq order), order
+ * matching with a guest seq far past the host's count (the shift clamped
+ * to -64), with the host missing the last half (shift -5), with a guest
+ * reading far past every write, and with a bracket wider than the
+ * window's cap (2^40 ticks) */
+static void test_match_edges(void)
+{
+	static struct vt_marker g[10];
+	static struct align_host_marker o[10];
+	struct truth t = { 5000, 0, 0, 0 };
+	struct align_marker_pair *p = NULL;
+	size_t n = 0, ug = 0, uh = 0;
+
+	/* valued: seqs 10..12 on vCPU 2 (the guest's cpu field) and a stray
+	 * value 0x12345678; order (chardev): seqs 0..1, then 10..12 */
+	gen(&t, H0, 3, 1000, g, o, 0, 10);
+	for (int i = 0; i < 3; i++)
+		g[i].cpu = 2;
+	o[3] = o[2];
+	o[3].tsc_host += STEP / 2;
+	o[3].value = 0x12345678;
+	gen(&t, H0 + 10 * STEP, 2, 1000, g + 4, o + 4, 1, 0);
+	gen(&t, H0 + 20 * STEP, 3, 1000, g + 6, o + 6, 1, 10);
+	CHECK(align_markers_match(g, 3, o, 4, &p, &n, &ug, &uh) == 0);
+	CHECK(n == 3 && ug == 0 && uh == 1);
+	for (size_t i = 0; p && i < n; i++)
+		CHECK(p[i].seq == 10 + i && p[i].vcpu == 2);
+	free(p);
+	p = NULL;
+	{
+		struct vt_marker gg[8] = { g[0], g[1], g[2], g[4], g[5], g[6], g[7], g[8] };
+		struct align_host_marker oo[8] = { o[0], o[1], o[2], o[4], o[5], o[6], o[7], o[8] };
+		static const uint64_t want[8] = { 0, 1, 10, 10, 11, 11, 12, 12 };
+
+		CHECK(align_markers_match(gg, 8, oo, 8, &p, &n, &ug, &uh) == 0);
+		CHECK(n == 8 && ug == 0 && uh == 0);
+		for (size_t i = 0; p && i < n; i++)
+			CHECK(p[i].seq == want[i]);
+		free(p);
+		p = NULL;
+	}
+
+	/* order: guest seqs 0 and 100 (99 records lost), two host writes:
+	 * only the first scores a shift; the second is paired in its window
+	 * all the same, although its exit came sooner (100 ticks) than the
+	 * first's (900: the window started 800 ticks past its host write) */
+	gen(&t, H0, 2, 1000, g, o, 1, 0);
+	g[0].tsc_guest_before = truth_g(&t, o[0].tsc_host - 900);
+	g[1].tsc_guest_before = truth_g(&t, o[1].tsc_host - 100);
+	g[1].seq = 100;
+	CHECK(align_markers_match(g, 2, o, 2, &p, &n, &ug, &uh) == 0);
+	CHECK(n == 2 && ug == 0 && uh == 0);
+	CHECK(p && p[0].tsc_host == o[0].tsc_host && p[1].seq == 100 && p[1].tsc_host == o[1].tsc_host);
+	free(p);
+	p = NULL;
+
+	/* order: ten guest markers, the host saw the first five */
+	gen(&t, H0, 10, 1000, g, o, 1, 0);
+	CHECK(align_markers_match(g, 10, o, 5, &p, &n, &ug, &uh) == 0);
+	CHECK(n == 5 && ug == 5 && uh == 0);
+	for (size_t i = 0; p && i < n; i++)
+		CHECK(p[i].seq == i && p[i].tsc_host == o[i].tsc_host);
+	free(p);
+	p = NULL;
+
+	/* order: marker 0's readings 10^12 ticks late (its window past every
+	 * write): it pairs with none and takes none from the others */
+	gen(&t, H0, 10, 1000, g, o, 1, 0);
+	g[0].tsc_guest_before += 1000000000000ull;
+	g[0].tsc_guest_after += 1000000000000ull;
+	CHECK(align_markers_match(g, 10, o, 10, &p, &n, &ug, &uh) == 0);
+	CHECK(n == 9 && ug == 1 && uh == 1);
+	for (size_t i = 0; p && i < n; i++)
+		CHECK(p[i].seq == i + 1 && p[i].tsc_host == o[i + 1].tsc_host);
+	free(p);
+	p = NULL;
+
+	/* order: one bracket 2^41 ticks wide: the window's slack is capped,
+	 * the others still pair by time */
+	gen(&t, H0, 10, 1000, g, o, 1, 0);
+	g[3].tsc_guest_before -= 1ull << 41;
+	CHECK(align_markers_match(g, 10, o, 10, &p, &n, &ug, &uh) == 0);
+	CHECK(n == 10 && ug == 0 && uh == 0);
+	for (size_t i = 0; p && i < n; i++)
+		CHECK(p[i].seq == i && p[i].tsc_host == o[i].tsc_host);
+	free(p);
+}
+
+/* align.h's loading entry points as documented: no HOSTDIR, no GUESTDIR,
+ * no options (the defaults), the host's frequency by option alone, a
+ * GUESTDIR alone; merge's align_model_from_dirs with no count wanted, on
+ * a HOSTDIR that is not there and on one with nothing to give a
+ * frequency */
+static void test_load_api(void)
+{
+	char dir[] = "/tmp/t-align.XXXXXX", path[256];
+	struct vt_marker r = { VT_MARKER_PIO, 4, VT_MARKER_PORT, 0, 0, 0, 111, 222 };
+	struct vt_marker_writer *w;
+	struct align_load_opts o;
+	struct align_samples s;
+	struct align_model *m;
+	size_t bad = 7;
+
+	CHECK(align_samples_load(&s, NULL, NULL, NULL) == 0);
+	CHECK(s.in.host_hz == 0 && s.in.n_guest_markers == 0 && s.notes && !*s.notes);
+	align_samples_free(&s);
+	align_load_opts_init(&o);
+	o.host_hz = HZ;
+	CHECK(align_samples_load(&s, NULL, NULL, &o) == 0 && s.in.host_hz == HZ);
+	align_samples_free(&s);
+	if (!mkdtemp(dir))
+		return;
+	w = vt_marker_writer_open(dir);
+	CHECK(w != NULL);
+	for (int i = 0; w && i < 3; i++) {
+		r.seq = (uint64_t)i;
+		r.value = VT_MARKER_VALUE(i);
+		CHECK(vt_marker_writer_add(w, &r) == 0);
+	}
+	CHECK(w && vt_marker_writer_close(w) == 0);
+	CHECK(align_samples_load(&s, NULL, dir, NULL) == 0 && s.in.n_guest_markers == 3);
+	CHECK(s.guest_markers && s.guest_markers[2].seq == 2);
+	align_samples_free(&s);
+	m = align_model_from_dirs("/nonexistent/t-align", dir, NULL, &bad);
+	CHECK(m == NULL && bad == 0);
+	CHECK(strstr(vt_err_msg(), "host directory /nonexistent/t-align: ") != NULL);
+	m = align_model_from_dirs(dir, dir, NULL, NULL);
+	CHECK(m == NULL && strstr(vt_err_msg(), "host TSC frequency unknown") != NULL);
+	snprintf(path, sizeof(path), "%s/%s", dir, VT_MARKER_FILE);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_offset();
@@ -908,5 +1044,7 @@ int main(void)
 	test_order_wide();
 	test_touching();
 	test_duplicates();
+	test_match_edges();
+	test_load_api();
 	return check_done();
 }
