@@ -29,17 +29,28 @@ for ((i = 0; i < 600; i++)); do
 	sleep 0.1
 done
 [ "$(stat -c %s guest/progress 2>/dev/null || echo 0)" -ge 6 ] || { kill $qpid; fail "the guest did not start"; }
+# the VM waits (SIGSTOP) until the recorder says it records: on a loaded
+# machine its start-up outlasted the guest's run (0 markers recorded)
+kill -STOP $qpid
 echo "recording from marker $(stat -c %s guest/progress) on"
 # -p follows the QEMU's syscalls; the recorder stops on SIGINT once the
 # guest has exited
-"$VT_BIN" record -o host -p $qpid &
+"$VT_BIN" record -o host -p $qpid 2>record.err &
 rpid=$!
+for ((i = 0; i < 600; i++)); do
+	grep -q 'record: recording to' record.err && break
+	kill -0 $rpid 2>/dev/null || break
+	sleep 0.1
+done
+kill -CONT $qpid
+grep -q 'record: recording to' record.err || { cat record.err; kill $qpid $rpid; fail "the recorder did not start"; }
 qrc=0
 wait $qpid || qrc=$?
 sleep 0.5
 kill -INT $rpid
 rc=0
 wait $rpid || rc=$?
+cat record.err
 [ $qrc = 1 ] || fail "the guest did not exit through isa-debug-exit (qemu status $qrc)"
 [ $rc = 0 ] || fail "vmtrace record -p $qpid: status $rc"
 "$VT_BIN" align host

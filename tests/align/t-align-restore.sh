@@ -73,11 +73,12 @@ assert len(host_tids) == 2, "host markers on %s, want the two QEMUs' vCPU thread
 assert not [e for e in sm if gap[1] < e["ts"] < gap[2]], "a marker inside the gap"
 # each marker's host instant follows its guest reading (mapped) by its exit
 # latency: never before it by more than the bound, never seconds after (a
-# restored guest's stamps mapped through the saved VM's offset would be)
+# restored guest's stamps mapped through the saved VM's offset would be);
+# 100 ms: the lab's exits took up to 12.7 ms with a load average of 10
 bound_us = max(g["bound_ns"] for g in json.load(open(sys.argv[2]))["segments"] if g["bound_ns"]) / 1e3
 g = {e["args"]["seq"]: e["ts"] for e in sm if e["pid"] >= 10000000}
 h = {e["args"]["seq"]: e["ts"] for e in sm if e["pid"] < 10000000}
 d = [h[k] - g[k] for k in sorted(g) if k in h]
 print("host - guest per marker: %.1f .. %.1f us (bound %.1f us)" % (min(d), max(d), bound_us))
-assert len(d) == 40 and all(-bound_us <= x <= 5000 for x in d), "markers mapped off their host instants"
+assert len(d) == 40 and all(-bound_us <= x <= 100000 for x in d), "markers mapped off their host instants"
 PYEOF
