@@ -137,6 +137,54 @@ static void check_fails(const struct buf *b, int line)
 	tdh_free(&c);
 }
 
+/* The u32 (@w 4) or u64 (@w 8) at @at of @b, in its byte order. */
+static void put_at(struct buf *b, size_t at, int w, uint64_t v)
+{
+	uint32_t v32 = b->swap ? __builtin_bswap32((uint32_t)v) : (uint32_t)v;
+
+	if (w == 8)
+		put64_at(b, at, v);
+	else
+		memcpy(b->d + at, &v32, sizeof(v32));
+}
+
+/* Every value below @hi of the number at @at (@w bytes; @hi is put back
+ * after): refused. */
+static void fails_below(struct buf *b, size_t at, int w, uint64_t hi, int line)
+{
+	struct hdr_cur c;
+	int passed = 0;
+
+	for (uint64_t v = 0; v < hi; v++) {
+		put_at(b, at, w, v);
+		if ((check(b, &c) != -1 || !strstr(vt_err_msg(), "corrupt trace.dat header")) &&
+		    !passed++)
+			fprintf(stderr, "line %d: %llu at offset %zu passed\n", line,
+				(unsigned long long)v, at);
+		tdh_free(&c);
+	}
+	put_at(b, at, w, hi);
+	CHECK(passed == 0);
+}
+
+/* @b cut at every offset in [@from, @to): refused. */
+static void cuts_fail(struct buf *b, size_t from, size_t to, int line)
+{
+	size_t n = b->n;
+	struct hdr_cur c;
+	int passed = 0;
+
+	for (size_t cut = from; cut < to; cut++) {
+		b->n = cut;
+		if ((check(b, &c) != -1 || !strstr(vt_err_msg(), "corrupt trace.dat header")) &&
+		    !passed++)
+			fprintf(stderr, "line %d: cut at %zu passed\n", line, cut);
+		tdh_free(&c);
+	}
+	b->n = n;
+	CHECK(passed == 0);
+}
+
 /* What a v6 header holds, the positions of its fields after building. */
 struct v6 {
 	uint32_t page;
@@ -257,6 +305,15 @@ static void test_not_tracedat(void)
 	/* cut inside the version string */
 	b.n = HDR_MAGIC_LEN + 3;
 	CHECK_BAD(&b, HDR_MAGIC_LEN);
+
+	/* a directory: it cannot be read, said so (not a corrupt header) */
+	snprintf(missing, sizeof(missing), "%s.d", path);
+	CHECK(mkdir(missing, 0755) == 0);
+	CHECK(tdh_header_ok(missing, &c) == -1);
+	CHECK(strstr(vt_err_msg(), missing) != NULL);
+	CHECK(strstr(vt_err_msg(), "cannot read: Is a directory") != NULL);
+	tdh_free(&c);
+	rmdir(missing);
 
 	snprintf(missing, sizeof(missing), "%s.missing", path);
 	CHECK(tdh_header_ok(missing, &c) == -1);
@@ -646,11 +703,50 @@ static void test_v6_cpu_data(void)
 	tdh_free(&c);
 }
 
+/* A v6 header with a TRACECLOCK option and one CPU cut at every offset
+ * before its end (the clock's text after the CPU table): refused,
+ * little- and big-endian. */
+static void test_v6_cuts(void)
+{
+	static struct buf b;
+	struct v6 v = { .nr_ftrace = 1, .nr_sys = 1, .nr_cpus = 1 };
+	struct hdr_cur c;
+	size_t at, end;
+
+	for (int swap = 0; swap < 2; swap++) {
+		b.n = 0;
+		b.swap = swap;
+		v6_head(&b, &v);
+		opts_begin(&b);
+		opt(&b, HDR_OPT_TRACECLOCK, "local", 6);
+		b16(&b, 0);
+		at = fly_one(&b, 0, PAGE);
+		b64(&b, 6);
+		b_bytes(&b, "local\n", 6);
+		end = b.n;
+		b_pad(&b, (b.n + PAGE - 1) / PAGE * PAGE);
+		put64_at(&b, at - 8, b.n);
+		b_pad(&b, b.n + PAGE);
+		CHECK(check(&b, &c) == 0);
+		CHECK(c.nr_spans == 1 && c.nr_clips == 0);
+		tdh_free(&c);
+		cuts_fail(&b, HDR_MAGIC_LEN, end, __LINE__);
+	}
+	b.swap = 0;
+}
+
 /* ---- v7 ---- */
+
+/* The sections of the v7 file built last (v7_head starts the list): the
+ * positions of their size fields, each once, in the order they end. */
+static size_t sec_at[16];
+static int nr_sec;
 
 static void v7_head(struct buf *b, const char *zname, size_t *first)
 {
 	uint8_t endian = b->swap, lsize = 8;
+
+	nr_sec = 0;
 
 	v6_magic(b, "7");
 	b_bytes(b, &endian, 1);
@@ -677,7 +773,13 @@ static size_t sec_begin(struct buf *b, uint16_t id, uint16_t flags)
 
 static void sec_end(struct buf *b, size_t at)
 {
+	int i = 0;
+
 	put64_at(b, at, b->n - at - 8);
+	while (i < nr_sec && sec_at[i] != at)
+		i++;
+	if (i == nr_sec && nr_sec < 16)
+		sec_at[nr_sec++] = at;
 }
 
 /* The metadata sections 16..21 of a sound file at their offsets in @off. */
@@ -764,6 +866,10 @@ enum v7_spoil {
 	V7_SECOND,		/* a second options section after the first */
 };
 
+/* Where v7_file put its BUFFER option's data, and its size; the options
+ * section's next offset. */
+static size_t v7_bopt, v7_bopt_n, v7_next_at;
+
 /* A v7 file (little-endian unless b->swap): header, metadata, options
  * with a BUFFER of one CPU of one page, the page. */
 static void v7_file(struct buf *b, enum v7_spoil spoil)
@@ -823,10 +929,13 @@ static void v7_file(struct buf *b, enum v7_spoil spoil)
 	b32(b, (uint32_t)dn);
 	size_t bopt = b->n;
 
+	v7_bopt = bopt;
+	v7_bopt_n = dn;
 	b_bytes(b, d, dn);
 	b16(b, 0);
 	b32(b, spoil == V7_NEXT_SHORT ? 4 : 8);
 	next_at = b->n;
+	v7_next_at = next_at;
 	b64(b, 0);
 	sec_end(b, at);
 	if (spoil == V7_SEC_PAST)
@@ -914,6 +1023,141 @@ static void test_v7(void)
 	CHECK(tdh_zsize_ok(0xffffffff, 0xffffffff));
 }
 
+/* A v7 header cut at every offset before its options end, each section's
+ * size made smaller (a compressed one's too), the BUFFER option's size
+ * made smaller (its CPU table cut at every field) or past its section:
+ * refused, little- and big-endian. */
+static void test_v7_cuts(void)
+{
+	static struct buf b;
+	struct hdr_cur c;
+
+	for (int swap = 0; swap < 2; swap++) {
+		b.swap = swap;
+		v7_file(&b, V7_SOUND);
+		CHECK(nr_sec == 7);
+		if (nr_sec != 7)
+			break;
+		for (int i = 0; i < nr_sec; i++)
+			fails_below(&b, sec_at[i], 8, tdh_get64(b.d + sec_at[i], swap), __LINE__);
+		fails_below(&b, v7_bopt - 4, 4, v7_bopt_n, __LINE__);
+		put_at(&b, v7_bopt - 4, 4, 100000);
+		CHECK(check(&b, &c) == -1);
+		tdh_free(&c);
+		put_at(&b, v7_bopt - 4, 4, v7_bopt_n);
+		CHECK(check(&b, &c) == 0);
+		tdh_free(&c);
+		cuts_fail(&b, HDR_MAGIC_LEN, sec_at[6] + 8 + tdh_get64(b.d + sec_at[6], swap),
+			  __LINE__);
+	}
+	b.swap = 0;
+	/* the compressed cmdlines section: shorter than its zsize and usize,
+	 * or than the zsize it states */
+	v7_file(&b, V7_META_Z);
+	CHECK(nr_sec == 7);
+	if (nr_sec == 7)
+		fails_below(&b, sec_at[5], 8, tdh_get64(b.d + sec_at[5], 0), __LINE__);
+}
+
+/* The options chain: HDR_MAX_SECTIONS sections are followed; a chain
+ * longer than that is refused at the first section not followed (its
+ * options never checked). */
+static void test_v7_chain(void)
+{
+	static struct buf b;
+	struct hdr_cur c;
+	size_t next = 0, last = 0, at;
+
+	for (int more = HDR_MAX_SECTIONS - 1; more <= HDR_MAX_SECTIONS; more++) {
+		v7_file(&b, V7_SOUND);
+		next = v7_next_at;
+		for (int i = 0; i < more; i++) {
+			put64_at(&b, next, b.n);
+			last = b.n;
+			at = sec_begin(&b, 0, 0);
+			b16(&b, 0);
+			b32(&b, 8);
+			next = b.n;
+			b64(&b, 0);
+			sec_end(&b, at);
+		}
+		if (more < HDR_MAX_SECTIONS) {
+			CHECK(check(&b, &c) == 0);
+			tdh_free(&c);
+		} else {
+			CHECK_BAD(&b, last);
+		}
+	}
+}
+
+/* A v7 file whose options hold two BUFFERs of @n1 and @n2 CPUs, the data
+ * of each the one page at the end, @size bytes announced; the offset of
+ * the second's first CPU's size into *@size2. */
+static void v7_two_buffers(struct buf *b, uint32_t n1, uint32_t n2, uint64_t size,
+			   size_t *size2)
+{
+	uint64_t off[6];
+	size_t first, at, tab[2];
+	uint32_t nr[2] = { n1, n2 };
+
+	b->n = 0;
+	v7_head(b, "none", &first);
+	v7_meta(b, off);
+	put64_at(b, first, b->n);
+	at = sec_begin(b, 0, 0);
+	for (int i = 0; i < 6; i++) {
+		b16(b, HDR_OPT_HEADER_INFO + i);
+		b32(b, 8);
+		b64(b, off[i]);
+	}
+	for (int k = 0; k < 2; k++) {
+		b16(b, HDR_OPT_BUFFER);
+		b32(b, 8 + (k ? 2 : 1) + 6 + 4 + 4 + nr[k] * 20);
+		b64(b, 0);
+		b_str(b, k ? "x" : "");
+		b_str(b, "local");
+		b32(b, PAGE);
+		b32(b, nr[k]);
+		tab[k] = b->n;
+		for (uint32_t i = 0; i < nr[k]; i++) {
+			b32(b, i);
+			b64(b, 0);
+			b64(b, size);
+		}
+	}
+	b16(b, 0);
+	b32(b, 8);
+	b64(b, 0);
+	sec_end(b, at);
+	b_pad(b, (b->n + PAGE - 1) / PAGE * PAGE);
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; i < nr[k]; i++)
+			put64_at(b, tab[k] + i * 20 + 4, b->n);
+	*size2 = tab[1] + 12;
+	b_pad(b, b->n + PAGE);
+}
+
+/* CPUs of all BUFFERs past HDR_MAX_CPUS: the pages of the first
+ * HDR_MAX_CPUS are kept to check; more CPUs cut short than that are
+ * refused at the first one past them. */
+static void test_v7_many_cpus(void)
+{
+	static struct buf b;
+	struct hdr_cur c;
+	size_t size2;
+
+	v7_two_buffers(&b, HDR_MAX_CPUS, 1, PAGE, &size2);
+	CHECK(check(&b, &c) == 0);
+	CHECK(c.nr_spans == HDR_MAX_CPUS && c.nr_clips == 0);
+	tdh_free(&c);
+	v7_two_buffers(&b, HDR_MAX_CPUS, 1, 2 * PAGE, &size2);
+	CHECK_BAD(&b, size2);
+	v7_two_buffers(&b, HDR_MAX_CPUS - 1, 1, 2 * PAGE, &size2);
+	CHECK(check(&b, &c) == 0);
+	CHECK(c.nr_clips == HDR_MAX_CLIPS);
+	tdh_free(&c);
+}
+
 /* A compressed v7 file's CPU data: u32 chunk count, then chunks of u32
  * zsize, u32 usize, data; @count chunks of @zs/@us announced, @size the
  * data's size in the BUFFER option, @have the bytes after the count. */
@@ -978,6 +1222,14 @@ static void test_v7_compressed(void)
 	CHECK(check(&b, &c) == -1);
 	tdh_free(&c);
 	v7_zdata(&b, 1, 16, 0x7fffffff, 24, 24);
+	CHECK(check(&b, &c) == -1);
+	tdh_free(&c);
+	/* two chunks announced, the first's data to the end: the second's
+	 * zsize, or its usize, past the data */
+	v7_zdata(&b, 2, 16, PAGE, 24, 24);
+	CHECK(check(&b, &c) == -1);
+	tdh_free(&c);
+	v7_zdata(&b, 2, 12, PAGE, 24, 24);
 	CHECK(check(&b, &c) == -1);
 	tdh_free(&c);
 	{
@@ -1047,6 +1299,12 @@ static void test_pages(void)
 			vt_td_page_init(&p, pg[0], PAGE);
 			CHECK(vt_td_page_add(&p, 100, ev, 16) == 0);
 			CHECK(vt_td_page_add(&p, 200, ev, 16) == 0);
+			/* refused, the page unchanged: no payload, one past
+			 * the small-event limit, a stamp before the last */
+			CHECK(vt_td_page_add(&p, 300, ev, 0) == -1);
+			CHECK(vt_td_page_add(&p, 300, pg[1], VT_TD_PAGE_SMALL_MAX + 1) == -1);
+			CHECK(vt_td_page_add(&p, 199, ev, 16) == -1);
+			CHECK(p.nr_events == 2 && p.used == 40 && p.ts_last == 200);
 		} else {
 			put64le(pg[0] + 8, 40, 1);
 			put32le(pg[0] + 16, ev_hdr(4, 0, 1), 1);	/* 20 bytes */
@@ -1172,7 +1430,11 @@ int main(void)
 	test_v6_counts();
 	test_v6_options();
 	test_v6_cpu_data();
+	test_v6_cuts();
 	test_v7();
+	test_v7_cuts();
+	test_v7_chain();
+	test_v7_many_cpus();
 	test_v7_compressed();
 	test_pages();
 	unlink(path);
