@@ -535,6 +535,25 @@ static void test_v6_options(void)
 	opt_into(o, &n, HDR_OPT_PROCMAPS, maps_nonl, sizeof(maps_nonl));
 	CHECK(v6_opts(&b, o, n, &c) == 0);
 	tdh_free(&c);
+	/* a process without maps ending the option (no NUL); two processes,
+	 * the second with its maps and missing one */
+	static const char maps_end[] = "1f 0 bash\n";
+	static const char maps_two[] = "1f 1 a\n0 1 0 /x\n2f 1 sh\n0 1 0 /y\n";
+	static const char maps_two_short[] = "1f 1 a\n0 1 0 /x\n2f 2 sh\n0 1 0 /y\n";
+
+	n = 0;
+	opt_into(o, &n, HDR_OPT_PROCMAPS, maps_end, sizeof(maps_end) - 1);
+	CHECK(v6_opts(&b, o, n, &c) == 0);
+	tdh_free(&c);
+	n = 0;
+	opt_into(o, &n, HDR_OPT_PROCMAPS, maps_two, sizeof(maps_two));
+	CHECK(v6_opts(&b, o, n, &c) == 0);
+	tdh_free(&c);
+	n = 0;
+	opt_into(o, &n, HDR_OPT_PROCMAPS, maps_two_short, sizeof(maps_two_short));
+	CHECK(v6_opts(&b, o, n, &c) == -1);
+	CHECK(strstr(vt_err_msg(), path) != NULL);
+	tdh_free(&c);
 
 	/* TRACEID and TSC2NSEC kept (mult 2^24 / 3, shift 24: 3 GHz), an
 	 * unknown option skipped, a TRACECLOCK option's trailing text after
@@ -663,6 +682,102 @@ static void test_v6_options(void)
 		CHECK(check(&b, &c) == -1);
 		tdh_free(&c);
 	}
+}
+
+/* The host-guest options of a big-endian v6 file (one CPU, one page),
+ * checked and decoded by the reader: TIME_SHIFT (2 CPUs of 1 and 2
+ * samples, with fraction bits), GUEST (2 vCPUs), TRACEID, TSC2NSEC. */
+static void test_v6_options_be(void)
+{
+	static struct buf b, o;
+	struct v6 v = { .nr_cpus = 1 };
+	struct vt_td_reader *r;
+	const struct vt_td_tsync *t;
+	const struct vt_td_guest *g;
+	struct hdr_cur c;
+	uint64_t id = 0, hz = 0;
+	size_t at;
+
+	b.n = 0;
+	b.swap = o.swap = 1;
+	v6_head(&b, &v);
+	opts_begin(&b);
+	o.n = 0;
+	b64(&o, 0x1122334455667788ULL);	/* peer */
+	b32(&o, 3);			/* flags */
+	b32(&o, 2);			/* CPUs */
+	b32(&o, 1);
+	b64(&o, 1000);			/* time, offset, scaling */
+	b64(&o, (uint64_t)-5);
+	b64(&o, 1);
+	b32(&o, 2);
+	b64(&o, 2000);
+	b64(&o, 3000);
+	b64(&o, 7);
+	b64(&o, 8);
+	b64(&o, 2);
+	b64(&o, 2);
+	b64(&o, 11);			/* fractions: CPU 0, CPU 1 */
+	b64(&o, 12);
+	b64(&o, 13);
+	opt(&b, HDR_OPT_TIME_SHIFT, o.d, (uint32_t)o.n);
+	o.n = 0;
+	b_str(&o, "vm1");
+	b64(&o, 0xabcdef);
+	b32(&o, 2);
+	b32(&o, 0);
+	b32(&o, 4001);
+	b32(&o, 1);
+	b32(&o, 4002);
+	opt(&b, HDR_OPT_GUEST, o.d, (uint32_t)o.n);
+	o.n = 0;
+	b64(&o, 0x42);
+	opt(&b, HDR_OPT_TRACEID, o.d, (uint32_t)o.n);
+	o.n = 0;
+	b32(&o, (1U << 24) / 3);	/* 3 GHz */
+	b32(&o, 24);
+	b64(&o, 0);
+	opt(&b, HDR_OPT_TSC2NSEC, o.d, (uint32_t)o.n);
+	b16(&b, 0);
+	at = fly_one(&b, 0, PAGE);
+	b_pad(&b, (b.n + PAGE - 1) / PAGE * PAGE);
+	put64_at(&b, at - 8, b.n);
+	b_pad(&b, b.n + PAGE);
+	CHECK(check(&b, &c) == 0);
+	CHECK(c.swap == 1 && c.nr_opts == 4);
+	tdh_free(&c);
+	b.swap = 0;
+
+	r = vt_td_read_open(path);
+	CHECK(r != NULL);
+	if (!r) {
+		fprintf(stderr, "%s\n", vt_err_msg());
+		return;
+	}
+	t = vt_td_read_tsync(r);
+	CHECK(t != NULL);
+	if (t) {
+		CHECK(t->peer_id == 0x1122334455667788ULL && t->flags == 3 && t->nr_cpus == 2);
+		CHECK(t->count[0] == 1 && t->count[1] == 2);
+		CHECK(t->samples[0][0].time == 1000 && t->samples[0][0].offset == -5 &&
+		      t->samples[0][0].scaling == 1 && t->samples[0][0].frac == 11);
+		CHECK(t->samples[1][0].time == 2000 && t->samples[1][1].time == 3000);
+		CHECK(t->samples[1][0].offset == 7 && t->samples[1][1].offset == 8);
+		CHECK(t->samples[1][1].scaling == 2 && t->samples[1][1].frac == 13);
+	}
+	CHECK(vt_td_read_nr_guests(r) == 1);
+	g = vt_td_read_guest(r, 0);
+	CHECK(g != NULL);
+	if (g) {
+		CHECK_STR(g->name, "vm1");
+		CHECK(g->trace_id == 0xabcdef && g->nr_vcpus == 2);
+		CHECK(g->vcpu[1] == 1 && g->tid[0] == 4001 && g->tid[1] == 4002);
+	}
+	CHECK(vt_td_read_guest(r, 1) == NULL && vt_td_read_guest(r, -1) == NULL);
+	CHECK(vt_td_read_trace_id(r, &id) == 0 && id == 0x42);
+	CHECK(vt_td_read_tsc_hz(r, &hz) == 0);
+	CHECK(hz >= 3000000000ULL - 200 && hz <= 3000000000ULL + 200);
+	vt_td_read_close(r);
 }
 
 static void test_v6_cpu_data(void)
@@ -1429,6 +1544,7 @@ int main(void)
 	test_not_tracedat();
 	test_v6_counts();
 	test_v6_options();
+	test_v6_options_be();
 	test_v6_cpu_data();
 	test_v6_cuts();
 	test_v7();
