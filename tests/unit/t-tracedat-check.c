@@ -7,7 +7,11 @@
  * short clipped to whole pages, the host-guest options kept, v7 sections
  * followed and compressed chunk tables bounded); malformed ring-buffer
  * pages are found with the length of their sound events; a file of
- * another kind is named as such.
+ * another kind, or a directory, is named as such.  Headers cut at every
+ * offset, every section and option size made smaller; more sections or
+ * CPUs than the guard follows.  The reader on these files: big-endian
+ * host-guest options decoded, the padded copy of cut CPU data made where
+ * TMPDIR says (or refused naming the file when it cannot be).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -589,6 +593,24 @@ static void test_v6_options(void)
 	CHECK(v6_opts(&b, o, n, &c) == 0);
 	tdh_free(&c);
 	CHECK(vt_td_file_tsc_hz(path, &hz) == -1);
+	/* a multiplier past 1e9 << shift: under 1 Hz */
+	t2n[0] = 2000000000;
+	t2n[1] = 0;
+	n = 0;
+	opt_into(o, &n, HDR_OPT_TSC2NSEC, t2n, 16);
+	CHECK(v6_opts(&b, o, n, &c) == 0);
+	tdh_free(&c);
+	CHECK(vt_td_file_tsc_hz(path, &hz) == -1);
+	/* the first that states one counts: 1 GHz, then 2 GHz */
+	t2n[0] = 1;
+	n = 0;
+	opt_into(o, &n, HDR_OPT_TSC2NSEC, t2n, 16);
+	t2n[0] = 1U << 31;
+	t2n[1] = 32;
+	opt_into(o, &n, HDR_OPT_TSC2NSEC, t2n, 16);
+	CHECK(v6_opts(&b, o, n, &c) == 0);
+	tdh_free(&c);
+	CHECK(vt_td_file_tsc_hz(path, &hz) == 0 && hz == 1000000000ULL);
 	n = 0;
 	opt_into(o, &n, 99, "xx", 2);
 	CHECK(v6_opts(&b, o, n, &c) == 0);
@@ -1535,6 +1557,54 @@ static void test_pages(void)
 	}
 }
 
+/* Copies the reader makes of a file whose CPU data is cut (and, here,
+ * big-endian, its first page malformed): read from the copy, with a
+ * warning; where TMPDIR says (unset or empty: /tmp); refused naming the
+ * file when no copy can be made there. */
+static void test_reader_copy(const char *dir)
+{
+	static struct buf b;
+	struct v6 v = { .nr_ftrace = 0 };
+	struct vt_td_reader *r;
+	char tmpdir[300];
+	const char *old = getenv("TMPDIR");
+	size_t data;
+
+	b.n = 0;
+	b.swap = 1;
+	v6_sound(&b, &v, 2, NULL);
+	data = b.n;
+	b_pad(&b, b.n + PAGE + PAGE / 2);
+	put64le(b.d + data + 8, 2 * PAGE, 1);
+	b.swap = 0;
+	write_buf(&b);
+	snprintf(tmpdir, sizeof(tmpdir), "%s/none", dir);
+	for (int i = 0; i < 4; i++) {
+		if (i == 0)
+			unsetenv("TMPDIR");
+		else
+			setenv("TMPDIR", i == 1 ? "" : i == 2 ? dir : tmpdir, 1);
+		r = vt_td_read_open(path);
+		if (i == 3) {
+			CHECK(r == NULL);
+			CHECK(strstr(vt_err_msg(), path) != NULL);
+			CHECK(strstr(vt_err_msg(), "no clipped copy could be made") != NULL);
+			break;
+		}
+		CHECK(r != NULL);
+		if (!r)
+			continue;
+		CHECK(vt_td_read_truncated(r) == 1);
+		CHECK(vt_td_read_warning(r) != NULL &&
+		      strstr(vt_td_read_warning(r), "1 malformed or cut ring-buffer pages"));
+		vt_td_read_close(r);
+	}
+	if (old)
+		setenv("TMPDIR", old, 1);
+	else
+		unsetenv("TMPDIR");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/t-tracedat-check.XXXXXX";
@@ -1545,6 +1615,7 @@ int main(void)
 	test_v6_counts();
 	test_v6_options();
 	test_v6_options_be();
+	test_reader_copy(dir);
 	test_v6_cpu_data();
 	test_v6_cuts();
 	test_v7();
