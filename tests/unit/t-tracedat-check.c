@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
@@ -1603,6 +1605,61 @@ static void test_reader_copy(const char *dir)
 		setenv("TMPDIR", old, 1);
 	else
 		unsetenv("TMPDIR");
+
+	/* no room to pad the copy: a file size limit at the file's size */
+	{
+		struct rlimit rl, lim;
+
+		CHECK(getrlimit(RLIMIT_FSIZE, &rl) == 0);
+		lim = rl;
+		lim.rlim_cur = b.n;
+		signal(SIGXFSZ, SIG_IGN);
+		CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+		r = vt_td_read_open(path);
+		CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+		signal(SIGXFSZ, SIG_DFL);
+		CHECK(r == NULL);
+		CHECK(strstr(vt_err_msg(), path) != NULL);
+		CHECK(strstr(vt_err_msg(), "CPU data truncated; padding") != NULL);
+		vt_td_read_close(r);
+	}
+
+	/* a version string libtracecmd refuses ("0"), the data cut: the
+	 * copy cannot be loaded either */
+	b.d[HDR_MAGIC_LEN] = '0';
+	write_buf(&b);
+	CHECK(vt_td_read_open(path) == NULL);
+	CHECK(strstr(vt_err_msg(), path) != NULL);
+	CHECK(strstr(vt_err_msg(), "CPU data truncated or corrupt") != NULL);
+}
+
+/* A v7 file's CPUCOUNT option (which the guard does not read) past
+ * HDR_MAX_CPUS or negative as an int: refused by the reader. */
+static void test_reader_cpu_count(void)
+{
+	static struct buf b;
+	static const uint32_t bad[] = { HDR_MAX_CPUS + 1, 0xffffffff };
+	struct vt_td_reader *r;
+	size_t at;
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v7_file(&b, V7_SOUND);
+		put64_at(&b, v7_next_at, b.n);
+		at = sec_begin(&b, 0, 0);
+		b16(&b, 8);	/* CPUCOUNT */
+		b32(&b, 4);
+		b32(&b, bad[i]);
+		b16(&b, 0);
+		b32(&b, 8);
+		b64(&b, 0);
+		sec_end(&b, at);
+		write_buf(&b);
+		r = vt_td_read_open(path);
+		CHECK(r == NULL);
+		CHECK(strstr(vt_err_msg(), path) != NULL);
+		CHECK(strstr(vt_err_msg(), i ? "bad CPU count -1" : "bad CPU count 8193") != NULL);
+		vt_td_read_close(r);
+	}
 }
 
 int main(void)
@@ -1616,6 +1673,10 @@ int main(void)
 	test_v6_options();
 	test_v6_options_be();
 	test_reader_copy(dir);
+	test_reader_cpu_count();
+	/* numbers of the file's byte order */
+	CHECK(tdh_get16((const uint8_t *)"\x12\x34", 1) == 0x1234);
+	CHECK(tdh_get16((const uint8_t *)"\x12\x34", 0) == 0x3412);
 	test_v6_cpu_data();
 	test_v6_cuts();
 	test_v7();

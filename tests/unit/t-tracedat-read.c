@@ -57,7 +57,8 @@ static const char fmt_neg[] =
 	"\tfield:char sneg[4];\toffset:4294967292;\tsize:4;\tsigned:0;\n"
 	"\tfield:u16 fneg[2];\toffset:4294967292;\tsize:4;\tsigned:0;\n"
 	"\tfield:char sbig[4];\toffset:8;\tsize:4294967292;\tsigned:0;\n"
-	"\tfield:u16 fbig[2];\toffset:8;\tsize:4294967292;\tsigned:0;\n\n"
+	"\tfield:u16 fbig[2];\toffset:8;\tsize:4294967292;\tsigned:0;\n"
+	"\tfield:unsigned long lbig[];\toffset:8;\tsize:4294967292;\tsigned:0;\n\n"
 	"print fmt: \"neg=%d\", REC->neg\n";
 
 #define ARR_FIXED	66	/* the fixed part of vt_arr's record */
@@ -217,6 +218,11 @@ static void test_fields(const char *dir)
 	CHECK(vt_td_field_kind(&ev, field_idx(&ev, "flagsf")) == VT_TD_FIELD_UNSIGNED);
 	CHECK(vt_td_field_kind(&ev, -1) == VT_TD_FIELD_OTHER);
 	CHECK(vt_td_field_kind(&ev, vt_td_nr_fields(&ev)) == VT_TD_FIELD_OTHER);
+	CHECK_STR(vt_td_field_name(&ev, -1), "");
+	CHECK_STR(vt_td_field_name(&ev, vt_td_nr_fields(&ev)), "");
+	CHECK(vt_td_field_is_num(&ev, -1) == 0);
+	CHECK(vt_td_field_is_num(&ev, vt_td_nr_fields(&ev)) == 0);
+	CHECK(vt_td_field_is_num(&ev, field_idx(&ev, "num")) == 1);
 
 	/* elements exact, signed ones sign-extended, at most @max */
 	CHECK(vt_td_field_array_idx(&ev, field_idx(&ev, "a8"), v, 8) == 4);
@@ -259,6 +265,7 @@ static void test_fields(const char *dir)
 	CHECK(vt_td_field_array_idx(&ev, field_idx(&ev, "dyn"), v, 8) == -1);
 	CHECK(vt_td_field_array_idx(&ev, field_idx(&ev, "rel"), v, 8) == -1);
 	CHECK(vt_td_field_str(&ev, "name", buf, sizeof(buf)) == NULL);
+	CHECK(vt_td_field_str(&ev, "dyn", buf, sizeof(buf)) == NULL);
 	CHECK(vt_td_field_u64(&ev, "num", v) == -1);
 
 	/* dyn's data past the record, rel's running past it */
@@ -279,6 +286,9 @@ static void test_fields(const char *dir)
 	CHECK(vt_td_field_array_idx(&ev, field_idx(&ev, "aneg"), v, 8) == -1);
 	CHECK(vt_td_field_array_idx(&ev, field_idx(&ev, "fneg"), v, 8) == -1);
 	CHECK(vt_td_field_array_idx(&ev, field_idx(&ev, "fbig"), v, 8) == -1);
+	i = field_idx(&ev, "lbig");
+	CHECK(vt_td_field_kind(&ev, i) == VT_TD_FIELD_ARRAY);
+	CHECK(vt_td_field_array_idx(&ev, i, v, 8) == -1);
 
 	/* the end; the last event's CPU has no record now: no text */
 	CHECK(vt_td_read_next_any(r, &ev) == 0);
