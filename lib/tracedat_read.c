@@ -606,7 +606,7 @@ static struct tep_record *read_rec(struct vt_td_reader *r, int cpu)
 
 static void fill(struct vt_td_reader *r, struct tep_record *rec, struct vt_td_event *ev)
 {
-	struct td_format *f = format_of(r, rec);
+	struct td_format *f = format_of(r, rec);	/* read_rec found it: cached */
 
 	ev->ts = rec->ts;
 	ev->cpu = rec->cpu;
@@ -614,9 +614,9 @@ static void fill(struct vt_td_reader *r, struct tep_record *rec, struct vt_td_ev
 	ev->size = rec->size;
 	ev->pid = tep_data_pid(r->tep, rec);
 	ev->priv = f;
-	ev->id = f ? f->event->id : -1;
-	ev->system = f && f->event->system ? f->event->system : "";
-	ev->name = f && f->event->name ? f->event->name : "";
+	ev->id = f->event->id;
+	ev->system = f->event->system ? f->event->system : "";
+	ev->name = f->event->name ? f->event->name : "";
 }
 
 int vt_td_read_next(struct vt_td_reader *r, int cpu, struct vt_td_event *ev)
