@@ -22,14 +22,10 @@
 #include "check.h"
 #include "err.h"
 #include "tracedat.h"
+#include "td_common_fields.h"	/* COMMON_FIELDS */
 
 #define PAGE	4096
 
-#define COMMON_FIELDS \
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
 
 /* Every kind of field (vt_td_field_kind), at the offsets of struct arr_ev. */
 static const char fmt_arr[] =
