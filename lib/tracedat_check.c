@@ -232,7 +232,8 @@ static int hdr_option_data(struct hdr_cur *c, uint16_t id, const uint8_t *d, uin
 				lines += d[i] == '\n';
 			if (maps > lines)
 				return -1;
-			for (; maps && pos < n; pos++)
+			/* the loop above found the @maps newlines before n */
+			for (; maps; pos++)
 				maps -= d[pos] == '\n';
 		}
 		return 0;
@@ -409,10 +410,9 @@ static int hdr_v7_meta(struct hdr_cur *c, uint16_t id)
 	case HDR_OPT_HEADER_INFO + 3:	/* kallsyms */
 	case HDR_OPT_HEADER_INFO + 4:	/* printk formats */
 		return tdh_u32(c, &n32) || tdh_skip(c, n32) ? -1 : 0;
-	case HDR_OPT_CMDLINES:
+	default:	/* HDR_OPT_CMDLINES: hdr_v7 passes 16..21 */
 		return tdh_u64(c, &n64) || tdh_skip(c, n64) ? -1 : 0;
 	}
-	return 0;
 }
 
 /* v7 file, after the version string: the options sections in their chain
@@ -480,7 +480,9 @@ static int hdr_v7(struct hdr_cur *c)
 				return -1;
 		}
 	}
-	return 0;
+	/* a longer chain than that is not followed: its options unchecked */
+	c->field = next;
+	return next ? -1 : 0;
 }
 
 /* 0 if the header of @path (fd @fd, @size bytes) is sound, filling
@@ -494,16 +496,18 @@ int tdh_check(const char *path, int fd, uint64_t size, struct hdr_cur *c)
 	uint8_t head[VT_FILE_KIND_HEAD];
 	ssize_t got = pread(fd, head, sizeof(head), 0);
 
+	/* a directory: say so, not that its header is bad */
+	if (got < 0)
+		return vt_err_errno("%s: cannot read", path);
 	/* another kind of file: say what it is, not that its header is bad */
-	if (got >= 0 && !vt_file_is_tracedat(head, (size_t)got))
+	if (!vt_file_is_tracedat(head, (size_t)got))
 		return vt_err_set("%s: not a trace.dat: this is %s; give recording directories "
 				  "(vmtrace record -o DIR, a guest tracer's -o DIR) or trace.dat "
 				  "files", path, vt_file_kind(head, (size_t)got));
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
 	c->size = c->end = size;
-	if (tdh_skip(c, HDR_MAGIC_LEN))
-		return 0;	/* not even a header: libtracecmd says so */
+	c->off = HDR_MAGIC_LEN;	/* the magic, just read */
 	if (tdh_str(c, buf))
 		goto bad;
 	/* libtracecmd takes the number the version string starts with */
@@ -641,8 +645,7 @@ int tdh_pages_check(const char *path, struct hdr_cur *c)
 	}
 	ret = 0;
 out:
-	if (tep)
-		tep_free(tep);
+	tep_free(tep);
 	free(hp);
 	free(buf);
 	close(fd);

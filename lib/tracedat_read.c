@@ -300,9 +300,11 @@ static int options_decode(struct vt_td_reader *r, const struct hdr_cur *h)
 	for (int i = 0; i < h->nr_opts; i++) {
 		const struct hdr_opt *o = &h->opts[i];
 
+		/* tdh_check() checked their sizes and counts: a decode
+		 * fails only when an allocation does */
 		if (o->id == HDR_OPT_TIME_SHIFT && !r->tsync) {
 			if (!(r->tsync = tsync_decode(o->d, o->n, h->swap)))
-				return vt_err_set("%s: corrupt TIME_SHIFT option", r->path);
+				return vt_err_set("%s: out of memory", r->path);
 		} else if (o->id == HDR_OPT_GUEST) {
 			struct vt_td_guest *g = realloc(r->guests, (r->nr_guests + 1) * sizeof(*g));
 
@@ -311,7 +313,7 @@ static int options_decode(struct vt_td_reader *r, const struct hdr_cur *h)
 			r->guests = g;
 			memset(&g[r->nr_guests], 0, sizeof(*g));
 			if (guest_decode(&g[r->nr_guests++], o->d, o->n, h->swap))
-				return vt_err_set("%s: corrupt GUEST option", r->path);
+				return vt_err_set("%s: out of memory", r->path);
 		} else if (o->id == HDR_OPT_TRACEID && o->n >= sizeof(uint64_t)) {
 			r->trace_id = tdh_get64(o->d, h->swap);
 			r->has_trace_id = 1;
@@ -604,7 +606,7 @@ static struct tep_record *read_rec(struct vt_td_reader *r, int cpu)
 
 static void fill(struct vt_td_reader *r, struct tep_record *rec, struct vt_td_event *ev)
 {
-	struct td_format *f = format_of(r, rec);
+	struct td_format *f = format_of(r, rec);	/* read_rec found it: cached */
 
 	ev->ts = rec->ts;
 	ev->cpu = rec->cpu;
@@ -612,9 +614,9 @@ static void fill(struct vt_td_reader *r, struct tep_record *rec, struct vt_td_ev
 	ev->size = rec->size;
 	ev->pid = tep_data_pid(r->tep, rec);
 	ev->priv = f;
-	ev->id = f ? f->event->id : -1;
-	ev->system = f && f->event->system ? f->event->system : "";
-	ev->name = f && f->event->name ? f->event->name : "";
+	ev->id = f->event->id;
+	ev->system = f->event->system ? f->event->system : "";
+	ev->name = f->event->name ? f->event->name : "";
 }
 
 int vt_td_read_next(struct vt_td_reader *r, int cpu, struct vt_td_event *ev)

@@ -6,12 +6,10 @@
 #ifndef VT_TESTS_TD_TEST_EVENT_H
 #define VT_TESTS_TD_TEST_EVENT_H
 
+#include "td_common_fields.h"	/* COMMON_FIELDS */
+
 static const char fmt[] =
-	"name: vt_test\nID: 1001\nformat:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	"name: vt_test\nID: 1001\nformat:\n" COMMON_FIELDS
 	"\tfield:unsigned int seq;\toffset:8;\tsize:4;\tsigned:0;\n\n"
 	"print fmt: \"seq=%u\", REC->seq\n";
 

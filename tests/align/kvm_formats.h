@@ -8,11 +8,8 @@
 #ifndef VT_TESTS_KVM_FORMATS_H
 #define VT_TESTS_KVM_FORMATS_H
 
-#define COMMON_FIELDS \
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+#include "../td_common_fields.h"	/* COMMON_FIELDS */
+
 static const char fmt_entry[] = "name: kvm_entry\nID: 70\nformat:\n" COMMON_FIELDS
 	"\tfield:unsigned int vcpu_id;\toffset:8;\tsize:4;\tsigned:0;\n\n"
 	"print fmt: \"vcpu %u\", REC->vcpu_id\n";

@@ -7,12 +7,18 @@
  * short clipped to whole pages, the host-guest options kept, v7 sections
  * followed and compressed chunk tables bounded); malformed ring-buffer
  * pages are found with the length of their sound events; a file of
- * another kind is named as such.
+ * another kind, or a directory, is named as such.  Headers cut at every
+ * offset, every section and option size made smaller; more sections or
+ * CPUs than the guard follows.  The reader on these files: big-endian
+ * host-guest options decoded, the padded copy of cut CPU data made where
+ * TMPDIR says (or refused naming the file when it cannot be).
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
@@ -137,6 +143,54 @@ static void check_fails(const struct buf *b, int line)
 	tdh_free(&c);
 }
 
+/* The u32 (@w 4) or u64 (@w 8) at @at of @b, in its byte order. */
+static void put_at(struct buf *b, size_t at, int w, uint64_t v)
+{
+	uint32_t v32 = b->swap ? __builtin_bswap32((uint32_t)v) : (uint32_t)v;
+
+	if (w == 8)
+		put64_at(b, at, v);
+	else
+		memcpy(b->d + at, &v32, sizeof(v32));
+}
+
+/* Every value below @hi of the number at @at (@w bytes; @hi is put back
+ * after): refused. */
+static void fails_below(struct buf *b, size_t at, int w, uint64_t hi, int line)
+{
+	struct hdr_cur c;
+	int passed = 0;
+
+	for (uint64_t v = 0; v < hi; v++) {
+		put_at(b, at, w, v);
+		if ((check(b, &c) != -1 || !strstr(vt_err_msg(), "corrupt trace.dat header")) &&
+		    !passed++)
+			fprintf(stderr, "line %d: %llu at offset %zu passed\n", line,
+				(unsigned long long)v, at);
+		tdh_free(&c);
+	}
+	put_at(b, at, w, hi);
+	CHECK(passed == 0);
+}
+
+/* @b cut at every offset in [@from, @to): refused. */
+static void cuts_fail(struct buf *b, size_t from, size_t to, int line)
+{
+	size_t n = b->n;
+	struct hdr_cur c;
+	int passed = 0;
+
+	for (size_t cut = from; cut < to; cut++) {
+		b->n = cut;
+		if ((check(b, &c) != -1 || !strstr(vt_err_msg(), "corrupt trace.dat header")) &&
+		    !passed++)
+			fprintf(stderr, "line %d: cut at %zu passed\n", line, cut);
+		tdh_free(&c);
+	}
+	b->n = n;
+	CHECK(passed == 0);
+}
+
 /* What a v6 header holds, the positions of its fields after building. */
 struct v6 {
 	uint32_t page;
@@ -257,6 +311,15 @@ static void test_not_tracedat(void)
 	/* cut inside the version string */
 	b.n = HDR_MAGIC_LEN + 3;
 	CHECK_BAD(&b, HDR_MAGIC_LEN);
+
+	/* a directory: it cannot be read, said so (not a corrupt header) */
+	snprintf(missing, sizeof(missing), "%s.d", path);
+	CHECK(mkdir(missing, 0755) == 0);
+	CHECK(tdh_header_ok(missing, &c) == -1);
+	CHECK(strstr(vt_err_msg(), missing) != NULL);
+	CHECK(strstr(vt_err_msg(), "cannot read: Is a directory") != NULL);
+	tdh_free(&c);
+	rmdir(missing);
 
 	snprintf(missing, sizeof(missing), "%s.missing", path);
 	CHECK(tdh_header_ok(missing, &c) == -1);
@@ -478,6 +541,25 @@ static void test_v6_options(void)
 	opt_into(o, &n, HDR_OPT_PROCMAPS, maps_nonl, sizeof(maps_nonl));
 	CHECK(v6_opts(&b, o, n, &c) == 0);
 	tdh_free(&c);
+	/* a process without maps ending the option (no NUL); two processes,
+	 * the second with its maps and missing one */
+	static const char maps_end[] = "1f 0 bash\n";
+	static const char maps_two[] = "1f 1 a\n0 1 0 /x\n2f 1 sh\n0 1 0 /y\n";
+	static const char maps_two_short[] = "1f 1 a\n0 1 0 /x\n2f 2 sh\n0 1 0 /y\n";
+
+	n = 0;
+	opt_into(o, &n, HDR_OPT_PROCMAPS, maps_end, sizeof(maps_end) - 1);
+	CHECK(v6_opts(&b, o, n, &c) == 0);
+	tdh_free(&c);
+	n = 0;
+	opt_into(o, &n, HDR_OPT_PROCMAPS, maps_two, sizeof(maps_two));
+	CHECK(v6_opts(&b, o, n, &c) == 0);
+	tdh_free(&c);
+	n = 0;
+	opt_into(o, &n, HDR_OPT_PROCMAPS, maps_two_short, sizeof(maps_two_short));
+	CHECK(v6_opts(&b, o, n, &c) == -1);
+	CHECK(strstr(vt_err_msg(), path) != NULL);
+	tdh_free(&c);
 
 	/* TRACEID and TSC2NSEC kept (mult 2^24 / 3, shift 24: 3 GHz), an
 	 * unknown option skipped, a TRACECLOCK option's trailing text after
@@ -513,6 +595,24 @@ static void test_v6_options(void)
 	CHECK(v6_opts(&b, o, n, &c) == 0);
 	tdh_free(&c);
 	CHECK(vt_td_file_tsc_hz(path, &hz) == -1);
+	/* a multiplier past 1e9 << shift: under 1 Hz */
+	t2n[0] = 2000000000;
+	t2n[1] = 0;
+	n = 0;
+	opt_into(o, &n, HDR_OPT_TSC2NSEC, t2n, 16);
+	CHECK(v6_opts(&b, o, n, &c) == 0);
+	tdh_free(&c);
+	CHECK(vt_td_file_tsc_hz(path, &hz) == -1);
+	/* the first that states one counts: 1 GHz, then 2 GHz */
+	t2n[0] = 1;
+	n = 0;
+	opt_into(o, &n, HDR_OPT_TSC2NSEC, t2n, 16);
+	t2n[0] = 1U << 31;
+	t2n[1] = 32;
+	opt_into(o, &n, HDR_OPT_TSC2NSEC, t2n, 16);
+	CHECK(v6_opts(&b, o, n, &c) == 0);
+	tdh_free(&c);
+	CHECK(vt_td_file_tsc_hz(path, &hz) == 0 && hz == 1000000000ULL);
 	n = 0;
 	opt_into(o, &n, 99, "xx", 2);
 	CHECK(v6_opts(&b, o, n, &c) == 0);
@@ -608,6 +708,102 @@ static void test_v6_options(void)
 	}
 }
 
+/* The host-guest options of a big-endian v6 file (one CPU, one page),
+ * checked and decoded by the reader: TIME_SHIFT (2 CPUs of 1 and 2
+ * samples, with fraction bits), GUEST (2 vCPUs), TRACEID, TSC2NSEC. */
+static void test_v6_options_be(void)
+{
+	static struct buf b, o;
+	struct v6 v = { .nr_cpus = 1 };
+	struct vt_td_reader *r;
+	const struct vt_td_tsync *t;
+	const struct vt_td_guest *g;
+	struct hdr_cur c;
+	uint64_t id = 0, hz = 0;
+	size_t at;
+
+	b.n = 0;
+	b.swap = o.swap = 1;
+	v6_head(&b, &v);
+	opts_begin(&b);
+	o.n = 0;
+	b64(&o, 0x1122334455667788ULL);	/* peer */
+	b32(&o, 3);			/* flags */
+	b32(&o, 2);			/* CPUs */
+	b32(&o, 1);
+	b64(&o, 1000);			/* time, offset, scaling */
+	b64(&o, (uint64_t)-5);
+	b64(&o, 1);
+	b32(&o, 2);
+	b64(&o, 2000);
+	b64(&o, 3000);
+	b64(&o, 7);
+	b64(&o, 8);
+	b64(&o, 2);
+	b64(&o, 2);
+	b64(&o, 11);			/* fractions: CPU 0, CPU 1 */
+	b64(&o, 12);
+	b64(&o, 13);
+	opt(&b, HDR_OPT_TIME_SHIFT, o.d, (uint32_t)o.n);
+	o.n = 0;
+	b_str(&o, "vm1");
+	b64(&o, 0xabcdef);
+	b32(&o, 2);
+	b32(&o, 0);
+	b32(&o, 4001);
+	b32(&o, 1);
+	b32(&o, 4002);
+	opt(&b, HDR_OPT_GUEST, o.d, (uint32_t)o.n);
+	o.n = 0;
+	b64(&o, 0x42);
+	opt(&b, HDR_OPT_TRACEID, o.d, (uint32_t)o.n);
+	o.n = 0;
+	b32(&o, (1U << 24) / 3);	/* 3 GHz */
+	b32(&o, 24);
+	b64(&o, 0);
+	opt(&b, HDR_OPT_TSC2NSEC, o.d, (uint32_t)o.n);
+	b16(&b, 0);
+	at = fly_one(&b, 0, PAGE);
+	b_pad(&b, (b.n + PAGE - 1) / PAGE * PAGE);
+	put64_at(&b, at - 8, b.n);
+	b_pad(&b, b.n + PAGE);
+	CHECK(check(&b, &c) == 0);
+	CHECK(c.swap == 1 && c.nr_opts == 4);
+	tdh_free(&c);
+	b.swap = 0;
+
+	r = vt_td_read_open(path);
+	CHECK(r != NULL);
+	if (!r) {
+		fprintf(stderr, "%s\n", vt_err_msg());
+		return;
+	}
+	t = vt_td_read_tsync(r);
+	CHECK(t != NULL);
+	if (t) {
+		CHECK(t->peer_id == 0x1122334455667788ULL && t->flags == 3 && t->nr_cpus == 2);
+		CHECK(t->count[0] == 1 && t->count[1] == 2);
+		CHECK(t->samples[0][0].time == 1000 && t->samples[0][0].offset == -5 &&
+		      t->samples[0][0].scaling == 1 && t->samples[0][0].frac == 11);
+		CHECK(t->samples[1][0].time == 2000 && t->samples[1][1].time == 3000);
+		CHECK(t->samples[1][0].offset == 7 && t->samples[1][1].offset == 8);
+		CHECK(t->samples[1][1].scaling == 2 && t->samples[1][1].frac == 13);
+	}
+	CHECK(vt_td_read_nr_guests(r) == 1);
+	g = vt_td_read_guest(r, 0);
+	CHECK(g != NULL);
+	if (g) {
+		CHECK_STR(g->name, "vm1");
+		CHECK(g->trace_id == 0xabcdef && g->nr_vcpus == 2);
+		CHECK(g->vcpu[1] == 1 && g->tid[0] == 4001 && g->tid[1] == 4002);
+	}
+	CHECK(vt_td_read_guest(r, 1) == NULL && vt_td_read_guest(r, -1) == NULL);
+	CHECK(vt_td_read_trace_id(r, &id) == 0 && id == 0x42);
+	CHECK(vt_td_read_tsc_hz(r, &hz) == 0);
+	CHECK(hz >= 3000000000ULL - 200 && hz <= 3000000000ULL + 200);
+	vt_td_read_close(r);
+}
+
 static void test_v6_cpu_data(void)
 {
 	static struct buf b;
@@ -646,11 +842,50 @@ static void test_v6_cpu_data(void)
 	tdh_free(&c);
 }
 
+/* A v6 header with a TRACECLOCK option and one CPU cut at every offset
+ * before its end (the clock's text after the CPU table): refused,
+ * little- and big-endian. */
+static void test_v6_cuts(void)
+{
+	static struct buf b;
+	struct v6 v = { .nr_ftrace = 1, .nr_sys = 1, .nr_cpus = 1 };
+	struct hdr_cur c;
+	size_t at, end;
+
+	for (int swap = 0; swap < 2; swap++) {
+		b.n = 0;
+		b.swap = swap;
+		v6_head(&b, &v);
+		opts_begin(&b);
+		opt(&b, HDR_OPT_TRACECLOCK, "local", 6);
+		b16(&b, 0);
+		at = fly_one(&b, 0, PAGE);
+		b64(&b, 6);
+		b_bytes(&b, "local\n", 6);
+		end = b.n;
+		b_pad(&b, (b.n + PAGE - 1) / PAGE * PAGE);
+		put64_at(&b, at - 8, b.n);
+		b_pad(&b, b.n + PAGE);
+		CHECK(check(&b, &c) == 0);
+		CHECK(c.nr_spans == 1 && c.nr_clips == 0);
+		tdh_free(&c);
+		cuts_fail(&b, HDR_MAGIC_LEN, end, __LINE__);
+	}
+	b.swap = 0;
+}
+
 /* ---- v7 ---- */
+
+/* The sections of the v7 file built last (v7_head starts the list): the
+ * positions of their size fields, each once, in the order they end. */
+static size_t sec_at[16];
+static int nr_sec;
 
 static void v7_head(struct buf *b, const char *zname, size_t *first)
 {
 	uint8_t endian = b->swap, lsize = 8;
+
+	nr_sec = 0;
 
 	v6_magic(b, "7");
 	b_bytes(b, &endian, 1);
@@ -677,7 +912,13 @@ static size_t sec_begin(struct buf *b, uint16_t id, uint16_t flags)
 
 static void sec_end(struct buf *b, size_t at)
 {
+	int i = 0;
+
 	put64_at(b, at, b->n - at - 8);
+	while (i < nr_sec && sec_at[i] != at)
+		i++;
+	if (i == nr_sec && nr_sec < 16)
+		sec_at[nr_sec++] = at;
 }
 
 /* The metadata sections 16..21 of a sound file at their offsets in @off. */
@@ -764,6 +1005,10 @@ enum v7_spoil {
 	V7_SECOND,		/* a second options section after the first */
 };
 
+/* Where v7_file put its BUFFER option's data, and its size; the options
+ * section's next offset. */
+static size_t v7_bopt, v7_bopt_n, v7_next_at;
+
 /* A v7 file (little-endian unless b->swap): header, metadata, options
  * with a BUFFER of one CPU of one page, the page. */
 static void v7_file(struct buf *b, enum v7_spoil spoil)
@@ -823,10 +1068,13 @@ static void v7_file(struct buf *b, enum v7_spoil spoil)
 	b32(b, (uint32_t)dn);
 	size_t bopt = b->n;
 
+	v7_bopt = bopt;
+	v7_bopt_n = dn;
 	b_bytes(b, d, dn);
 	b16(b, 0);
 	b32(b, spoil == V7_NEXT_SHORT ? 4 : 8);
 	next_at = b->n;
+	v7_next_at = next_at;
 	b64(b, 0);
 	sec_end(b, at);
 	if (spoil == V7_SEC_PAST)
@@ -914,6 +1162,141 @@ static void test_v7(void)
 	CHECK(tdh_zsize_ok(0xffffffff, 0xffffffff));
 }
 
+/* A v7 header cut at every offset before its options end, each section's
+ * size made smaller (a compressed one's too), the BUFFER option's size
+ * made smaller (its CPU table cut at every field) or past its section:
+ * refused, little- and big-endian. */
+static void test_v7_cuts(void)
+{
+	static struct buf b;
+	struct hdr_cur c;
+
+	for (int swap = 0; swap < 2; swap++) {
+		b.swap = swap;
+		v7_file(&b, V7_SOUND);
+		CHECK(nr_sec == 7);
+		if (nr_sec != 7)
+			break;
+		for (int i = 0; i < nr_sec; i++)
+			fails_below(&b, sec_at[i], 8, tdh_get64(b.d + sec_at[i], swap), __LINE__);
+		fails_below(&b, v7_bopt - 4, 4, v7_bopt_n, __LINE__);
+		put_at(&b, v7_bopt - 4, 4, 100000);
+		CHECK(check(&b, &c) == -1);
+		tdh_free(&c);
+		put_at(&b, v7_bopt - 4, 4, v7_bopt_n);
+		CHECK(check(&b, &c) == 0);
+		tdh_free(&c);
+		cuts_fail(&b, HDR_MAGIC_LEN, sec_at[6] + 8 + tdh_get64(b.d + sec_at[6], swap),
+			  __LINE__);
+	}
+	b.swap = 0;
+	/* the compressed cmdlines section: shorter than its zsize and usize,
+	 * or than the zsize it states */
+	v7_file(&b, V7_META_Z);
+	CHECK(nr_sec == 7);
+	if (nr_sec == 7)
+		fails_below(&b, sec_at[5], 8, tdh_get64(b.d + sec_at[5], 0), __LINE__);
+}
+
+/* The options chain: HDR_MAX_SECTIONS sections are followed; a chain
+ * longer than that is refused at the first section not followed (its
+ * options never checked). */
+static void test_v7_chain(void)
+{
+	static struct buf b;
+	struct hdr_cur c;
+	size_t next = 0, last = 0, at;
+
+	for (int more = HDR_MAX_SECTIONS - 1; more <= HDR_MAX_SECTIONS; more++) {
+		v7_file(&b, V7_SOUND);
+		next = v7_next_at;
+		for (int i = 0; i < more; i++) {
+			put64_at(&b, next, b.n);
+			last = b.n;
+			at = sec_begin(&b, 0, 0);
+			b16(&b, 0);
+			b32(&b, 8);
+			next = b.n;
+			b64(&b, 0);
+			sec_end(&b, at);
+		}
+		if (more < HDR_MAX_SECTIONS) {
+			CHECK(check(&b, &c) == 0);
+			tdh_free(&c);
+		} else {
+			CHECK_BAD(&b, last);
+		}
+	}
+}
+
+/* A v7 file whose options hold two BUFFERs of @n1 and @n2 CPUs, the data
+ * of each the one page at the end, @size bytes announced; the offset of
+ * the second's first CPU's size into *@size2. */
+static void v7_two_buffers(struct buf *b, uint32_t n1, uint32_t n2, uint64_t size,
+			   size_t *size2)
+{
+	uint64_t off[6];
+	size_t first, at, tab[2];
+	uint32_t nr[2] = { n1, n2 };
+
+	b->n = 0;
+	v7_head(b, "none", &first);
+	v7_meta(b, off);
+	put64_at(b, first, b->n);
+	at = sec_begin(b, 0, 0);
+	for (int i = 0; i < 6; i++) {
+		b16(b, HDR_OPT_HEADER_INFO + i);
+		b32(b, 8);
+		b64(b, off[i]);
+	}
+	for (int k = 0; k < 2; k++) {
+		b16(b, HDR_OPT_BUFFER);
+		b32(b, 8 + (k ? 2 : 1) + 6 + 4 + 4 + nr[k] * 20);
+		b64(b, 0);
+		b_str(b, k ? "x" : "");
+		b_str(b, "local");
+		b32(b, PAGE);
+		b32(b, nr[k]);
+		tab[k] = b->n;
+		for (uint32_t i = 0; i < nr[k]; i++) {
+			b32(b, i);
+			b64(b, 0);
+			b64(b, size);
+		}
+	}
+	b16(b, 0);
+	b32(b, 8);
+	b64(b, 0);
+	sec_end(b, at);
+	b_pad(b, (b->n + PAGE - 1) / PAGE * PAGE);
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; i < nr[k]; i++)
+			put64_at(b, tab[k] + i * 20 + 4, b->n);
+	*size2 = tab[1] + 12;
+	b_pad(b, b->n + PAGE);
+}
+
+/* CPUs of all BUFFERs past HDR_MAX_CPUS: the pages of the first
+ * HDR_MAX_CPUS are kept to check; more CPUs cut short than that are
+ * refused at the first one past them. */
+static void test_v7_many_cpus(void)
+{
+	static struct buf b;
+	struct hdr_cur c;
+	size_t size2;
+
+	v7_two_buffers(&b, HDR_MAX_CPUS, 1, PAGE, &size2);
+	CHECK(check(&b, &c) == 0);
+	CHECK(c.nr_spans == HDR_MAX_CPUS && c.nr_clips == 0);
+	tdh_free(&c);
+	v7_two_buffers(&b, HDR_MAX_CPUS, 1, 2 * PAGE, &size2);
+	CHECK_BAD(&b, size2);
+	v7_two_buffers(&b, HDR_MAX_CPUS - 1, 1, 2 * PAGE, &size2);
+	CHECK(check(&b, &c) == 0);
+	CHECK(c.nr_clips == HDR_MAX_CLIPS);
+	tdh_free(&c);
+}
+
 /* A compressed v7 file's CPU data: u32 chunk count, then chunks of u32
  * zsize, u32 usize, data; @count chunks of @zs/@us announced, @size the
  * data's size in the BUFFER option, @have the bytes after the count. */
@@ -978,6 +1361,14 @@ static void test_v7_compressed(void)
 	CHECK(check(&b, &c) == -1);
 	tdh_free(&c);
 	v7_zdata(&b, 1, 16, 0x7fffffff, 24, 24);
+	CHECK(check(&b, &c) == -1);
+	tdh_free(&c);
+	/* two chunks announced, the first's data to the end: the second's
+	 * zsize, or its usize, past the data */
+	v7_zdata(&b, 2, 16, PAGE, 24, 24);
+	CHECK(check(&b, &c) == -1);
+	tdh_free(&c);
+	v7_zdata(&b, 2, 12, PAGE, 24, 24);
 	CHECK(check(&b, &c) == -1);
 	tdh_free(&c);
 	{
@@ -1047,6 +1438,12 @@ static void test_pages(void)
 			vt_td_page_init(&p, pg[0], PAGE);
 			CHECK(vt_td_page_add(&p, 100, ev, 16) == 0);
 			CHECK(vt_td_page_add(&p, 200, ev, 16) == 0);
+			/* refused, the page unchanged: no payload, one past
+			 * the small-event limit, a stamp before the last */
+			CHECK(vt_td_page_add(&p, 300, ev, 0) == -1);
+			CHECK(vt_td_page_add(&p, 300, pg[1], VT_TD_PAGE_SMALL_MAX + 1) == -1);
+			CHECK(vt_td_page_add(&p, 199, ev, 16) == -1);
+			CHECK(p.nr_events == 2 && p.used == 40 && p.ts_last == 200);
 		} else {
 			put64le(pg[0] + 8, 40, 1);
 			put32le(pg[0] + 16, ev_hdr(4, 0, 1), 1);	/* 20 bytes */
@@ -1162,6 +1559,109 @@ static void test_pages(void)
 	}
 }
 
+/* Copies the reader makes of a file whose CPU data is cut (and, here,
+ * big-endian, its first page malformed): read from the copy, with a
+ * warning; where TMPDIR says (unset or empty: /tmp); refused naming the
+ * file when no copy can be made there. */
+static void test_reader_copy(const char *dir)
+{
+	static struct buf b;
+	struct v6 v = { .nr_ftrace = 0 };
+	struct vt_td_reader *r;
+	char tmpdir[300];
+	const char *old = getenv("TMPDIR");
+	size_t data;
+
+	b.n = 0;
+	b.swap = 1;
+	v6_sound(&b, &v, 2, NULL);
+	data = b.n;
+	b_pad(&b, b.n + PAGE + PAGE / 2);
+	put64le(b.d + data + 8, 2 * PAGE, 1);
+	b.swap = 0;
+	write_buf(&b);
+	snprintf(tmpdir, sizeof(tmpdir), "%s/none", dir);
+	for (int i = 0; i < 4; i++) {
+		if (i == 0)
+			unsetenv("TMPDIR");
+		else
+			setenv("TMPDIR", i == 1 ? "" : i == 2 ? dir : tmpdir, 1);
+		r = vt_td_read_open(path);
+		if (i == 3) {
+			CHECK(r == NULL);
+			CHECK(strstr(vt_err_msg(), path) != NULL);
+			CHECK(strstr(vt_err_msg(), "no clipped copy could be made") != NULL);
+			break;
+		}
+		CHECK(r != NULL);
+		if (!r)
+			continue;
+		CHECK(vt_td_read_truncated(r) == 1);
+		CHECK(vt_td_read_warning(r) != NULL &&
+		      strstr(vt_td_read_warning(r), "1 malformed or cut ring-buffer pages"));
+		vt_td_read_close(r);
+	}
+	if (old)
+		setenv("TMPDIR", old, 1);
+	else
+		unsetenv("TMPDIR");
+
+	/* no room to pad the copy: a file size limit at the file's size */
+	{
+		struct rlimit rl, lim;
+
+		CHECK(getrlimit(RLIMIT_FSIZE, &rl) == 0);
+		lim = rl;
+		lim.rlim_cur = b.n;
+		signal(SIGXFSZ, SIG_IGN);
+		CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+		r = vt_td_read_open(path);
+		CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+		signal(SIGXFSZ, SIG_DFL);
+		CHECK(r == NULL);
+		CHECK(strstr(vt_err_msg(), path) != NULL);
+		CHECK(strstr(vt_err_msg(), "CPU data truncated; padding") != NULL);
+		vt_td_read_close(r);
+	}
+
+	/* a version string libtracecmd refuses ("0"), the data cut: the
+	 * copy cannot be loaded either */
+	b.d[HDR_MAGIC_LEN] = '0';
+	write_buf(&b);
+	CHECK(vt_td_read_open(path) == NULL);
+	CHECK(strstr(vt_err_msg(), path) != NULL);
+	CHECK(strstr(vt_err_msg(), "CPU data truncated or corrupt") != NULL);
+}
+
+/* A v7 file's CPUCOUNT option (which the guard does not read) past
+ * HDR_MAX_CPUS or negative as an int: refused by the reader. */
+static void test_reader_cpu_count(void)
+{
+	static struct buf b;
+	static const uint32_t bad[] = { HDR_MAX_CPUS + 1, 0xffffffff };
+	struct vt_td_reader *r;
+	size_t at;
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v7_file(&b, V7_SOUND);
+		put64_at(&b, v7_next_at, b.n);
+		at = sec_begin(&b, 0, 0);
+		b16(&b, 8);	/* CPUCOUNT */
+		b32(&b, 4);
+		b32(&b, bad[i]);
+		b16(&b, 0);
+		b32(&b, 8);
+		b64(&b, 0);
+		sec_end(&b, at);
+		write_buf(&b);
+		r = vt_td_read_open(path);
+		CHECK(r == NULL);
+		CHECK(strstr(vt_err_msg(), path) != NULL);
+		CHECK(strstr(vt_err_msg(), i ? "bad CPU count -1" : "bad CPU count 8193") != NULL);
+		vt_td_read_close(r);
+	}
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/t-tracedat-check.XXXXXX";
@@ -1171,8 +1671,18 @@ int main(void)
 	test_not_tracedat();
 	test_v6_counts();
 	test_v6_options();
+	test_v6_options_be();
+	test_reader_copy(dir);
+	test_reader_cpu_count();
+	/* numbers of the file's byte order */
+	CHECK(tdh_get16((const uint8_t *)"\x12\x34", 1) == 0x1234);
+	CHECK(tdh_get16((const uint8_t *)"\x12\x34", 0) == 0x3412);
 	test_v6_cpu_data();
+	test_v6_cuts();
 	test_v7();
+	test_v7_cuts();
+	test_v7_chain();
+	test_v7_many_cpus();
 	test_v7_compressed();
 	test_pages();
 	unlink(path);
