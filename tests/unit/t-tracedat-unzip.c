@@ -45,6 +45,7 @@ static char dir[] = "/dev/shm/t-tracedat-unzip.XXXXXX";
 static char path[300];
 static uint8_t pages[NR_PAGES * PAGE];
 static int nr_events;
+static uint32_t page_seq[NR_PAGES];	/* the first event's seq of each page */
 
 /* A file (or an options section's content) under construction, its
  * numbers in its byte order. */
@@ -181,6 +182,7 @@ static void make_pages(void)
 
 	for (int p = 0; p < NR_PAGES; p++) {
 		vt_td_page_init(&pg, pages + p * PAGE, PAGE);
+		page_seq[p] = seq;
 		for (;;) {
 			memcpy(ev + 8, &seq, 4);
 			if (vt_td_page_add(&pg, ts, ev, sizeof(ev)))
@@ -246,14 +248,15 @@ static void zb_buffer(struct zb *o, uint64_t fly, uint32_t cpus, uint64_t off, u
 	free(d.d);
 }
 
-/* The sound file's options but DONE: clock, metadata, CPU count, BUFFER. */
+/* The sound file's options but DONE: clock, metadata, CPU count, BUFFER
+ * (two CPUs, the second without data). */
 static void zb_opts(struct zb *o, const struct layout *l)
 {
 	zb_opt(o, HDR_OPT_TRACECLOCK, clock_opt, sizeof(clock_opt));
 	for (int i = 0; i < 6; i++)
 		zb_opt_num(o, HDR_OPT_HEADER_INFO + i, l->meta[i], 8);
-	zb_opt_num(o, OPT_CPUCOUNT, 1, 4);
-	zb_buffer(o, l->fly, 1, l->cpu_off, l->cpu_size);
+	zb_opt_num(o, OPT_CPUCOUNT, 2, 4);
+	zb_buffer(o, l->fly, 2, l->cpu_off, l->cpu_size);
 }
 
 /*
@@ -349,8 +352,9 @@ static uint64_t tail_at(const struct zb *b, size_t n)
 	return b->n + STUB_ROOM + HDR_SEC_HDR + n;
 }
 
-/* Open the test file and read every event; -1 refused, else the count. */
-static int read_all(const char **warning)
+/* Open the test file and read every event, their seqs from @seq on;
+ * -1 refused, else the count. */
+static int read_from(const char **warning, uint32_t seq)
 {
 	struct vt_td_reader *r = vt_td_read_open(path);
 	struct vt_td_event ev;
@@ -361,21 +365,26 @@ static int read_all(const char **warning)
 		return -1;
 	*warning = vt_td_read_warning(r);
 	while (vt_td_read_next_any(r, &ev) == 1) {
-		CHECK(vt_td_field_u64(&ev, "seq", &v) == 0 && v == (uint64_t)n);
+		CHECK(vt_td_field_u64(&ev, "seq", &v) == 0 && v == seq + (uint64_t)n);
 		n++;
 	}
 	vt_td_read_close(r);
 	return n;
 }
 
-/* The copy of @b made directly (tdh_unzip): 0 and its name in @tmp, or -1 */
-static int unzip(const struct zb *b, char *tmp, size_t len, uint64_t *bad)
+static int read_all(const char **warning)
+{
+	return read_from(warning, 0);
+}
+
+/* The copy of the test file made directly (tdh_unzip): 0 and its name in
+ * @tmp, or -1 */
+static int unzip_file(char *tmp, size_t len, uint64_t *bad)
 {
 	struct hdr_cur h;
 	uint64_t nr;
 	int ret;
 
-	put_file(b);
 	tmp[0] = 0;
 	if (tdh_header_ok(path, &h) < 0) {
 		fprintf(stderr, "header refused: %s\n", vt_err_msg());
@@ -385,6 +394,13 @@ static int unzip(const struct zb *b, char *tmp, size_t len, uint64_t *bad)
 	ret = tdh_unzip(path, &h, tmp, len, bad, &nr);
 	tdh_free(&h);
 	return ret;
+}
+
+/* The same for @b */
+static int unzip(const struct zb *b, char *tmp, size_t len, uint64_t *bad)
+{
+	put_file(b);
+	return unzip_file(tmp, len, bad);
 }
 
 /* The file at @p into @b */
@@ -539,12 +555,17 @@ static void test_sound(void)
 		CHECK(copy_opts(&c, ids, 32) == 0);
 	}
 
-	/* TMPDIR empty: the copy goes to /tmp */
+	/* TMPDIR empty or not set: the copy goes to /tmp */
 	zb_sound(&b, &l, ZSTD, 1);
-	setenv("TMPDIR", "", 1);
-	CHECK(unzip(&b, tmp, sizeof(tmp), &bad) == 0);
-	CHECK(strncmp(tmp, "/tmp/vmtrace-unzip.", 19) == 0);
-	unlink(tmp);
+	for (int k = 0; k < 2; k++) {
+		if (k)
+			unsetenv("TMPDIR");
+		else
+			setenv("TMPDIR", "", 1);
+		CHECK(unzip(&b, tmp, sizeof(tmp), &bad) == 0);
+		CHECK(strncmp(tmp, "/tmp/vmtrace-unzip.", 19) == 0);
+		unlink(tmp);
+	}
 	setenv("TMPDIR", dir, 1);
 	free(b.d);
 	free(o.d);
@@ -581,6 +602,432 @@ static void test_big_endian(void)
 	free(c.d);
 }
 
+/* @b refused by the reader: the file named, @what in the message */
+static void refused(const struct zb *b, uint64_t size, const char *what, int line)
+{
+	struct vt_td_reader *r;
+	char want[64];
+
+	if (size > b->n) {
+		/* a sparse file: what @b holds, then up to @size */
+		put_file(b);
+		CHECK(truncate(path, (off_t)size) == 0);
+	} else {
+		put_file(b);
+	}
+	r = vt_td_read_open(path);
+	snprintf(want, sizeof(want), "(%llu bytes)", (unsigned long long)size);
+	if (r || !strstr(vt_err_msg(), path) || !strstr(vt_err_msg(), what) ||
+	    (!strncmp(what, "corrupt", 7) && !strstr(vt_err_msg(), want)))
+		fprintf(stderr, "line %d: %s, message \"%s\", want \"%s\"\n", line,
+			r ? "opened" : "refused", vt_err_msg(), what);
+	CHECK(r == NULL);
+	CHECK(strstr(vt_err_msg(), path) != NULL);
+	CHECK(strstr(vt_err_msg(), what) != NULL);
+	if (!strncmp(what, "corrupt", 7))
+		CHECK(strstr(vt_err_msg(), want) != NULL);
+	if (r)
+		vt_td_read_close(r);
+}
+
+#define CORRUPT	"corrupt compressed trace.dat: the size, count or offset at offset"
+#define REFUSED(b, what) refused(b, (b)->n, what, __LINE__)
+
+/* The sound options of @l, then @extra (@n bytes of options), then DONE
+ * pointing at @next, in a plain section after a compressed stub, then
+ * @tail: refused with @what. */
+static void spoil(enum algo a, const void *extra, size_t n, uint64_t next, const void *tail,
+		  size_t tail_n, const char *what, int line)
+{
+	struct zb b = { 0 }, o = { 0 };
+	struct layout l;
+
+	zb_head(&b, &l, a, 0);
+	zb_opts(&o, &l);
+	zb_raw(&o, extra, n);
+	zb_opt_num(&o, HDR_OPT_DONE, next, 8);
+	zb_spoil(&b, &l, &o, tail, tail_n);
+	refused(&b, b.n, what, line);
+	free(b.d);
+	free(o.d);
+}
+
+/* Where spoil() puts its tail (@n bytes of extra options) */
+static uint64_t spoil_tail(enum algo a, size_t n)
+{
+	struct zb b = { 0 }, o = { 0 };
+	struct layout l;
+	uint64_t t;
+
+	zb_head(&b, &l, a, 0);
+	zb_opts(&o, &l);
+	t = tail_at(&b, o.n + n + 14);
+	free(b.d);
+	free(o.d);
+	return t;
+}
+
+/* The number @v of @size bytes at @p (little-endian: the spoiled files
+ * are) */
+static size_t le(uint8_t *p, uint64_t v, int size)
+{
+	memcpy(p, &v, size);
+	return size;
+}
+
+/* A section header at @p: @id, @flags, size @size */
+static size_t sec_hdr(uint8_t *p, uint16_t id, uint16_t flags, uint64_t size)
+{
+	return le(p, id, 2) + le(p + 2, flags, 2) + le(p + 4, 0, 4) + le(p + 8, size, 8);
+}
+
+/* One option into @p: @id, @n bytes of data at @d; its size */
+static size_t opt(uint8_t *p, uint16_t id, const void *d, uint32_t n)
+{
+	le(p, id, 2);
+	le(p + 2, n, 4);
+	memcpy(p + 6, d, n);
+	return 6 + n;
+}
+
+/* A metadata (or other) option naming offset @off */
+static size_t opt_off(uint8_t *p, uint16_t id, uint64_t off)
+{
+	uint8_t d[8];
+
+	le(d, off, 8);
+	return opt(p, id, d, 8);
+}
+
+/* A BUFFER option at @p: section @fly, @cpus announced, @have entries of
+ * CPU data at @off, @size bytes */
+static size_t opt_buffer(uint8_t *p, uint64_t fly, uint32_t cpus, uint32_t have, uint64_t off,
+			 uint64_t size)
+{
+	uint8_t d[128];
+	size_t n = le(d, fly, 8);
+
+	memcpy(d + n, "\0x86-tsc", 9);
+	n += 9;
+	n += le(d + n, PAGE, 4);
+	n += le(d + n, cpus, 4);
+	for (uint32_t i = 0; i < have; i++) {
+		n += le(d + n, i, 4);
+		n += le(d + n, off, 8);
+		n += le(d + n, size, 8);
+	}
+	return opt(p, HDR_OPT_BUFFER, d, (uint32_t)n);
+}
+
+/* The file's own sections (metadata, options) and the ones they point
+ * at: each size, count and offset past what holds it. */
+static void test_sections(void)
+{
+	uint8_t x[256], t[64];
+	uint64_t ta, stub;
+	size_t n;
+	struct zb b = { 0 }, o = { 0 };
+	struct layout l;
+
+	/* a metadata option naming the options section itself, the end of
+	 * the file and past it */
+	zb_head(&b, &l, ZLIB, 0);
+	stub = b.n;
+	n = opt_off(x, HDR_OPT_HEADER_INFO + 2, stub + STUB_ROOM);
+	spoil(ZLIB, x, n, 0, NULL, 0, CORRUPT, __LINE__);
+	n = opt_off(x, HDR_OPT_HEADER_INFO + 2, 1ULL << 40);
+	spoil(ZLIB, x, n, 0, NULL, 0, CORRUPT, __LINE__);
+	n = opt_off(x, OPT_BTF - 1, spoil_tail(ZLIB, 14) + 15);	/* BUFFER_TEXT, = size */
+	spoil(ZLIB, x, n, 0, t, 15, CORRUPT, __LINE__);
+
+	/* a section header cut by the end of the file: in its id, flags,
+	 * string id, size; its size past the end */
+	memset(t, 0, sizeof(t));
+	ta = spoil_tail(ZSTD, 14);
+	for (int k = 0; k < 4; k++) {
+		static const int at[] = { 14, 12, 8, 0 };
+
+		n = opt_off(x, HDR_OPT_HEADER_INFO + 3, ta + at[k]);
+		spoil(ZSTD, x, n, 0, t, 15, CORRUPT, __LINE__);
+	}
+	sec_hdr(t, HDR_OPT_HEADER_INFO + 3, 0, 1000);
+	spoil(ZSTD, x, n, 0, t, 16 + 999, CORRUPT, __LINE__);
+	/* ... and the same for the flyrecord section a BUFFER names */
+	ta = spoil_tail(ZSTD, 45);
+	memset(t, 0, sizeof(t));
+	for (int k = 0; k < 4; k++) {
+		static const int at[] = { 14, 12, 8, 0 };
+
+		n = opt_buffer(x, ta + at[k], 0, 0, 0, 0);
+		CHECK(n == 6 + 25);
+		n += opt_off(x + n, 99, 0);	/* 45 bytes in all */
+		spoil(ZSTD, x, n, 0, t, 15, CORRUPT, __LINE__);
+	}
+
+	/* an uncompressed metadata section larger than the copy takes (a
+	 * sparse file 256 MB long) */
+	zb_head(&b, &l, ZSTD, 0);
+	o.n = 0;
+	zb_opts(&o, &l);
+	ta = tail_at(&b, o.n + 14 + 14);
+	zb_opt_num(&o, HDR_OPT_HEADER_INFO + 4, ta, 8);
+	zb_opt_num(&o, HDR_OPT_DONE, 0, 8);
+	sec_hdr(t, HDR_OPT_HEADER_INFO + 4, 0, SEC_MAX + 1ULL);
+	CHECK(zb_spoil(&b, &l, &o, t, 16) == ta);
+	refused(&b, ta + 16 + SEC_MAX + 1, CORRUPT, __LINE__);
+
+	/* compressed: no compressed size, no size, a size past the copy's
+	 * bound, past the best ratio, compressed data past the section */
+	ta = spoil_tail(ZSTD, 14);
+	n = opt_off(x, HDR_OPT_HEADER_INFO + 1, ta);
+	sec_hdr(t, HDR_OPT_HEADER_INFO + 1, HDR_SEC_COMPRESSED, 0);
+	spoil(ZSTD, x, n, 0, t, 16, CORRUPT, __LINE__);
+	sec_hdr(t, HDR_OPT_HEADER_INFO + 1, HDR_SEC_COMPRESSED, 4);
+	le(t + 16, 1, 4);
+	spoil(ZSTD, x, n, 0, t, 20, CORRUPT, __LINE__);
+	sec_hdr(t, HDR_OPT_HEADER_INFO + 1, HDR_SEC_COMPRESSED, 8);
+	le(t + 20, SEC_MAX + 1, 4);
+	spoil(ZSTD, x, n, 0, t, 24, CORRUPT, __LINE__);
+	le(t + 16, 0, 4);
+	le(t + 20, HDR_PAGE_MAX + 1, 4);
+	spoil(ZSTD, x, n, 0, t, 24, CORRUPT, __LINE__);
+	sec_hdr(t, HDR_OPT_HEADER_INFO + 1, HDR_SEC_COMPRESSED, 18);
+	le(t + 16, 100, 4);
+	le(t + 20, 100, 4);
+	spoil(ZSTD, x, n, 0, t, 34, CORRUPT, __LINE__);
+	/* a zlib stream that inflates to less than its section says */
+	{
+		uint8_t z[64];
+		uLongf zl = sizeof(z);
+		char want[128];
+
+		CHECK(compress2(z, &zl, (const uint8_t *)"abc", 3, 9) == Z_OK);
+		ta = spoil_tail(ZLIB, 14);
+		n = opt_off(x, HDR_OPT_HEADER_INFO + 1, ta);
+		sec_hdr(t, HDR_OPT_HEADER_INFO + 1, HDR_SEC_COMPRESSED, 8 + zl);
+		le(t + 16, zl, 4);
+		le(t + 20, 10, 4);
+		memcpy(t + 24, z, zl);
+		snprintf(want, sizeof(want), "compressed section 17 at offset %llu does not inflate "
+			 "(zlib)", (unsigned long long)ta);
+		spoil(ZLIB, x, n, 0, t, 24 + zl, want, __LINE__);
+	}
+
+	/* options: a metadata offset and the chain's end shorter than a
+	 * u64, three stray bytes at the end, no DONE */
+	n = opt(x, HDR_OPT_HEADER_INFO, "abcd", 4);
+	spoil(ZSTD, x, n, 0, NULL, 0, CORRUPT, __LINE__);
+	zb_head(&b, &l, ZSTD, 0);
+	o.n = 0;
+	zb_opts(&o, &l);
+	zb_opt(&o, 99, "abcd", 4);
+	zb_set(&o, o.n - 8, 5, 4);	/* 5 bytes, 4 left */
+	zb_spoil(&b, &l, &o, NULL, 0);
+	REFUSED(&b, CORRUPT);
+	zb_head(&b, &l, ZSTD, 0);
+	o.n = 0;
+	zb_opts(&o, &l);
+	zb_opt(&o, HDR_OPT_DONE, "abcd", 4);
+	zb_spoil(&b, &l, &o, NULL, 0);
+	REFUSED(&b, CORRUPT);
+	o.n = 0;
+	zb_opts(&o, &l);
+	zb_raw(&o, "abc", 3);
+	zb_head(&b, &l, ZSTD, 0);
+	zb_spoil(&b, &l, &o, NULL, 0);
+	REFUSED(&b, CORRUPT);
+
+	/* the chain: back to itself, past the end, to a section cut short */
+	zb_head(&b, &l, ZSTD, 0);
+	spoil(ZSTD, NULL, 0, b.n + STUB_ROOM, NULL, 0, CORRUPT, __LINE__);
+	spoil(ZSTD, NULL, 0, 1ULL << 40, NULL, 0, CORRUPT, __LINE__);
+	ta = spoil_tail(ZSTD, 0);
+	sec_hdr(t, 0, 0, 100);
+	spoil(ZSTD, NULL, 0, ta, t, 16, CORRUPT, __LINE__);
+
+	/* more sections than the copy takes: 4097 metadata offsets, and a
+	 * chain of 4097 options sections */
+	{
+		size_t big = 4097 * 14, tn = 4097 * 30;
+		uint8_t *m = malloc(big), *tl = malloc(tn);
+
+		CHECK(m && tl);
+		ta = spoil_tail(ZSTD, big);
+		n = 0;
+		for (int i = 0; m && i < 4097; i++)
+			n += opt_off(m + n, HDR_OPT_HEADER_INFO + 4, ta + i);
+		memset(tl, 0, tn);
+		if (m && tl)
+			spoil(ZSTD, m, n, 0, tl, tn, CORRUPT, __LINE__);
+		ta = spoil_tail(ZSTD, 0);
+		for (int i = 0; tl && i < 4097; i++) {
+			sec_hdr(tl + i * 30, 0, 0, 14);
+			opt_off(tl + i * 30 + 16, HDR_OPT_DONE, ta + (i + 1) * 30);
+		}
+		if (tl)
+			spoil(ZSTD, NULL, 0, ta, tl, tn, CORRUPT, __LINE__);
+		free(m);
+		free(tl);
+	}
+	free(b.d);
+	free(o.d);
+}
+
+/* BUFFER options and the chunk tables of their CPUs */
+static void test_buffers(void)
+{
+	uint8_t x[256], t[64];
+	uint64_t ta;
+	size_t n, total;
+	struct zb b = { 0 }, o = { 0 };
+	struct layout l;
+
+	/* shorter than its offset; no end to its name, to its clock; no
+	 * page size and CPU count after them; more CPUs than 8192, than it
+	 * holds; a second BUFFER of the same flyrecord section */
+	n = opt(x, HDR_OPT_BUFFER, "abcd", 4);
+	spoil(ZSTD, x, n, 0, NULL, 0, CORRUPT, __LINE__);
+	n = opt(x, HDR_OPT_BUFFER, "\1\0\0\0\0\0\0\0abc", 11);
+	spoil(ZSTD, x, n, 0, NULL, 0, CORRUPT, __LINE__);
+	n = opt(x, HDR_OPT_BUFFER, "\1\0\0\0\0\0\0\0\0abc", 12);
+	spoil(ZSTD, x, n, 0, NULL, 0, CORRUPT, __LINE__);
+	n = opt(x, HDR_OPT_BUFFER, "\1\0\0\0\0\0\0\0\0c\0\0\x10\0\0", 15);
+	spoil(ZSTD, x, n, 0, NULL, 0, CORRUPT, __LINE__);
+	n = opt_buffer(x, 1, HDR_MAX_CPUS + 1, 1, 0, 0);
+	spoil(ZSTD, x, n, 0, NULL, 0, CORRUPT, __LINE__);
+	n = opt_buffer(x, 1, 3, 2, 0, 0);
+	spoil(ZSTD, x, n, 0, NULL, 0, CORRUPT, __LINE__);
+	n = opt_buffer(x, 1ULL << 40, 1, 1, 0, 0);	/* its section past the end */
+	spoil(ZSTD, x, n, 0, NULL, 0, CORRUPT, __LINE__);
+	zb_head(&b, &l, ZSTD, 0);
+	n = opt_buffer(x, l.fly, 1, 1, l.cpu_off, l.cpu_size);
+	spoil(ZSTD, x, n, 0, NULL, 0, CORRUPT, __LINE__);
+
+	/* a CPU's data: starting past the end, running past it, no room for
+	 * its chunk count */
+	zb_head(&b, &l, ZSTD, 0);
+	o.n = 0;
+	zb_opts(&o, &l);
+	total = tail_at(&b, o.n + 6 + 45 + 14) + 16;	/* the file with a 16-byte tail */
+	memset(t, 0, sizeof(t));
+	n = opt_buffer(x, 1, 1, 1, total + 1, 8);
+	spoil(ZSTD, x, n, 0, t, 16, CORRUPT, __LINE__);
+	n = opt_buffer(x, 1, 1, 1, 100, total);
+	spoil(ZSTD, x, n, 0, t, 16, CORRUPT, __LINE__);
+	n = opt_buffer(x, 1, 1, 1, total - 10, 8);
+	spoil(ZSTD, x, n, 0, t, 16, CORRUPT, __LINE__);
+
+	/* its chunk table (at the tail): more chunks than its size holds;
+	 * cut in a chunk's compressed size, in its size; a size past the
+	 * best ratio, past the ratio the copy allows a chunk; compressed data
+	 * past the CPU's data */
+	ta = total - 16;
+	n = opt_buffer(x, 1, 1, 1, ta, 16);
+	le(t, 3, 4);
+	spoil(ZSTD, x, n, 0, t, 20, CORRUPT, __LINE__);
+	le(t, 2, 4);
+	le(t + 4, 8, 4);
+	le(t + 8, 8, 4);
+	spoil(ZSTD, x, n, 0, t, 20, CORRUPT, __LINE__);
+	n = opt_buffer(x, 1, 1, 1, ta, 20);
+	spoil(ZSTD, x, n, 0, t, 24, CORRUPT, __LINE__);
+	n = opt_buffer(x, 1, 1, 1, ta, 8);
+	le(t, 1, 4);
+	le(t + 4, 0, 4);
+	le(t + 8, HDR_PAGE_MAX + 1, 4);
+	spoil(ZSTD, x, n, 0, t, 12, CORRUPT, __LINE__);
+	n = opt_buffer(x, 1, 1, 1, ta, 9);
+	le(t + 4, 1, 4);
+	le(t + 8, HDR_ZRATIO_MAX + PAGE + 1, 4);
+	spoil(ZSTD, x, n, 0, t, 13, CORRUPT, __LINE__);
+	n = opt_buffer(x, 1, 1, 1, ta, 12);
+	le(t + 4, 100, 4);
+	le(t + 8, 100, 4);
+	spoil(ZSTD, x, n, 0, t, 16, CORRUPT, __LINE__);
+	free(b.d);
+	free(o.d);
+}
+
+/* Where the copy cannot go: an algorithm vmtrace does not know, a
+ * TMPDIR that does not exist, a file gone before its copy is made, a copy
+ * cut short by the file size limit (removed, the file named) */
+static void test_no_copy(void)
+{
+	struct zb b = { 0 };
+	struct layout l;
+	struct hdr_cur h;
+	struct rlimit rl, old;
+	struct stat st;
+	char tmp[300], want[400];
+	uint64_t bad, nr, total;
+	int rc, failed = 0, kept = 0;
+
+	zb_sound(&b, &l, ZLIB, 1);
+	memcpy(b.d + 18, "lzma", 4);
+	put_file(&b);
+	CHECK(vt_td_read_open(path) == NULL);
+	snprintf(want, sizeof(want), "%s: compressed with 'lzma', which vmtrace cannot read", path);
+	CHECK(strncmp(vt_err_msg(), want, strlen(want)) == 0);
+
+	zb_sound(&b, &l, ZLIB, 1);
+	put_file(&b);
+	CHECK(tdh_header_ok(path, &h) == 0);
+	unlink(path);
+	CHECK(tdh_unzip(path, &h, tmp, sizeof(tmp), &bad, &nr) == -1);
+	snprintf(want, sizeof(want), "%s: cannot open: No such file or directory", path);
+	CHECK_STR(vt_err_msg(), want);
+	tdh_free(&h);
+
+	/* the copy's size, then each limit below it */
+	CHECK(unzip(&b, tmp, sizeof(tmp), &bad) == 0 && stat(tmp, &st) == 0);
+	unlink(tmp);
+	total = (uint64_t)st.st_size;
+	CHECK(total > sizeof(pages));
+	signal(SIGXFSZ, SIG_IGN);
+	CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+	for (uint64_t lim = 0; lim < total; lim += 61) {
+		rl = old;
+		rl.rlim_cur = lim;
+		CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+		rc = unzip_file(tmp, sizeof(tmp), &bad);
+		CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+		snprintf(want, sizeof(want), "%s: writing its uncompressed copy %s failed: File too "
+			 "large", path, tmp);
+		failed += rc == -1 && !strcmp(vt_err_msg(), want);
+		kept += !access(tmp, F_OK);
+		if (rc == -1 && strcmp(vt_err_msg(), want))
+			fprintf(stderr, "limit %llu: %s\n", (unsigned long long)lim, vt_err_msg());
+		if (!rc)
+			unlink(tmp);
+	}
+	CHECK(failed == (int)((total + 60) / 61));
+	CHECK(kept == 0);
+	signal(SIGXFSZ, SIG_DFL);
+	free(b.d);
+}
+
+/* A zlib chunk that inflates to less than it says: its pages read as
+ * empty, the rest kept, the file named */
+static void test_short_chunk(void)
+{
+	struct zb b = { 0 }, o = { 0 };
+	struct layout l;
+	const char *w = NULL;
+	char want[256];
+
+	zb_head(&b, &l, ZLIB, (CHUNK_PAGES + 1) * PAGE);
+	zb_opts(&o, &l);
+	zb_opt_num(&o, HDR_OPT_DONE, 0, 8);
+	zb_first(&b, &l, &o, 0);
+	put_file(&b);
+	CHECK(read_from(&w, page_seq[CHUNK_PAGES]) == nr_events - (int)page_seq[CHUNK_PAGES]);
+	snprintf(want, sizeof(want), "%s: 1 of 2 compressed chunks do not inflate (zlib): their "
+		 "pages read as empty", path);
+	CHECK_STR(w, want);
+	free(b.d);
+	free(o.d);
+}
+
 int main(void)
 {
 	CHECK(mkdtemp(dir) != NULL);
@@ -589,6 +1036,10 @@ int main(void)
 	make_pages();
 	test_sound();
 	test_big_endian();
+	test_sections();
+	test_buffers();
+	test_short_chunk();
+	test_no_copy();
 	unlink(path);
 	rmdir(dir);
 	return check_done();
