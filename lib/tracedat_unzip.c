@@ -518,12 +518,13 @@ int tdh_unzip(const char *path, const struct hdr_cur *h, char *tmp, size_t tmple
 	      uint64_t *bad_chunks, uint64_t *nr_chunks)
 {
 	const char *tmpdir = getenv("TMPDIR");
+	const char *dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
 	uint8_t head[UZ_HEAD_LEN + 8 + sizeof(uint64_t)];
 	uint64_t head_len, first, total;
 	struct statvfs sv;
 	struct uz u;
 	FILE *f = NULL;
-	int fd = -1, dst = -1, ret = -1;
+	int fd = -1, dst = -1, made = 0, ret = -1;
 
 	memset(&u, 0, sizeof(u));
 	u.path = path;
@@ -535,7 +536,7 @@ int tdh_unzip(const char *path, const struct hdr_cur *h, char *tmp, size_t tmple
 	else
 		return vt_err_set("%s: compressed with '%.32s', which vmtrace cannot read (it reads "
 				  "zlib and zstd, the algorithms trace-cmd writes)", path, h->zname);
-	snprintf(tmp, tmplen, "%s/vmtrace-unzip.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	snprintf(tmp, tmplen, "%s/vmtrace-unzip.XXXXXX", dir);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	u.reg = calloc(UZ_MAX_REGIONS, sizeof(*u.reg));
 	if (fd < 0 || !u.reg) {
@@ -557,11 +558,13 @@ int tdh_unzip(const char *path, const struct hdr_cur *h, char *tmp, size_t tmple
 				   "that holds no section", path);
 			goto out;
 		}
+	/* a failed mkstemp leaves a name it tried in @tmp: not ours */
 	dst = mkstemp(tmp);
 	if (dst < 0) {
-		vt_err_errno("%s: compressed; no room for its uncompressed copy in %s", path, tmp);
+		vt_err_errno("%s: compressed; no room for its uncompressed copy in %s", path, dir);
 		goto out;
 	}
+	made = 1;
 	if (!fstatvfs(dst, &sv) && (uint64_t)sv.f_bavail * sv.f_frsize < total) {
 		vt_err_set("%s: compressed; its uncompressed copy needs %llu MB, %s has %llu MB "
 			   "free (set TMPDIR to a larger file system)", path,
@@ -587,7 +590,7 @@ out:
 		ret = vt_err_errno("%s: writing its uncompressed copy %s failed", path, tmp);
 	if (dst >= 0)
 		close(dst);
-	if (ret && strstr(tmp, "XXXXXX") == NULL)
+	if (ret && made)
 		unlink(tmp);
 	if (fd >= 0)
 		close(fd);

@@ -969,8 +969,18 @@ static void test_no_copy(void)
 	snprintf(want, sizeof(want), "%s: compressed with 'lzma', which vmtrace cannot read", path);
 	CHECK(strncmp(vt_err_msg(), want, strlen(want)) == 0);
 
+	/* (mkstemp leaves a name it tried in its template: not the one to
+	 * give, nor to remove) */
 	zb_sound(&b, &l, ZLIB, 1);
 	put_file(&b);
+	snprintf(tmp, sizeof(tmp), "%s/none", dir);
+	setenv("TMPDIR", tmp, 1);
+	CHECK(vt_td_read_open(path) == NULL);
+	snprintf(want, sizeof(want), "%s: compressed; no room for its uncompressed copy in "
+		 "%s/none: No such file or directory", path, dir);
+	CHECK_STR(vt_err_msg(), want);
+	setenv("TMPDIR", dir, 1);
+
 	CHECK(tdh_header_ok(path, &h) == 0);
 	unlink(path);
 	CHECK(tdh_unzip(path, &h, tmp, sizeof(tmp), &bad, &nr) == -1);
