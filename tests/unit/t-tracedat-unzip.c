@@ -33,6 +33,7 @@
 #define OPT_BTF		23
 #define OPT_MODULES	25
 #define OPT_CPUCOUNT	8
+#define OPT_BUFFER_TEXT	22	/* a section the copy takes as it is */
 #define SEC_MAX		(256U << 20)	/* the copy's bound on a metadata section */
 
 #include "td_test_event.h"	/* fmt: the test event vt_test */
@@ -57,6 +58,8 @@ struct zb {
 
 static void zb_raw(struct zb *b, const void *p, size_t n)
 {
+	if (!n)
+		return;
 	if (b->n + n > b->cap) {
 		b->cap = (b->n + n) * 2 + 4096;
 		b->d = realloc(b->d, b->cap);
@@ -353,9 +356,11 @@ static uint64_t tail_at(const struct zb *b, size_t n)
 }
 
 /* Open the test file and read every event, their seqs from @seq on;
- * -1 refused, else the count. */
+ * -1 refused, else the count.  *@warning: the reader's warning (kept
+ * until the next call) or NULL. */
 static int read_from(const char **warning, uint32_t seq)
 {
+	static char warn[512];
 	struct vt_td_reader *r = vt_td_read_open(path);
 	struct vt_td_event ev;
 	uint64_t v;
@@ -363,7 +368,11 @@ static int read_from(const char **warning, uint32_t seq)
 
 	if (!r)
 		return -1;
-	*warning = vt_td_read_warning(r);
+	*warning = NULL;
+	if (vt_td_read_warning(r)) {
+		snprintf(warn, sizeof(warn), "%s", vt_td_read_warning(r));
+		*warning = warn;
+	}
 	while (vt_td_read_next_any(r, &ev) == 1) {
 		CHECK(vt_td_field_u64(&ev, "seq", &v) == 0 && v == seq + (uint64_t)n);
 		n++;
@@ -723,7 +732,8 @@ static size_t opt_buffer(uint8_t *p, uint64_t fly, uint32_t cpus, uint32_t have,
  * at: each size, count and offset past what holds it. */
 static void test_sections(void)
 {
-	uint8_t x[256], t[64];
+	static uint8_t t[1100];
+	uint8_t x[256];
 	uint64_t ta, stub;
 	size_t n;
 	struct zb b = { 0 }, o = { 0 };
@@ -948,12 +958,33 @@ static void test_buffers(void)
 	free(o.d);
 }
 
+/* A sound zlib file with a plain section of @big bytes before its
+ * options, its header's page size 8192 */
+static void rlimit_file(struct zb *b, size_t big)
+{
+	struct zb o = { 0 };
+	struct layout l;
+	uint8_t *d = calloc(1, big);
+	uint64_t at;
+
+	zb_head(b, &l, ZLIB, 0);
+	at = b->n;
+	zb_sec(b, OPT_BUFFER_TEXT, 0, ZLIB, d, big);
+	zb_opts(&o, &l);
+	zb_opt_num(&o, OPT_BUFFER_TEXT, at, 8);
+	zb_opt_num(&o, HDR_OPT_DONE, 0, 8);
+	zb_first(b, &l, &o, 1);
+	zb_set(b, 14, 2 * PAGE, 4);
+	free(o.d);
+	free(d);
+}
+
 /* Where the copy cannot go: an algorithm vmtrace does not know, a
  * TMPDIR that does not exist, a file gone before its copy is made, a copy
  * cut short by the file size limit (removed, the file named) */
 static void test_no_copy(void)
 {
-	struct zb b = { 0 };
+	struct zb b = { 0 }, c = { 0 };
 	struct layout l;
 	struct hdr_cur h;
 	struct rlimit rl, old;
@@ -988,7 +1019,15 @@ static void test_no_copy(void)
 	CHECK_STR(vt_err_msg(), want);
 	tdh_free(&h);
 
-	/* the copy's size, then each limit below it */
+	/* the copy's size, then each limit below it: its pages padded to
+	 * 8192 bytes (the header's page size), past stdio's buffer (4096
+	 * bytes), a section larger than the buffer, sized so that the next
+	 * section's header straddles the buffer's end */
+	rlimit_file(&b, 6000);
+	CHECK(unzip(&b, tmp, sizeof(tmp), &bad) == 0);
+	get_file(tmp, &c);
+	unlink(tmp);
+	rlimit_file(&b, 6000 + (2 * PAGE - 8 - get(&c, 18 + 5 + 1, 8) % PAGE) % PAGE);
 	CHECK(unzip(&b, tmp, sizeof(tmp), &bad) == 0 && stat(tmp, &st) == 0);
 	unlink(tmp);
 	total = (uint64_t)st.st_size;
@@ -1014,26 +1053,37 @@ static void test_no_copy(void)
 	CHECK(kept == 0);
 	signal(SIGXFSZ, SIG_DFL);
 	free(b.d);
+	free(c.d);
 }
 
-/* A zlib chunk that inflates to less than it says: its pages read as
- * empty, the rest kept, the file named */
-static void test_short_chunk(void)
+/* A chunk that inflates to less than it says, one that does not inflate
+ * (its stream's first bytes spoiled): its pages read as empty, the rest
+ * kept, the file named */
+static void test_bad_chunk(void)
 {
 	struct zb b = { 0 }, o = { 0 };
 	struct layout l;
 	const char *w = NULL;
 	char want[256];
 
-	zb_head(&b, &l, ZLIB, (CHUNK_PAGES + 1) * PAGE);
-	zb_opts(&o, &l);
-	zb_opt_num(&o, HDR_OPT_DONE, 0, 8);
-	zb_first(&b, &l, &o, 0);
-	put_file(&b);
-	CHECK(read_from(&w, page_seq[CHUNK_PAGES]) == nr_events - (int)page_seq[CHUNK_PAGES]);
-	snprintf(want, sizeof(want), "%s: 1 of 2 compressed chunks do not inflate (zlib): their "
-		 "pages read as empty", path);
-	CHECK_STR(w, want);
+	for (int a = ZLIB; a <= ZSTD; a++)
+		for (int k = 0; k < 2; k++) {
+			zb_head(&b, &l, a, k ? 0 : (CHUNK_PAGES + 1) * PAGE);
+			if (k) {
+				b.d[l.cpu_off + 4 + HDR_ZHDR] ^= 0xff;
+				b.d[l.cpu_off + 4 + HDR_ZHDR + 1] ^= 0xff;
+			}
+			o.n = 0;
+			zb_opts(&o, &l);
+			zb_opt_num(&o, HDR_OPT_DONE, 0, 8);
+			zb_first(&b, &l, &o, 0);
+			put_file(&b);
+			CHECK(read_from(&w, page_seq[CHUNK_PAGES]) ==
+			      nr_events - (int)page_seq[CHUNK_PAGES]);
+			snprintf(want, sizeof(want), "%s: 1 of 2 compressed chunks do not inflate "
+				 "(%s): their pages read as empty", path, a ? "zstd" : "zlib");
+			CHECK_STR(w, want);
+		}
 	free(b.d);
 	free(o.d);
 }
@@ -1048,7 +1098,7 @@ int main(void)
 	test_big_endian();
 	test_sections();
 	test_buffers();
-	test_short_chunk();
+	test_bad_chunk();
 	test_no_copy();
 	unlink(path);
 	rmdir(dir);
