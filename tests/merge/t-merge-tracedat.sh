@@ -10,7 +10,9 @@
 #    the guest lands at the expected ns on both sides of the change;
 #  - Perfetto (protoc) carries the flows, uftrace replay the exit slices;
 #  - trace clocks: a ns clock is used with a warning, other clocks refused;
-#  - a trace.dat cut inside its CPU data merges up to the cut (exit 3).
+#  - a trace.dat cut inside its CPU data merges up to the cut (exit 3);
+#  - threads QEMU's by their names, a guest's ns clock and "CPU 0/KVM"
+#    thread; kvm_exit slices named from other print formats.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
 GTD="$VT_BUILD/tests/merge/gen-tracedat"
@@ -128,4 +130,82 @@ PYEOF
 head -c 6000 h/trace.dat >t.dat
 rc=0; "$VT_BIN" merge t.dat -o t.json 2>terr.txt || rc=$?
 [ "$rc" = 1 ] && grep -Eq "t.dat: (not a readable|corrupt) trace.dat" terr.txt || { cat terr.txt; echo "FAIL: rc=$rc"; exit 1; }
+# thread names with no QEMU task list in the meta (by name): "IO ...",
+# "worker...", "vhost-..." are QEMU's threads, "CPU 0/KVMx" is no vCPU; a
+# guest trace.dat on a ns clock is placed unaligned with a warning, its own
+# "CPU 0/KVM" thread named "vCPU 0" in the guest's process, no vCPU of the
+# host's
+mkdir -p hn gn
+cat >hn.txt <<'EOT'
+comm 4243 CPU 0/KVM
+comm 4301 IO iothread0
+comm 4302 worker
+comm 4303 vhost-4242
+comm 4304 CPU 0/KVMx
+ev 0 1000000000 4243 kvm/kvm_pio rw=1 port=1 size=1 count=1 val=0
+ev 0 1000001000 4301 kvm/kvm_pio rw=1 port=2 size=1 count=1 val=0
+ev 0 1000002000 4302 kvm/kvm_pio rw=1 port=3 size=1 count=1 val=0
+ev 0 1000003000 4303 kvm/kvm_pio rw=1 port=4 size=1 count=1 val=0
+ev 0 1000004000 4304 kvm/kvm_pio rw=1 port=5 size=1 count=1 val=0
+EOT
+"$GTD" hn/trace.dat <hn.txt
+cp h/vmtrace.meta hn/
+printf 'clock local\ncomm 200 CPU 0/KVM\nev 0 3000 200 kvm/kvm_pio rw=1 port=6 size=1 count=1 val=0\n' |
+	"$GTD" gn/trace.dat
+printf '# vmtrace-meta 1\nformat=trace.dat\ndomain=guest\nclock=tsc\ntsc.hz=2000000000\n' >gn/vmtrace.meta
+"$VT_BIN" merge hn gn -o n.json 2>nerr.txt || { cat nerr.txt; echo "FAIL: merge hn gn"; exit 1; }
+grep -q "gn/trace.dat: recorded with the 'local' trace clock (ns), not x86-tsc: its events are placed by their ns stamps, unaligned" nerr.txt ||
+	{ cat nerr.txt; echo "FAIL: no ns clock warning for the guest"; exit 1; }
+"$PY" - n.json <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+M = {(e["pid"], e["tid"], e["name"]): e["args"]["name"] for e in ev if e["ph"] == "M"}
+port = {e["args"]["port"]: (e["pid"], e["tid"], e["ts"]) for e in ev if e["ph"] == "i"}
+for p, tid in ((1, 4243), (2, 4301), (3, 4302), (4, 4303)):
+    assert port[p][:2] == (4242, tid), (p, port[p])
+assert M[(4242, 4243, "process_name")] == "host: QEMU (pid 4242)", M
+assert M[(4242, 4301, "thread_name")] == "IO iothread0", M
+assert M[(4242, 4302, "thread_name")] == "worker" and M[(4242, 4303, "thread_name")] == "vhost-4242", M
+assert port[5][:2] == (4304, 4304), port[5]
+assert M[(4304, 4304, "process_name")] == "host: CPU 0/KVMx (pid 4304)", M
+assert M[(4304, 4304, "thread_name")] == "CPU 0/KVMx", M
+# the guest's pids and tids are offset by 10000000 (merge's guest machine)
+assert port[6] == (10000200, 10000200, 3.0), port[6]
+assert M[(10000200, 10000200, "thread_name")] == "vCPU 0", M
+assert M[(10000200, 10000200, "process_name")] == "guest: CPU 0/KVM (pid 200)", M
+print("ok: thread names")
+PYEOF
+# kvm_exit slices named from formats other than this kernel's: with no
+# "reason " in its print format the slice is named by exit_reason's number,
+# also past 128 distinct reasons; with no exit_reason field, "exit: 0"; a
+# symbolic field that prints as nothing stays a number
+fake_tracefs fa
+fake_tracefs fb
+mkdir -p fa/events/kvm/kvm_exit fb/events/kvm/kvm_exit xa xb
+COMMON='	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
+	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
+	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
+	field:int common_pid;	offset:4;	size:4;	signed:1;
+'
+printf 'name: kvm_exit\nID: 900\nformat:\n%s\n\tfield:unsigned int vcpu_id;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:unsigned int fl;\toffset:12;\tsize:4;\tsigned:0;\n\nprint fmt: "vcpu %%u fl=%%s", REC->vcpu_id, __print_flags(REC->fl, "|", { 1, "A" })\n' \
+	"$COMMON" >fa/events/kvm/kvm_exit/format
+printf 'name: kvm_exit\nID: 901\nformat:\n%s\n\tfield:unsigned int exit_reason;\toffset:8;\tsize:4;\tsigned:0;\n\nprint fmt: "vcpu 0 reason ", REC->exit_reason\n' \
+	"$COMMON" >fb/events/kvm/kvm_exit/format
+printf 'comm 4243 CPU 0/KVM\nev 0 1000000000 4243 kvm/kvm_exit vcpu_id=0 fl=0\nev 0 1000001000 4243 kvm/kvm_exit vcpu_id=0 fl=1\n' |
+	"$GTD" xa/trace.dat "$PWD/fa"
+{ echo "comm 4243 CPU 0/KVM"
+  for i in $(seq 0 129); do echo "ev 0 $((1000000000 + i * 1000)) 4243 kvm/kvm_exit exit_reason=$i"; done
+} | "$GTD" xb/trace.dat "$PWD/fb"
+cp h/vmtrace.meta xa/
+cp h/vmtrace.meta xb/
+"$VT_BIN" merge xa -o xa.json -q && "$VT_BIN" merge xb -o xb.json -q ||
+	{ echo "FAIL: merge of other kvm_exit formats"; exit 1; }
+"$PY" - xa.json xb.json <<'PYEOF'
+import json, sys
+a = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "B"]
+assert [(e["name"], e["args"]["fl"]) for e in a] == [("exit: 0", 0), ("exit: 0", "A")], a
+b = [e["name"] for e in json.load(open(sys.argv[2]))["traceEvents"] if e["ph"] == "B"]
+assert b == ["exit: %d" % i for i in range(130)], b[125:]
+print("ok: kvm_exit names from other formats")
+PYEOF
 echo ok
