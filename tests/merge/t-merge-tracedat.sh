@@ -208,4 +208,27 @@ b = [e["name"] for e in json.load(open(sys.argv[2]))["traceEvents"] if e["ph"] =
 assert b == ["exit: %d" % i for i in range(130)], b[125:]
 print("ok: kvm_exit names from other formats")
 PYEOF
+# a string whose __data_loc points past its record is left out of the
+# event's arguments, the others kept
+fake_tracefs fc
+mkdir -p fc/events/vt/probe xc
+printf 'name: probe\nID: 902\nformat:\n%s\n\tfield:unsigned int marker;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:__data_loc char[] str;\toffset:12;\tsize:4;\tsigned:0;\n\nprint fmt: "marker=%%u", REC->marker\n' \
+	"$COMMON" >fc/events/vt/probe/format
+printf 'comm 4243 CPU 0/KVM\nev 0 1000000000 4243 vt/probe marker=0x51525354 str=abc\nev 0 1000001000 4243 vt/probe marker=0x51525354 str=abc\n' |
+	"$GTD" xc/trace.dat "$PWD/fc"
+cp h/vmtrace.meta xc/
+"$PY" - xc/trace.dat <<'PYEOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+i = d.index(b"TSRQ")		# marker 0x51525354: the first record's
+struct.pack_into("<I", d, i + 4, 4 << 16 | 500)
+open(sys.argv[1], "wb").write(d)
+PYEOF
+"$VT_BIN" merge xc -o xc.json -q || { echo "FAIL: merge of a __data_loc past its record"; exit 1; }
+"$PY" - xc.json <<'PYEOF'
+import json, sys
+p = [e["args"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "i"]
+assert p == [{"marker": 0x51525354}, {"marker": 0x51525354, "str": "abc"}], p
+print("ok: __data_loc past its record left out")
+PYEOF
 echo ok
