@@ -9,7 +9,8 @@
 #  - two kvm_write_tsc_offset events (offset +1e6 at host TSC 1000100000):
 #    the guest lands at the expected ns on both sides of the change;
 #  - Perfetto (protoc) carries the flows, uftrace replay the exit slices;
-#  - trace clocks: a ns clock is used with a warning, other clocks refused;
+#  - trace clocks: a ns clock is used with a warning, other clocks refused,
+#    none (no TRACECLOCK option) taken as x86-tsc;
 #  - a trace.dat cut inside its CPU data merges up to the cut (exit 3);
 #  - threads QEMU's by their names, a guest's ns clock and "CPU 0/KVM"
 #    thread; kvm_exit slices named from other print formats.
@@ -102,6 +103,12 @@ grep -q '"ts":1000000.000' l.json || { echo "FAIL: ns clock not taken as ns"; ex
 mkdir -p c && { echo "clock counter"; cat ev.txt; } | "$GTD" c/trace.dat
 rc=0; "$VT_BIN" merge c h -o c.json 2>cerr.txt || rc=$?
 [ "$rc" = 1 ] && grep -q "trace clock 'counter'" cerr.txt || { cat cerr.txt; echo "FAIL: counter clock rc=$rc"; exit 1; }
+# no trace clock option at all (older files): x86-tsc, no warning
+mkdir -p nc && { echo "clock -"; cat ev.txt; } | "$GTD" nc/trace.dat
+cp h/vmtrace.meta nc/
+"$VT_BIN" merge nc -o nc.json 2>ncerr.txt || { cat ncerr.txt; echo "FAIL: no clock option"; exit 1; }
+grep -q '"ts":500000.000' nc.json && ! grep -q warning ncerr.txt ||
+	{ cat ncerr.txt; echo "FAIL: no clock option not taken as x86-tsc"; exit 1; }
 # a trace.dat cut inside its CPU data: every whole record before the cut is
 # merged (ports contiguous from 0, nothing invented), warning, exit 3.
 # (The reader leaves libtracecmd's failed handle open on purpose: closing
