@@ -7,10 +7,12 @@
  * protocol's constant offset, sampled three times).  Prints the truth as
  * JSON.  For tests/align/t-align-tracecmd.sh.
  *
- * usage: mktcpair HOST.dat GUEST.dat [-o OFF] [-n RUNS] [-s]
+ * usage: mktcpair HOST.dat GUEST.dat [-o OFF] [-n RUNS] [-s] [-c CLOCK]
  *   -o OFF   guest TSC = host TSC + OFF (default -4000000000000)
  *   -n RUNS  vCPU runs of 60 us every 100 us (default 200), one guest
  *            event in the middle of each
+ *   -c CLOCK both files' trace clock (default x86-tsc; "local": a pair on a
+ *            ns clock, as trace-cmd's ptp protocol records it)
  *   -s US    TIME_SHIFT's offset US microseconds off the truth (a wrong
  *            time sync: past 30 us its guest events leave the runs)
  */
@@ -87,6 +89,8 @@ static void emit(struct out *o, uint64_t ts, uint16_t id, int32_t pid, uint32_t 
 		die("page add");
 }
 
+static char clock[80] = "local global counter [x86-tsc]";
+
 /* @path from @o's pages: one CPU, the formats of @sys, @opts (u16 id,
  * u32 len, data: queued in order) */
 static void write_file(const char *path, struct out *o, const char *sys, const char *const *fmts,
@@ -94,7 +98,6 @@ static void write_file(const char *path, struct out *o, const char *sys, const c
 		       const uint16_t *ids, const void *const *opts, const uint32_t *olens,
 		       unsigned nopt)
 {
-	static const char clock[] = "local global counter [x86-tsc]";
 	struct vt_td_writer *w;
 
 	if (o->pg.nr_events && write(o->fd, o->page, PAGE) != PAGE)
@@ -107,7 +110,7 @@ static void write_file(const char *path, struct out *o, const char *sys, const c
 	    vt_td_write_ftrace_formats(w, 0, NULL, NULL) || vt_td_systems_begin(w, 1) ||
 	    vt_td_write_system(w, sys, nfmt, fmts, lens) || vt_td_write_kallsyms(w, "", 0) ||
 	    vt_td_write_printk(w, "", 0) || vt_td_write_cmdlines(w, cmdlines, strlen(cmdlines)) ||
-	    vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clock, sizeof(clock)))
+	    vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clock, strlen(clock) + 1))
 		die(path);
 	for (unsigned i = 0; i < nopt; i++)
 		if (vt_td_add_option(w, (enum vt_td_option)ids[i], opts[i], olens[i]))
@@ -125,8 +128,9 @@ int main(int argc, char **argv)
 	int c;
 	static struct out host, guest;
 
-	while ((c = getopt(argc, argv, "o:n:s:")) != -1) {
+	while ((c = getopt(argc, argv, "o:n:s:c:")) != -1) {
 		switch (c) {
+		case 'c': snprintf(clock, sizeof(clock), "[%s] global counter", optarg); break;
 		case 'o': off = strtoll(optarg, NULL, 0); break;
 		case 'n': runs = strtoull(optarg, NULL, 0); break;
 		case 's': skew = strtoll(optarg, NULL, 0); break;

@@ -10,7 +10,8 @@
 #    the guest lands at the expected ns on both sides of the change;
 #  - Perfetto (protoc) carries the flows, uftrace replay the exit slices;
 #  - trace clocks: a ns clock is used with a warning, other clocks refused,
-#    none (no TRACECLOCK option) taken as x86-tsc;
+#    none (no TRACECLOCK option) taken as x86-tsc; a trace-cmd pair on a
+#    ns clock placed without a warning;
 #  - a trace.dat cut inside its CPU data merges up to the cut (exit 3);
 #  - threads QEMU's by their names, a guest's ns clock and "CPU 0/KVM"
 #    thread; kvm_exit slices named from other print formats.
@@ -103,6 +104,21 @@ grep -q '"ts":1000000.000' l.json || { echo "FAIL: ns clock not taken as ns"; ex
 mkdir -p c && { echo "clock counter"; cat ev.txt; } | "$GTD" c/trace.dat
 rc=0; "$VT_BIN" merge c h -o c.json 2>cerr.txt || rc=$?
 [ "$rc" = 1 ] && grep -q "trace clock 'counter'" cerr.txt || { cat cerr.txt; echo "FAIL: counter clock rc=$rc"; exit 1; }
+# a trace-cmd host-guest pair on a ns clock (its ptp protocol): both
+# files placed by their ns stamps, the guest's through TIME_SHIFT, no
+# warning; each guest event in the middle of its vCPU run (mktcpair: runs
+# of 60 "us" of 2096 ticks every 100, the guest's event 30 in)
+"$VT_BUILD/tests/align/mktcpair" nsh.dat nsg.dat -c local >nst.json
+"$VT_BIN" merge nsh.dat nsg.dat -o ns.json 2>nserr.txt || { cat nserr.txt; echo "FAIL: ns pair"; exit 1; }
+! grep -q warning nserr.txt || { cat nserr.txt; echo "FAIL: ns pair warned"; exit 1; }
+"$PY" - ns.json <<'PYEOF'
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] != "M"]
+g = [e["ts"] for e in ev if e["pid"] >= 10000000]
+want = [9000000000 + (i * 100 + 30) * 2.096 for i in range(200)]
+assert len(g) == 200 and all(abs(a - b) < 1e-6 for a, b in zip(g, want)), g[:3]
+print("ok: a trace-cmd pair on a ns clock")
+PYEOF
 # no trace clock option at all (older files): x86-tsc, no warning
 mkdir -p nc && { echo "clock -"; cat ev.txt; } | "$GTD" nc/trace.dat
 cp h/vmtrace.meta nc/
