@@ -14,7 +14,8 @@
 #    ns clock placed without a warning;
 #  - a trace.dat cut inside its CPU data merges up to the cut (exit 3);
 #  - threads QEMU's by their names, a guest's ns clock and "CPU 0/KVM"
-#    thread; kvm_exit slices named from other print formats.
+#    thread; kvm_exit slices named from other print formats; a string and
+#    an array past their record left out of the arguments.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
 GTD="$VT_BUILD/tests/merge/gen-tracedat"
@@ -254,4 +255,31 @@ p = [e["args"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] =
 assert p == [{"marker": 0x51525354}, {"marker": 0x51525354, "str": "abc"}], p
 print("ok: __data_loc past its record left out")
 PYEOF
+# an array of numbers past the end of its record (the record cut to its
+# first field: its length in its header and the page's commit 16 bytes
+# less) is left out, the field before it kept
+fake_tracefs fd
+mkdir -p fd/events/vt/arr xd
+printf 'name: arr\nID: 903\nformat:\n%s\n\tfield:unsigned int marker;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:unsigned int many[4];\toffset:12;\tsize:16;\tsigned:0;\n\nprint fmt: "marker=%%u", REC->marker\n' \
+	"$COMMON" >fd/events/vt/arr/format
+printf 'comm 4243 CPU 0/KVM\nev 0 1000000000 4243 vt/arr marker=0x51525354 many=7\n' |
+	"$GTD" xd/trace.dat "$PWD/fd"
+cp h/vmtrace.meta xd/
+"$VT_BIN" merge xd -o xd0.json -q
+grep -q '"args":{"marker":1364349780,"many":\[7,0,0,0\]}' xd0.json || { echo "FAIL: array event"; exit 1; }
+"$PY" - xd/trace.dat <<'PYEOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+h = d.index(b"TSRQ") - 8 - 4		# the record's header (one small record)
+hdr = struct.unpack_from("<I", d, h)[0]
+page = h // 4096 * 4096			# v6: the pages are page-aligned in the file
+commit = struct.unpack_from("<Q", d, page + 8)[0]
+assert hdr & 31 == 7 and commit == 32, (hdr & 31, commit)
+struct.pack_into("<I", d, h, hdr - 4)
+struct.pack_into("<Q", d, page + 8, commit - 16)
+open(sys.argv[1], "wb").write(d)
+PYEOF
+"$VT_BIN" merge xd -o xd.json -q || { echo "FAIL: merge of a cut array"; exit 1; }
+grep -q '"args":{"marker":1364349780}' xd.json || { echo "FAIL: cut array not left out"; exit 1; }
+echo "ok: an array past its record left out"
 echo ok
