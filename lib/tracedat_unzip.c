@@ -204,7 +204,8 @@ static int uz_cpu_size(struct uz *u, struct uz_cpu *cpu)
 	return 0;
 }
 
-/* A BUFFER option's data (@d, @n bytes): its flyrecord region and CPUs. */
+/* A BUFFER option's data (@d, @n >= 8 bytes): its flyrecord region and
+ * CPUs. */
 static int uz_buffer(struct uz *u, const uint8_t *d, uint32_t n)
 {
 	int swap = u->c.swap;
@@ -212,8 +213,6 @@ static int uz_buffer(struct uz *u, const uint8_t *d, uint32_t n)
 	uint32_t pos = sizeof(uint64_t), cpus;
 	const uint8_t *z;
 
-	if (n < pos)
-		return -1;
 	for (int s = 0; s < 2; s++) {	/* instance name, clock */
 		if (!(z = memchr(d + pos, 0, n - pos)))
 			return -1;
@@ -302,15 +301,16 @@ static uint64_t page_up(uint64_t v, uint32_t page)
 	return (v + page - 1) / page * page;
 }
 
-/* Read the whole structure; lay the copy out; the copy's size. */
+/* Read the whole structure; lay the copy out; the copy's size.  The
+ * options chain ends: each section is read once (uz_options) and takes a
+ * region (at most UZ_MAX_REGIONS). */
 static int uz_plan(struct uz *u, uint64_t first, uint64_t head_len, uint64_t *total)
 {
 	uint64_t next = first, pos = head_len;
 
-	for (int s = 0; next; s++) {
-		if (s >= HDR_MAX_SECTIONS || uz_options(u, next, &next))
+	while (next)
+		if (uz_options(u, next, &next))
 			return -1;
-	}
 	for (int i = 0; i < u->nr; i++)
 		if (u->reg[i].kind == UZ_META && uz_section(u, &u->reg[i]))
 			return -1;
@@ -463,23 +463,22 @@ static int uz_cpu_copy(struct uz *u, FILE *f, const struct uz_cpu *cpu, uint8_t 
 	return 0;
 }
 
-static int uz_emit(struct uz *u, FILE *f, const uint8_t *head, uint64_t head_len,
-		   uint64_t first)
+/* The copy: @head (@head_len bytes, its last 8 the first options
+ * offset), then the regions end to end, as uz_plan laid them out. */
+static int uz_emit(struct uz *u, FILE *f, uint8_t *head, uint64_t head_len, uint64_t first)
 {
 	uint8_t *out = NULL;
 	uint32_t out_cap = 0;
-	uint8_t first_le[sizeof(uint64_t)];
 	struct uz_region *fr = uz_find(u, first);
 	int ret = -1;
 
-	put64(first_le, fr ? fr->new_off : 0, u->c.swap);
-	if (uz_write(f, head, head_len - sizeof(first_le)) ||
-	    uz_write(f, first_le, sizeof(first_le)))
+	put64(head + head_len - sizeof(uint64_t), fr ? fr->new_off : 0, u->c.swap);
+	if (fwrite(head, 1, head_len, f) != head_len)
 		return -1;
 	for (int i = 0; i < u->nr; i++) {
 		struct uz_region *r = &u->reg[i];
 
-		if (uz_pad(f, r->new_off) || uz_sec_hdr(u, f, r))
+		if (uz_sec_hdr(u, f, r))
 			goto out;
 		if (r->kind != UZ_FLY) {
 			if (uz_write(f, r->data, r->dlen))
@@ -519,12 +518,13 @@ int tdh_unzip(const char *path, const struct hdr_cur *h, char *tmp, size_t tmple
 	      uint64_t *bad_chunks, uint64_t *nr_chunks)
 {
 	const char *tmpdir = getenv("TMPDIR");
+	const char *dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
 	uint8_t head[UZ_HEAD_LEN + 8 + sizeof(uint64_t)];
 	uint64_t head_len, first, total;
 	struct statvfs sv;
 	struct uz u;
 	FILE *f = NULL;
-	int fd = -1, dst = -1, ret = -1;
+	int fd = -1, dst = -1, made = 0, ret = -1;
 
 	memset(&u, 0, sizeof(u));
 	u.path = path;
@@ -536,7 +536,7 @@ int tdh_unzip(const char *path, const struct hdr_cur *h, char *tmp, size_t tmple
 	else
 		return vt_err_set("%s: compressed with '%.32s', which vmtrace cannot read (it reads "
 				  "zlib and zstd, the algorithms trace-cmd writes)", path, h->zname);
-	snprintf(tmp, tmplen, "%s/vmtrace-unzip.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	snprintf(tmp, tmplen, "%s/vmtrace-unzip.XXXXXX", dir);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	u.reg = calloc(UZ_MAX_REGIONS, sizeof(*u.reg));
 	if (fd < 0 || !u.reg) {
@@ -558,11 +558,13 @@ int tdh_unzip(const char *path, const struct hdr_cur *h, char *tmp, size_t tmple
 				   "that holds no section", path);
 			goto out;
 		}
+	/* a failed mkstemp leaves a name it tried in @tmp: not ours */
 	dst = mkstemp(tmp);
 	if (dst < 0) {
-		vt_err_errno("%s: compressed; no room for its uncompressed copy in %s", path, tmp);
+		vt_err_errno("%s: compressed; no room for its uncompressed copy in %s", path, dir);
 		goto out;
 	}
+	made = 1;
 	if (!fstatvfs(dst, &sv) && (uint64_t)sv.f_bavail * sv.f_frsize < total) {
 		vt_err_set("%s: compressed; its uncompressed copy needs %llu MB, %s has %llu MB "
 			   "free (set TMPDIR to a larger file system)", path,
@@ -588,11 +590,11 @@ out:
 		ret = vt_err_errno("%s: writing its uncompressed copy %s failed", path, tmp);
 	if (dst >= 0)
 		close(dst);
-	if (ret && tmp[0] && strstr(tmp, "XXXXXX") == NULL)
+	if (ret && made)
 		unlink(tmp);
 	if (fd >= 0)
 		close(fd);
-	for (int i = 0; u.reg && i < u.nr; i++) {
+	for (int i = 0; i < u.nr; i++) {
 		free(u.reg[i].data);
 		free(u.reg[i].cpus);
 	}

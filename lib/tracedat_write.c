@@ -594,7 +594,8 @@ static int td_chunk(struct vt_td_writer *w, const char *buf, size_t n, uint32_t 
 
 	if (!zs)
 		return -1;
-	if ((uint64_t)n > (uint64_t)zs * HDR_ZRATIO_MAX + w->page_size && n > w->page_size) {
+	/* (past the ratio a chunk is more than a page: zs >= 1) */
+	if ((uint64_t)n > (uint64_t)zs * HDR_ZRATIO_MAX + w->page_size) {
 		for (size_t o = 0; o < n; o += w->page_size)
 			if (td_chunk(w, buf + o, w->page_size, nr))
 				return -1;

@@ -360,6 +360,8 @@ static int td_next(struct merge_stream *ms, struct merge_event *ev)
 
 		if (in->reason >= 0)
 			vt_td_field_u64_idx(&e, in->reason, &reason);
+		else	/* none, or past the index an int8_t holds: by name */
+			vt_td_field_u64(&e, "exit_reason", &reason);
 		ev->kind = MERGE_EV_BEGIN;
 		ev->name = exit_name(t, &e, reason);
 		add_fields(t, ev, &e, in);

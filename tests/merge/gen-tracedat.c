@@ -8,7 +8,8 @@
  * usage: gen-tracedat [-z] OUT.dat [TRACEFS]   (TRACEFS default /sys/kernel/tracing;
  *        -z: version 7 with zstd-compressed sections, as `vmtrace record` writes)
  * stdin, one directive a line:
- *   clock NAME                 trace clock of the file (default x86-tsc)
+ *   clock NAME                 trace clock of the file (default x86-tsc;
+ *                              "-": no TRACECLOCK option, as older files)
  *   comm TID NAME              a cmdline entry ("CPU 0/KVM")
  *   ev CPU TS TID SYS/EVENT [field=value ...]   one event (per CPU in order);
  *                              a value that is not a number fills a char
@@ -340,7 +341,8 @@ int main(int argc, char **argv)
 	}
 	if (vt_td_write_kallsyms(w, "", 0) || vt_td_write_printk(w, "", 0) ||
 	    vt_td_write_cmdlines(w, cmdlines, cl_len) ||
-	    vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clockopt, strlen(clockopt) + 1) ||
+	    (strcmp(clock, "-") &&
+	     vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clockopt, strlen(clockopt) + 1)) ||
 	    vt_td_write_cpu_data(w, nr_cpus, fds, NULL) || vt_td_close(w))
 		goto fail;
 	free(hp);

@@ -9,8 +9,13 @@
 #  - two kvm_write_tsc_offset events (offset +1e6 at host TSC 1000100000):
 #    the guest lands at the expected ns on both sides of the change;
 #  - Perfetto (protoc) carries the flows, uftrace replay the exit slices;
-#  - trace clocks: a ns clock is used with a warning, other clocks refused;
-#  - a trace.dat cut inside its CPU data merges up to the cut (exit 3).
+#  - trace clocks: a ns clock is used with a warning, other clocks refused,
+#    none (no TRACECLOCK option) taken as x86-tsc; a trace-cmd pair on a
+#    ns clock placed without a warning;
+#  - a trace.dat cut inside its CPU data merges up to the cut (exit 3);
+#  - threads QEMU's by their names, a guest's ns clock and "CPU 0/KVM"
+#    thread; kvm_exit slices named from other print formats; a string and
+#    an array past their record left out of the arguments.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
 GTD="$VT_BUILD/tests/merge/gen-tracedat"
@@ -100,6 +105,27 @@ grep -q '"ts":1000000.000' l.json || { echo "FAIL: ns clock not taken as ns"; ex
 mkdir -p c && { echo "clock counter"; cat ev.txt; } | "$GTD" c/trace.dat
 rc=0; "$VT_BIN" merge c h -o c.json 2>cerr.txt || rc=$?
 [ "$rc" = 1 ] && grep -q "trace clock 'counter'" cerr.txt || { cat cerr.txt; echo "FAIL: counter clock rc=$rc"; exit 1; }
+# a trace-cmd host-guest pair on a ns clock (its ptp protocol): both
+# files placed by their ns stamps, the guest's through TIME_SHIFT, no
+# warning; each guest event in the middle of its vCPU run (mktcpair: runs
+# of 60 "us" of 2096 ticks every 100, the guest's event 30 in)
+"$VT_BUILD/tests/align/mktcpair" nsh.dat nsg.dat -C "[local] global counter" -c "[local] global counter" >nst.json
+"$VT_BIN" merge nsh.dat nsg.dat -o ns.json 2>nserr.txt || { cat nserr.txt; echo "FAIL: ns pair"; exit 1; }
+! grep -q warning nserr.txt || { cat nserr.txt; echo "FAIL: ns pair warned"; exit 1; }
+"$PY" - ns.json <<'PYEOF'
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] != "M"]
+g = [e["ts"] for e in ev if e["pid"] >= 10000000]
+want = [9000000000 + (i * 100 + 30) * 2.096 for i in range(200)]
+assert len(g) == 200 and all(abs(a - b) < 1e-6 for a, b in zip(g, want)), g[:3]
+print("ok: a trace-cmd pair on a ns clock")
+PYEOF
+# no trace clock option at all (older files): x86-tsc, no warning
+mkdir -p nc && { echo "clock -"; cat ev.txt; } | "$GTD" nc/trace.dat
+cp h/vmtrace.meta nc/
+"$VT_BIN" merge nc -o nc.json 2>ncerr.txt || { cat ncerr.txt; echo "FAIL: no clock option"; exit 1; }
+grep -q '"ts":500000.000' nc.json && ! grep -q warning ncerr.txt ||
+	{ cat ncerr.txt; echo "FAIL: no clock option not taken as x86-tsc"; exit 1; }
 # a trace.dat cut inside its CPU data: every whole record before the cut is
 # merged (ports contiguous from 0, nothing invented), warning, exit 3.
 # (The reader leaves libtracecmd's failed handle open on purpose: closing
@@ -128,4 +154,150 @@ PYEOF
 head -c 6000 h/trace.dat >t.dat
 rc=0; "$VT_BIN" merge t.dat -o t.json 2>terr.txt || rc=$?
 [ "$rc" = 1 ] && grep -Eq "t.dat: (not a readable|corrupt) trace.dat" terr.txt || { cat terr.txt; echo "FAIL: rc=$rc"; exit 1; }
+# thread names with no QEMU task list in the meta (by name): "IO ...",
+# "worker...", "vhost-..." are QEMU's threads, "CPU 0/KVMx" is no vCPU; a
+# guest trace.dat on a ns clock is placed unaligned with a warning, its own
+# "CPU 0/KVM" thread named "vCPU 0" in the guest's process, no vCPU of the
+# host's
+mkdir -p hn gn
+cat >hn.txt <<'EOT'
+comm 4243 CPU 0/KVM
+comm 4301 IO iothread0
+comm 4302 worker
+comm 4303 vhost-4242
+comm 4304 CPU 0/KVMx
+ev 0 1000000000 4243 kvm/kvm_pio rw=1 port=1 size=1 count=1 val=0
+ev 0 1000001000 4301 kvm/kvm_pio rw=1 port=2 size=1 count=1 val=0
+ev 0 1000002000 4302 kvm/kvm_pio rw=1 port=3 size=1 count=1 val=0
+ev 0 1000003000 4303 kvm/kvm_pio rw=1 port=4 size=1 count=1 val=0
+ev 0 1000004000 4304 kvm/kvm_pio rw=1 port=5 size=1 count=1 val=0
+EOT
+"$GTD" hn/trace.dat <hn.txt
+cp h/vmtrace.meta hn/
+printf 'clock local\ncomm 200 CPU 0/KVM\nev 0 3000 200 kvm/kvm_pio rw=1 port=6 size=1 count=1 val=0\n' |
+	"$GTD" gn/trace.dat
+printf '# vmtrace-meta 1\nformat=trace.dat\ndomain=guest\nclock=tsc\ntsc.hz=2000000000\n' >gn/vmtrace.meta
+"$VT_BIN" merge hn gn -o n.json 2>nerr.txt || { cat nerr.txt; echo "FAIL: merge hn gn"; exit 1; }
+grep -q "gn/trace.dat: recorded with the 'local' trace clock (ns), not x86-tsc: its events are placed by their ns stamps, unaligned" nerr.txt ||
+	{ cat nerr.txt; echo "FAIL: no ns clock warning for the guest"; exit 1; }
+"$PY" - n.json <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+M = {(e["pid"], e["tid"], e["name"]): e["args"]["name"] for e in ev if e["ph"] == "M"}
+port = {e["args"]["port"]: (e["pid"], e["tid"], e["ts"]) for e in ev if e["ph"] == "i"}
+for p, tid in ((1, 4243), (2, 4301), (3, 4302), (4, 4303)):
+    assert port[p][:2] == (4242, tid), (p, port[p])
+assert M[(4242, 4243, "process_name")] == "host: QEMU (pid 4242)", M
+assert M[(4242, 4301, "thread_name")] == "IO iothread0", M
+assert M[(4242, 4302, "thread_name")] == "worker" and M[(4242, 4303, "thread_name")] == "vhost-4242", M
+assert port[5][:2] == (4304, 4304), port[5]
+assert M[(4304, 4304, "process_name")] == "host: CPU 0/KVMx (pid 4304)", M
+assert M[(4304, 4304, "thread_name")] == "CPU 0/KVMx", M
+# the guest's pids and tids are offset by 10000000 (merge's guest machine)
+assert port[6] == (10000200, 10000200, 3.0), port[6]
+assert M[(10000200, 10000200, "thread_name")] == "vCPU 0", M
+assert M[(10000200, 10000200, "process_name")] == "guest: CPU 0/KVM (pid 200)", M
+print("ok: thread names")
+PYEOF
+# kvm_exit slices named from formats other than this kernel's: with no
+# "reason " in its print format the slice is named by exit_reason's number,
+# also past 128 distinct reasons; with no exit_reason field, "exit: 0"; a
+# symbolic field that prints as nothing stays a number
+fake_tracefs fa
+fake_tracefs fb
+mkdir -p fa/events/kvm/kvm_exit fb/events/kvm/kvm_exit xa xb
+COMMON='	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
+	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
+	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
+	field:int common_pid;	offset:4;	size:4;	signed:1;
+'
+printf 'name: kvm_exit\nID: 900\nformat:\n%s\n\tfield:unsigned int vcpu_id;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:unsigned int fl;\toffset:12;\tsize:4;\tsigned:0;\n\nprint fmt: "vcpu %%u fl=%%s", REC->vcpu_id, __print_flags(REC->fl, "|", { 1, "A" })\n' \
+	"$COMMON" >fa/events/kvm/kvm_exit/format
+printf 'name: kvm_exit\nID: 901\nformat:\n%s\n\tfield:unsigned int exit_reason;\toffset:8;\tsize:4;\tsigned:0;\n\nprint fmt: "vcpu 0 reason ", REC->exit_reason\n' \
+	"$COMMON" >fb/events/kvm/kvm_exit/format
+printf 'comm 4243 CPU 0/KVM\nev 0 1000000000 4243 kvm/kvm_exit vcpu_id=0 fl=0\nev 0 1000001000 4243 kvm/kvm_exit vcpu_id=0 fl=1\n' |
+	"$GTD" xa/trace.dat "$PWD/fa"
+{ echo "comm 4243 CPU 0/KVM"
+  for i in $(seq 0 129); do echo "ev 0 $((1000000000 + i * 1000)) 4243 kvm/kvm_exit exit_reason=$i"; done
+} | "$GTD" xb/trace.dat "$PWD/fb"
+cp h/vmtrace.meta xa/
+cp h/vmtrace.meta xb/
+"$VT_BIN" merge xa -o xa.json -q && "$VT_BIN" merge xb -o xb.json -q ||
+	{ echo "FAIL: merge of other kvm_exit formats"; exit 1; }
+"$PY" - xa.json xb.json <<'PYEOF'
+import json, sys
+a = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "B"]
+assert [(e["name"], e["args"]["fl"]) for e in a] == [("exit: 0", 0), ("exit: 0", "A")], a
+b = [e["name"] for e in json.load(open(sys.argv[2]))["traceEvents"] if e["ph"] == "B"]
+assert b == ["exit: %d" % i for i in range(130)], b[125:]
+print("ok: kvm_exit names from other formats")
+PYEOF
+# exit_reason as the 128th field of kvm_exit (past the index merge keeps
+# for it): each slice still named by its own reason
+fake_tracefs fe
+mkdir -p fe/events/kvm/kvm_exit xe
+{ printf 'name: kvm_exit\nID: 904\nformat:\n%s\n\tfield:unsigned int r;\toffset:8;\tsize:4;\tsigned:0;\n' "$COMMON"
+  for i in $(seq 0 125); do printf '\tfield:unsigned char f%d;\toffset:12;\tsize:1;\tsigned:0;\n' $i; done
+  printf '\tfield:unsigned int exit_reason;\toffset:8;\tsize:4;\tsigned:0;\n\nprint fmt: "reason %%u", REC->exit_reason\n'
+} >fe/events/kvm/kvm_exit/format
+printf 'comm 4243 CPU 0/KVM\nev 0 1000000000 4243 kvm/kvm_exit r=7\nev 0 1000001000 4243 kvm/kvm_exit r=9\n' |
+	"$GTD" xe/trace.dat "$PWD/fe"
+cp h/vmtrace.meta xe/
+"$VT_BIN" merge xe -o xe.json -q || { echo "FAIL: merge of exit_reason past field 127"; exit 1; }
+"$PY" - xe.json <<'PYEOF'
+import json, sys
+b = [e["name"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "B"]
+assert b == ["exit: 7", "exit: 9"], b
+print("ok: exit_reason past field 127")
+PYEOF
+# a string whose __data_loc points past its record is left out of the
+# event's arguments, the others kept
+fake_tracefs fc
+mkdir -p fc/events/vt/probe xc
+printf 'name: probe\nID: 902\nformat:\n%s\n\tfield:unsigned int marker;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:__data_loc char[] str;\toffset:12;\tsize:4;\tsigned:0;\n\nprint fmt: "marker=%%u", REC->marker\n' \
+	"$COMMON" >fc/events/vt/probe/format
+printf 'comm 4243 CPU 0/KVM\nev 0 1000000000 4243 vt/probe marker=0x51525354 str=abc\nev 0 1000001000 4243 vt/probe marker=0x51525354 str=abc\n' |
+	"$GTD" xc/trace.dat "$PWD/fc"
+cp h/vmtrace.meta xc/
+"$PY" - xc/trace.dat <<'PYEOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+i = d.index(b"TSRQ")		# marker 0x51525354: the first record's
+struct.pack_into("<I", d, i + 4, 4 << 16 | 500)
+open(sys.argv[1], "wb").write(d)
+PYEOF
+"$VT_BIN" merge xc -o xc.json -q || { echo "FAIL: merge of a __data_loc past its record"; exit 1; }
+"$PY" - xc.json <<'PYEOF'
+import json, sys
+p = [e["args"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "i"]
+assert p == [{"marker": 0x51525354}, {"marker": 0x51525354, "str": "abc"}], p
+print("ok: __data_loc past its record left out")
+PYEOF
+# an array of numbers past the end of its record (the record cut to its
+# first field: its length in its header and the page's commit 16 bytes
+# less) is left out, the field before it kept
+fake_tracefs fd
+mkdir -p fd/events/vt/arr xd
+printf 'name: arr\nID: 903\nformat:\n%s\n\tfield:unsigned int marker;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:unsigned int many[4];\toffset:12;\tsize:16;\tsigned:0;\n\nprint fmt: "marker=%%u", REC->marker\n' \
+	"$COMMON" >fd/events/vt/arr/format
+printf 'comm 4243 CPU 0/KVM\nev 0 1000000000 4243 vt/arr marker=0x51525354 many=7\n' |
+	"$GTD" xd/trace.dat "$PWD/fd"
+cp h/vmtrace.meta xd/
+"$VT_BIN" merge xd -o xd0.json -q
+grep -q '"args":{"marker":1364349780,"many":\[7,0,0,0\]}' xd0.json || { echo "FAIL: array event"; exit 1; }
+"$PY" - xd/trace.dat <<'PYEOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+h = d.index(b"TSRQ") - 8 - 4		# the record's header (one small record)
+hdr = struct.unpack_from("<I", d, h)[0]
+page = h // 4096 * 4096			# v6: the pages are page-aligned in the file
+commit = struct.unpack_from("<Q", d, page + 8)[0]
+assert hdr & 31 == 7 and commit == 32, (hdr & 31, commit)
+struct.pack_into("<I", d, h, hdr - 4)
+struct.pack_into("<Q", d, page + 8, commit - 16)
+open(sys.argv[1], "wb").write(d)
+PYEOF
+"$VT_BIN" merge xd -o xd.json -q || { echo "FAIL: merge of a cut array"; exit 1; }
+grep -q '"args":{"marker":1364349780}' xd.json || { echo "FAIL: cut array not left out"; exit 1; }
+echo "ok: an array past its record left out"
 echo ok

@@ -13,7 +13,9 @@
 #    markers-only dir, then inside the kernel dir) places both guest inputs
 #    at the true host time; without it both are off by the TSC offset;
 #  - DIR@NAME (or meta vm=NAME) splits the guests into two VMs; DIR@host
-#    makes a dir the host.
+#    makes a dir the host;
+#  - a host meta without QEMU's pid takes it from the uftrace dir's thread
+#    (one naming another pid leaves the thread in the uftrace dir's process).
 # Perfetto checked with protoc + perfetto_check.py, Chrome JSON with python.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
@@ -128,4 +130,32 @@ grep -q '"guest vm2: python3 (pid 200)"' v.json && grep -q '"guest: pid 200"' v.
 "$VT_BIN" merge gp@host -o e.json -q
 "$VT_BIN" merge qu@host gk -o f.json -q 2>/dev/null
 grep -q '"guest: python3 (pid 200)"' f.json && grep -q '"host: pid 4240"' f.json
+# a host meta without QEMU's pid: the vCPU thread the host uftrace dir
+# placed gives it (4240), its trace.dat events on that QEMU's track
+cp -r h hp
+sed -i '/^kvm.vm0.pid=/d' hp/vmtrace.meta
+"$VT_BIN" merge hp qu -o p.json -q
+"$PY" - p.json <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+M = {(e["pid"], e["tid"], e["name"]): e["args"]["name"] for e in ev if e["ph"] == "M"}
+assert M[(4240, 4242, "process_name")] == "host: QEMU (pid 4240)", M
+assert M[(4240, 4242, "thread_name")] == "vCPU 0", M
+assert M[(4240, 1000004242, "thread_name")] == "vCPU 0 (uftrace)", M
+assert any(e["tid"] == 4242 and e["ph"] != "M" for e in ev), "no trace.dat events on 4242"
+print("ok: QEMU's pid from the uftrace dir")
+PYEOF
+# a meta naming another pid than the uftrace dir's: the thread stays in
+# the uftrace dir's process, which is not renamed QEMU's
+sed 's/^kvm.vm0.pid=.*/kvm.vm0.pid=4999/' h/vmtrace.meta >hp/vmtrace.meta
+"$VT_BIN" merge hp qu -o w.json -q
+"$PY" - w.json <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+M = {(e["pid"], e["tid"], e["name"]): e["args"]["name"] for e in ev if e["ph"] == "M"}
+assert M[(4240, 4242, "process_name")] == "host: pid 4240", M
+assert M[(4240, 4242, "thread_name")] == "vCPU 0", M
+assert not any(e["pid"] == 4999 for e in ev), "a process 4999"
+print("ok: a meta pid the uftrace dir contradicts")
+PYEOF
 echo "ok"

@@ -83,6 +83,12 @@ static void test_page_count(void)
 	put64(pg + 8, off | 1ULL << 31);	/* lost, count not stored */
 	CHECK(vt_td_page_count(pg, PAGE, &st) == 0);
 	CHECK(st.lost_unknown == 1 && st.pages == 2);
+	/* stored, but the commit leaves no room for the count: unknown */
+	put32(d + off, 29 | 1 << 5);
+	put32(d + off + 4, PAGE - VT_TD_PAGE_HDR_SIZE - off - 8);
+	put64(pg + 8, (PAGE - VT_TD_PAGE_HDR_SIZE - 4) | 1ULL << 31 | 1ULL << 30);
+	CHECK(vt_td_page_count(pg, PAGE, &st) == 0);
+	CHECK(st.lost == 42 && st.lost_unknown == 2 && st.events == 6 && st.pages == 3);
 
 	/* commit beyond the page, over a page that is all padding: only the
 	 * commit check refuses it */
@@ -449,6 +455,14 @@ static void test_order_and_errors(const char *dir)
 	CHECK(strstr(vt_err_msg(), "out of order") != NULL);
 	vt_td_abort(w);
 	CHECK(access(path, F_OK) == -1);		/* abort removes it */
+	w = vt_td_create(path, PAGE);			/* a system before their count */
+	CHECK(w && !vt_td_write_headers(w, vt_td_header_page, strlen(vt_td_header_page),
+					vt_td_header_event, strlen(vt_td_header_event)) &&
+	      !vt_td_write_ftrace_formats(w, 0, NULL, NULL));
+	CHECK(w && vt_td_write_system(w, "vt", 0, NULL, NULL) == -1);
+	CHECK(strstr(vt_err_msg(), "order.dat: trace.dat writer: system vt out of order") != NULL);
+	if (w)
+		vt_td_abort(w);
 	CHECK(vt_td_create(path, 1000) == NULL);	/* page size not a power of 2 */
 
 	/* a failing write (file size limit, like a full disk) names the file */
@@ -499,20 +513,107 @@ static void test_zstd(const char *dir)
 }
 
 /*
+ * v7: the BUFFER option names the clock the TRACECLOCK option selects
+ * ("[name]") when its name fits the writer's 63 bytes; a longer one is
+ * left out (the BUFFER's clock empty).
+ */
+static void test_clock_name(const char *dir)
+{
+	char path[512], opt[128], key[80];
+	static uint8_t file[65536];
+
+	snprintf(path, sizeof(path), "%s/clock.dat", dir);
+	for (int len = 63; len <= 64; len++) {
+		struct vt_td_writer *w;
+		ssize_t n = 0;
+		int fd, found = 0;
+
+		key[0] = 0;
+		for (int i = 0; i < len; i++)
+			key[1 + i] = (char)('a' + i % 26);
+		key[1 + len] = 0;
+		snprintf(opt, sizeof(opt), "local [%s] mono", key + 1);
+		unlink(path);
+		w = vt_td_create_zstd(path, PAGE);
+		CHECK(w && !vt_td_write_headers(w, vt_td_header_page, strlen(vt_td_header_page),
+						vt_td_header_event, strlen(vt_td_header_event)) &&
+		      !vt_td_write_ftrace_formats(w, 0, NULL, NULL) && !vt_td_systems_begin(w, 0) &&
+		      !vt_td_write_kallsyms(w, "", 0) && !vt_td_write_printk(w, "", 0) &&
+		      !vt_td_write_cmdlines(w, "", 0) &&
+		      !vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, opt, strlen(opt) + 1) &&
+		      !vt_td_write_cpu_data(w, 0, NULL, NULL));
+		CHECK(w && vt_td_close(w) == 0);
+		fd = open(path, O_RDONLY);
+		CHECK(fd >= 0 && (n = read(fd, file, sizeof(file))) > 0);
+		if (fd >= 0)
+			close(fd);
+		/* "\0name\0": the BUFFER's clock after its empty instance name */
+		for (uint8_t *p = file; n > 0 && (p = memmem(p, n - (p - file), key, len + 2));
+		     p++)
+			found++;
+		CHECK(found == (len == 63));
+	}
+	unlink(path);
+}
+
+/*
+ * Every section of a v7 file written by the writer under the file size
+ * limit @lim (RLIM_INFINITY: none), from the CPU files @raw0, @raw1: 0
+ * written and closed, -1 failed (the writer aborted: the file removed).
+ */
+static int write_v7_all(const char *path, const char *raw0, const char *raw1, rlim_t lim)
+{
+	const char *fmts[] = { fmt };
+	size_t lens[] = { sizeof(fmt) - 1 };
+	struct vt_td_cpu_stats st[2];
+	struct vt_td_writer *w;
+	struct rlimit old, rl;
+	int fds[2], ret;
+
+	fds[0] = open(raw0, O_RDONLY);
+	fds[1] = open(raw1, O_RDONLY);
+	getrlimit(RLIMIT_FSIZE, &old);
+	rl = old;
+	rl.rlim_cur = lim;
+	setrlimit(RLIMIT_FSIZE, &rl);
+	w = vt_td_create_zstd(path, PAGE);
+	ret = !w || vt_td_write_headers(w, vt_td_header_page, strlen(vt_td_header_page),
+					vt_td_header_event, strlen(vt_td_header_event)) ||
+	      vt_td_write_ftrace_formats(w, 1, fmts, lens) ||
+	      vt_td_systems_begin(w, 1) ||
+	      vt_td_write_system(w, "vt", 1, fmts, lens) ||
+	      vt_td_write_kallsyms(w, "ffffffff81000000 T _text\n", 26) ||
+	      vt_td_write_printk(w, "0x1 : \"x\"\n", 11) ||
+	      vt_td_write_cmdlines(w, "77 tester\n", 10) ||
+	      vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clock_opt, sizeof(clock_opt)) ||
+	      vt_td_write_cpu_data(w, 2, fds, st);
+	if (ret && w)
+		vt_td_abort(w);
+	else if (w)
+		ret = vt_td_close(w);
+	setrlimit(RLIMIT_FSIZE, &old);
+	close(fds[0]);
+	close(fds[1]);
+	return ret ? -1 : 0;
+}
+
+/*
  * A write failing all over a v7 file (the file size limit moved 3 bytes at
  * a time over its last KiB - the CPU chunks, options and strings - and 11
- * before, 41 under ASan; v6's are the ones test_order_and_errors and the recorder's fault
- * tests reach):
- * every writer call fails with a message naming the file and "File too
- * large", none succeeds, nothing is left.  Raw CPU files with a torn last page and a malformed page:
- * whole pages copied, the bad one counted.
+ * before, 41 under ASan, up to the size of the very file the sequence
+ * writes; CPU 0's pages of zeros written a chunk a page; v6's are the ones
+ * test_order_and_errors and the recorder's fault tests reach): every
+ * writer call fails with a message naming the file and "File too large",
+ * none succeeds, nothing is left.  Raw CPU files with a torn last page and
+ * two malformed pages after a sound one: whole pages copied, the bad ones
+ * counted from the first.
  */
 static void test_write_everywhere(const char *dir)
 {
 	char path[512], raw0[512], raw1[512], shm[] = "/dev/shm/vt-tdw.XXXXXX";
-	struct rlimit old, rl;
 	struct stat sb;
-	int v7, fails, tried;
+	off_t size;
+	int fails, tried;
 	/* under ASan each try costs ~5x: coarser steps before the last KiB */
 	const char *san = getenv("VT_SAN");
 	off_t step = san && !strcmp(san, "1") ? 41 : 11;
@@ -526,60 +627,35 @@ static void test_write_everywhere(const char *dir)
 	snprintf(raw1, sizeof(raw1), "%s/ev-raw1", dir);
 	snprintf(path, sizeof(path), "%s/ev.dat", dir);
 	signal(SIGXFSZ, SIG_IGN);
-	getrlimit(RLIMIT_FSIZE, &old);
-	for (v7 = 1; v7 < 2; v7++) {
-		off_t size;
-
-		zstd_mode = v7;
-		unlink(path);
-		CHECK(write_file(path, raw0, raw1, NR_EVENTS) == 0);
-		CHECK(stat(path, &sb) == 0);
-		size = sb.st_size;
-		fails = tried = 0;
-		for (off_t lim = 0; lim < size; lim += lim < size - 1024 ? step : 3) {
-			struct vt_td_cpu_stats st[2];
-			struct vt_td_writer *w;
-			const char *fmts[] = { fmt };
-			size_t lens[] = { sizeof(fmt) - 1 };
-			int fds[2], ret;
-
-			unlink(path);
-			tried++;
-			fds[0] = open(raw0, O_RDONLY);
-			fds[1] = open(raw1, O_RDONLY);
-			rl.rlim_cur = lim;
-			rl.rlim_max = old.rlim_max;
-			setrlimit(RLIMIT_FSIZE, &rl);
-			w = v7 ? vt_td_create_zstd(path, PAGE) : vt_td_create(path, PAGE);
-			ret = !w || vt_td_write_headers(w, vt_td_header_page, strlen(vt_td_header_page),
-						  vt_td_header_event, strlen(vt_td_header_event)) ||
-			      vt_td_write_ftrace_formats(w, 1, fmts, lens) ||
-			      vt_td_systems_begin(w, 1) ||
-			      vt_td_write_system(w, "vt", 1, fmts, lens) ||
-			      vt_td_write_kallsyms(w, "ffffffff81000000 T _text\n", 26) ||
-			      vt_td_write_printk(w, "0x1 : \"x\"\n", 11) ||
-			      vt_td_write_cmdlines(w, "77 tester\n", 10) ||
-			      vt_td_add_option(w, VT_TD_OPT_TRACECLOCK, clock_opt, sizeof(clock_opt)) ||
-			      vt_td_write_cpu_data(w, 2, fds, st) || vt_td_close(w);
-			setrlimit(RLIMIT_FSIZE, &old);
-			close(fds[0]);
-			close(fds[1]);
-			CHECK(ret);
-			if (!ret)
-				continue;
-			if (w)
-				vt_td_abort(w);
-			fails++;
-			if (!strstr(vt_err_msg(), "ev.dat") || !strstr(vt_err_msg(), "File too large")) {
-				if (fails < 3)
-					fprintf(stderr, "limit %lld: %s\n", (long long)lim, vt_err_msg());
-				CHECK(0);
-			}
-			CHECK(access(path, F_OK) == -1);
-		}
-		CHECK(fails == tried && tried > (step == 11 ? 400 : 300));
-	}
+	zstd_mode = 1;
+	zero_pages = 8;		/* a chunk too compressible: written page by page */
+	unlink(path);
+	CHECK(write_file(path, raw0, raw1, NR_EVENTS) == 0);
+	zero_pages = 0;
 	zstd_mode = 0;
+	/* the size of the file the sequence below writes (more than
+	 * write_file's: formats, kallsyms, printk) */
+	unlink(path);
+	CHECK(write_v7_all(path, raw0, raw1, RLIM_INFINITY) == 0);
+	CHECK(stat(path, &sb) == 0);
+	size = sb.st_size;
+	fails = tried = 0;
+	for (off_t lim = 0; lim < size; lim += lim < size - 1024 ? step : 3) {
+		unlink(path);
+		tried++;
+		if (!write_v7_all(path, raw0, raw1, (rlim_t)lim)) {
+			CHECK(0);
+			continue;
+		}
+		fails++;
+		if (!strstr(vt_err_msg(), "ev.dat") || !strstr(vt_err_msg(), "File too large")) {
+			if (fails < 3)
+				fprintf(stderr, "limit %lld: %s\n", (long long)lim, vt_err_msg());
+			CHECK(0);
+		}
+		CHECK(access(path, F_OK) == -1);
+	}
+	CHECK(fails == tried && tried > (step == 11 ? 400 : 300));
 
 	/* a torn page at the end of CPU 1's file, a malformed page in CPU
 	 * 0's: whole pages copied, the bad one counted */
@@ -591,8 +667,11 @@ static void test_write_everywhere(const char *dir)
 		uint8_t page[PAGE];
 		int fds[2];
 
-		memset(page, 0xff, sizeof(page));
+		memset(page, 0, sizeof(page));
 		fds[0] = open(raw0, O_RDWR | O_TRUNC);
+		CHECK(write(fds[0], page, PAGE) == PAGE);
+		memset(page, 0xff, sizeof(page));
+		CHECK(write(fds[0], page, PAGE) == PAGE);
 		CHECK(write(fds[0], page, PAGE) == PAGE);
 		fds[1] = open(raw1, O_RDWR | O_APPEND);
 		CHECK(write(fds[1], page, 100) == 100);
@@ -604,7 +683,7 @@ static void test_write_everywhere(const char *dir)
 		      !vt_td_write_system(w, "vt", 1, fmts, lens) &&
 		      !vt_td_write_kallsyms(w, "", 0) && !vt_td_write_printk(w, "", 0) &&
 		      !vt_td_write_cmdlines(w, "", 0) && !vt_td_write_cpu_data(w, 2, fds, st));
-		CHECK(st[0].bad_pages == 1 && st[0].first_bad == 0 && st[0].bytes == PAGE);
+		CHECK(st[0].bad_pages == 2 && st[0].first_bad == PAGE && st[0].bytes == 3 * PAGE);
 		CHECK(st[1].bytes % PAGE == 0 && st[1].bad_pages == 0);
 		CHECK(w && vt_td_close(w) == 0);
 		close(fds[0]);
@@ -631,6 +710,7 @@ int main(void)
 	test_order_and_errors(dir);
 	test_header_end_anywhere(dir);
 	test_zstd(dir);
+	test_clock_name(dir);
 	test_write_everywhere(dir);
 	rmdir(dir);
 	return check_done();
