@@ -1238,6 +1238,235 @@ static void test_vcpu_register(void)
 	      report_vcpu_at(r, CRIT_MAX_VCPUS - 1)->tid == 6000 + CRIT_MAX_VCPUS - 2);
 }
 
+/* The thread (machine @m, tid @tid) of the state table (NULL: none). */
+static const struct report_thread *thread(uint32_t m, int32_t tid)
+{
+	for (size_t i = 0; i < report_nr_threads(r); i++)
+		if (report_thread_at(r, i)->machine == m && report_thread_at(r, i)->tid == tid)
+			return report_thread_at(r, i);
+	return NULL;
+}
+
+/* Which tracks are vCPUs: a lane of a thread (host uftrace calls beside
+ * its exit slices) is never one, nor does the thread's registration by
+ * an exit slice take its lane (its call stays a thread's call); a lane
+ * merge marked with a vCPU number, a vCPU number past CRIT_MAX_VCPUS
+ * (its kvm_userspace_exit and kvm_pio change nothing) and a second track
+ * of a vCPU's thread (another pid) give no vCPU; a kvm_userspace_exit on
+ * QEMU's I/O thread none either.  On vCPU 0 a slice that is no exit
+ * (an ioctl) leaves it in its exit until the slice ends; a guest's
+ * "exit: " slice is a guest call, not a vCPU.  With QEMU's threads known,
+ * a QEMU thread named "CPU 1/KVM" is vCPU 1, another process's "CPU
+ * 2/KVM" none. */
+static void test_vcpu_tracks(void)
+{
+	uint32_t q = merge_str_intern0(&tb, "qemu-system-x86"), o, hl, hm, hlv, hbig, hdup;
+
+	setup();
+	o = merge_str_intern0(&tb, "other");
+	hl = merge_track_get_lane(&tb, MERGE_MACHINE_HOST, 7000, 5000, 1, o, 0);
+	hm = merge_track_get(&tb, MERGE_MACHINE_HOST, 7000, 5000, o, 0);
+	hlv = merge_track_get_lane(&tb, MERGE_MACHINE_HOST, 7000, 5100, 1, o, 0);
+	merge_track(&tb, hlv)->vcpu = 3;
+	hbig = merge_track_get(&tb, MERGE_MACHINE_HOST, 7000, 5200, o, 0);
+	merge_track(&tb, hbig)->vcpu = CRIT_MAX_VCPUS + 1;
+	hdup = merge_track_get(&tb, MERGE_MACHINE_HOST, 4300, 4243, q, 0);
+	merge_track(&tb, hdup)->vcpu = 2;
+	begin(hl, "worker.fn (w.py:1)", T0);
+	feed(hm, MERGE_EV_BEGIN, "exit: HLT", T0 + 10 * US, 0, NULL);
+	end(hm, T0 + 20 * US);
+	end(hl, T0 + 30 * US);
+	feed(hv, MERGE_EV_BEGIN, "exit: IO_INSTRUCTION", T0 + 40 * US, 0, NULL);
+	begin(hv, "kvm_vcpu_ioctl", T0 + 50 * US);
+	end(hv, T0 + 60 * US);
+	end(hv, T0 + 70 * US);
+	ins(hbig, "kvm_userspace_exit", T0 + 71 * US, 2, "reason=2");
+	ins(hbig, "kvm_pio", T0 + 72 * US, 2, "port=0xc050 rw=1");
+	ins(hlv, "sched_wakeup", T0 + 73 * US, 2, "pid=1 target_cpu=0");
+	ins(hio, "kvm_userspace_exit", T0 + 74 * US, 3, "reason=2");
+	begin(gpy, "exit: HLT", T0 + 75 * US);
+	end(gpy, T0 + 80 * US);
+	finish();
+	CHECK(report_nr_vcpus(r) == 2);
+	for (size_t i = 0; i < report_nr_vcpus(r) && i < 2; i++) {
+		static const int32_t tid[2] = { 4243, 5000 };
+
+		CHECK(report_vcpu_at(r, i)->vcpu == (int32_t)i && report_vcpu_at(r, i)->tid == tid[i]);
+	}
+	if (report_nr_vcpus(r) >= 1) {
+		const struct report_vcpu *v = report_vcpu_at(r, 0);
+
+		/* exit 40-60 us (the ioctl inside it), guest mode 60-80 us */
+		CHECK(v->ns[RV_EXIT_KERNEL] == 20 * US && v->ns[RV_GUEST] == 20 * US);
+		CHECK(v->ns[RV_EXIT_QEMU] == 0);
+	}
+	const struct report_call *c = call("worker.fn (w.py:1)");
+
+	CHECK(c && c->dur == 30 * US && c->machine == MERGE_MACHINE_HOST && c->tid == 5000);
+	c = call("exit: HLT");
+	CHECK(c && c->dur == 5 * US && c->machine == 1 && c->tid == 300);
+
+	setup();
+	tb.qemu_tasks_known = 1;
+	{
+		uint32_t h5001 = merge_track_get(&tb, MERGE_MACHINE_HOST, 4242, 5001, q, 0);
+
+		merge_track_mark_qemu(&tb, MERGE_MACHINE_HOST, 4242);
+		switch_comm(h5001, T0, 0, 5001, "CPU 1/KVM");
+		switch_comm(hother, T0 + 10 * US, 0, 9000, "CPU 2/KVM");
+		switch_comm(hother, T0 + 20 * US, 9000, 0, "swapper/1");
+	}
+	finish();
+	CHECK(report_nr_vcpus(r) == 2);
+	CHECK(report_nr_vcpus(r) == 2 && report_vcpu_at(r, 1)->vcpu == 1 &&
+	      report_vcpu_at(r, 1)->tid == 5001);
+	CHECK(thread(MERGE_MACHINE_HOST, 9000) &&
+	      thread(MERGE_MACHINE_HOST, 9000)->ns[RT_RUNNING] == 10 * US);
+}
+
+/* One guest call blocked on the VM's I/O, each stage of the pipeline at
+ * its known time.  Flushes: guest 1's flush completed twice (the second
+ * completes nothing) and again while guest 2's is in flight (guest 2's
+ * stays in flight: the device's stage, not blocked).  An irq: after
+ * QEMU's syscall (no injection recorded) the keyboard's irq is not the
+ * disk's, the virtio one is.  A bio QEMU queues inside io_uring_enter is
+ * the host disk's until the host completes it (past the syscall). */
+static void test_vstate_pipe(void)
+{
+	const char *sw = "prev_pid=%d prev_state=%d next_pid=%d";
+	const char *fl = "dev=1 sector=0 nr_sector=0 rwbs='FF'";
+	const char *fl_done = "dev=1 sector=18446744073709551615 nr_sector=0 rwbs='FF'";
+	const struct report_call *c;
+	uint32_t g2, g2py;
+	char a[128];
+
+#define SW(track, ts, prev, st, next) \
+	(snprintf(a, sizeof(a), sw, prev, st, next), ins(track, "sched_switch", ts, 0, a))
+	setup();
+	g2 = merge_track_get(&tb, 2, 0, 0, 0, 0);
+	g2py = merge_track_get(&tb, 2, 400, 400, 0, merge_str_intern0(&tb, "python3"));
+	ins(gk, "block_rq_issue", T0 - 20 * US, 0, fl);
+	ins(gk, "block_rq_complete", T0 - 19 * US, 0, fl_done);
+	ins(gk, "block_rq_complete", T0 - 18 * US, 0, fl_done);
+	SW(g2, T0, 0, 0, 400);
+	begin(g2py, "app.sync (s.py:1)", T0 + 1 * US);
+	ins(g2, "block_rq_issue", T0 + 2 * US, 0, fl);
+	SW(g2, T0 + 3 * US, 400, 1, 0);
+	ins(gk, "block_rq_complete", T0 + 5 * US, 0, fl_done);
+	ins(g2, "block_rq_complete", T0 + 9 * US, 0, fl_done);
+	ins(g2, "sched_wakeup", T0 + 10 * US, 0, "pid=400 target_cpu=0");
+	SW(g2, T0 + 11 * US, 0, 0, 400);
+	end(g2py, T0 + 12 * US);
+	finish();
+	c = call("app.sync (s.py:1)");
+	CHECK(c && c->dur == 11 * US && c->part[RP_GUEST_CPU] == 3 * US);
+	CHECK(c && c->part[RP_DEVICE] == 6 * US && c->part[RP_BLOCKED] == 1 * US);
+	CHECK(c && c->part[RP_RUNNABLE] == 1 * US);
+
+	setup();
+	SW(gk, T0, 0, 0, 300);
+	begin(gpy, "app.read (r.py:1)", T0 + 1 * US);
+	ins(gk, "block_rq_issue", T0 + 2 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='R'");
+	SW(gk, T0 + 3 * US, 300, 1, 0);
+	ins(hio, "sys_enter_pread64", T0 + 4 * US, 3, "fd=12 count=4096 pos=4096");
+	ins(hio, "sys_exit_pread64", T0 + 6 * US, 3, "ret=4096");
+	ins(gk, "irq_handler_entry", T0 + 7 * US, 0, "irq=1 name='i8042'");
+	ins(gk, "irq_handler_exit", T0 + 7 * US + 500, 0, "irq=1 ret=1");
+	ins(gk, "irq_handler_entry", T0 + 8 * US, 0, "irq=11 name='virtio0-requests'");
+	ins(gk, "block_rq_complete", T0 + 9 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='R'");
+	ins(gk, "irq_handler_exit", T0 + 9 * US, 0, "irq=11 ret=1");
+	ins(gk, "sched_wakeup", T0 + 10 * US, 0, "pid=300 target_cpu=0");
+	SW(gk, T0 + 11 * US, 0, 0, 300);
+	end(gpy, T0 + 12 * US);
+	finish();
+	c = call("app.read (r.py:1)");
+	CHECK(c && c->dur == 11 * US && c->part[RP_GUEST_CPU] == 3 * US);
+	CHECK(c && c->part[RP_DEVICE] == 3 * US && c->part[RP_HOST_IO] == 2 * US);
+	CHECK(c && c->part[RP_IRQ_DONE] == 1 * US && c->part[RP_BLOCKED] == 1 * US);
+	CHECK(c && c->part[RP_RUNNABLE] == 1 * US);
+	CHECK_STR(c ? str(c->host_sys) : "", "pread64");
+
+	setup();
+	SW(gk, T0, 0, 0, 300);
+	begin(gpy, "app.read (r.py:1)", T0 + 1 * US);
+	ins(gk, "block_rq_issue", T0 + 2 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='R'");
+	SW(gk, T0 + 3 * US, 300, 1, 0);
+	ins(hio, "sys_enter_io_uring_enter", T0 + 4 * US, 3, "fd=9 to_submit=1");
+	ins(hio, "block_bio_queue", T0 + 5 * US, 3, "dev=0x800000 sector=640 nr_sector=8 rwbs='R'");
+	ins(hio, "sys_exit_io_uring_enter", T0 + 6 * US, 3, "ret=1");
+	ins(hio, "block_rq_complete", T0 + 8 * US, 3, "dev=0x800000 sector=640 nr_sector=8");
+	ins(gk, "block_rq_complete", T0 + 9 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='R'");
+	ins(gk, "sched_wakeup", T0 + 10 * US, 0, "pid=300 target_cpu=0");
+	SW(gk, T0 + 11 * US, 0, 0, 300);
+	end(gpy, T0 + 12 * US);
+	finish();
+	c = call("app.read (r.py:1)");
+	CHECK(c && c->dur == 11 * US && c->part[RP_HOST_IO] == 4 * US);
+	CHECK(c && c->part[RP_DEVICE] == 2 * US && c->part[RP_BLOCKED] == 1 * US);
+	CHECK_STR(c ? str(c->host_sys) : "", "io_uring_enter");
+#undef SW
+}
+
+/* A guest thread on a CPU past CRIT_MAX_VCPUS: the one vCPU thread known
+ * (vCPU 1 here: vCPU 0's slot, made by a thread on CPU 0, has none); its
+ * call preempted with it, from a switch at the very ns the call begins.
+ * An instant named like a Python call is no state event. */
+static void test_vstate_cpu(void)
+{
+	const struct report_call *c;
+
+	setup();
+	merge_track(&tb, hv)->vcpu = 2;
+	ins(gk, "sched_switch", T0 - 10 * US, 0, "prev_pid=0 prev_state=0 next_pid=301");
+	ins(gk, "sched_switch", T0, 300, "prev_pid=0 prev_state=0 next_pid=300");
+	ins(hother, "sched_switch", T0, 1, "prev_pid=4243 prev_state=0 next_pid=0");
+	begin(gpy, "app.spin (p.py:1)", T0);
+	ins(gpy, "note (n.py:1)", T0 + 1 * US, 300, NULL);
+	ins(hother, "sched_switch", T0 + 4 * US, 1, "prev_pid=0 prev_state=0 next_pid=4243");
+	end(gpy, T0 + 10 * US);
+	finish();
+	c = call("app.spin (p.py:1)");
+	CHECK(c && c->dur == 10 * US && c->part[RP_PREEMPTED] == 4 * US);
+	CHECK(c && c->part[RP_GUEST_CPU] == 6 * US && c->preempt_overlap == 4 * US);
+	CHECK(report_nr_vcpus(r) == 1 && report_vcpu_at(r, 0)->vcpu == 1);
+}
+
+/* The pipeline's counters saturate: 65536 inserts of one sector count
+ * 65535 queued, 65536 issues 65535 in flight; 65535 completions then
+ * leave nothing in flight (blocked, no I/O) */
+static void test_vstate_saturate(void)
+{
+	const char *rq = "dev=1 sector=8 nr_sector=8 rwbs='R'";
+	const struct report_call *c;
+	struct merge_event ev;
+	int bad = 0;
+
+	setup();
+	ins(gk, "sched_switch", T0, 0, "prev_pid=0 prev_state=0 next_pid=300");
+	begin(gpy, "app.read (r.py:1)", T0 + 1 * US);
+	ins(gk, "sched_switch", T0 + 2 * US, 0, "prev_pid=300 prev_state=1 next_pid=0");
+	/* the state tracker alone (the analyser's requests of one sector
+	 * are a list: 2^16 of them take minutes) */
+	ev = mk(gk, MERGE_EV_INSTANT, "block_rq_insert", T0 + 3 * US, 0, rq);
+	for (int i = 0; i < 65536; i++)
+		bad += crit_feed(r, &ev) < 0;
+	ev = mk(gk, MERGE_EV_INSTANT, "block_rq_issue", T0 + 4 * US, 0, rq);
+	for (int i = 0; i < 65536; i++)
+		bad += crit_feed(r, &ev) < 0;
+	ev = mk(gk, MERGE_EV_INSTANT, "block_rq_complete", T0 + 5 * US, 0, rq);
+	for (int i = 0; i < 65535; i++)
+		bad += crit_feed(r, &ev) < 0;
+	CHECK(!bad);
+	ins(gk, "sched_wakeup", T0 + 6 * US, 0, "pid=300 target_cpu=0");
+	ins(gk, "sched_switch", T0 + 7 * US, 0, "prev_pid=0 prev_state=0 next_pid=300");
+	end(gpy, T0 + 8 * US);
+	finish();
+	c = call("app.read (r.py:1)");
+	CHECK(c && c->dur == 7 * US && c->part[RP_GUEST_CPU] == 2 * US);
+	CHECK(c && c->part[RP_BLOCKED] == 2 * US && c->part[RP_QUEUE] == 1 * US);
+	CHECK(c && c->part[RP_DEVICE] == 1 * US && c->part[RP_RUNNABLE] == 1 * US);
+}
+
 int main(void)
 {
 	test_classes();
@@ -1260,6 +1489,10 @@ int main(void)
 	test_edges();
 	test_crit_edges();
 	test_vcpu_register();
+	test_vcpu_tracks();
+	test_vstate_pipe();
+	test_vstate_cpu();
+	test_vstate_saturate();
 	report_free(r);
 	merge_tables_free(&tb);
 	return check_done();
