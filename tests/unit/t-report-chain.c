@@ -35,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sqlite3.h>
 #include "check.h"
 #include "err.h"
 #include "merge/merge.h"
@@ -1467,6 +1469,107 @@ static void test_vstate_saturate(void)
 	CHECK(c && c->part[RP_DEVICE] == 1 * US && c->part[RP_RUNNABLE] == 1 * US);
 }
 
+/* The first column of the first row of @sql on @db, as text ("" none,
+ * "NULL" a null). */
+static const char *sq1(sqlite3 *db, const char *sql)
+{
+	static char buf[2048];
+	sqlite3_stmt *st;
+
+	buf[0] = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(buf, sizeof(buf), "error: %s", sqlite3_errmsg(db));
+		return buf;
+	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		snprintf(buf, sizeof(buf), "%s", sqlite3_column_type(st, 0) == SQLITE_NULL ? "NULL" :
+			 (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return buf;
+}
+
+/* export --sqlite's sink fed directly: an instant without arguments (args
+ * NULL); a string argument past the 1 KiB args buffer and eight long ones
+ * (cut: still JSON); a signed array and one whose numbers run past the
+ * event's 16 (cut there); a counter; an end with no slice open (no row);
+ * a request of a syscall outside any Python call (no stack); past 2^20
+ * rows (a commit between: every row kept) */
+static void test_sqlite_sink(void)
+{
+	const struct report_opts o = { 0 };
+	const char *db = "sink.db";
+	char big[1500];
+	struct merge_event ev;
+	sqlite3 *q = NULL;
+	void *s;
+	int bad = 0;
+
+	setup();
+	unlink(db);
+	s = report_sink_sqlite.open(&tb, db, &o);
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+#define EV(e) (bad += report_sink_sqlite.event(s, &(e)) < 0)
+	ev = mk(gpy, MERGE_EV_INSTANT, "note", T0, 0, NULL);
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_INSTANT, "long", T0 + 1, 0, "s='x'");
+	ev.args[0].v.str = merge_str_intern0(&tb, big);
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_INSTANT, "many", T0 + 2, 0,
+		"a='x' b='x' c='x' d='x' e='x' f='x' g='x' h='x'");
+	for (int i = 0; i < ev.nr_args; i++)
+		ev.args[i].v.str = merge_str_intern0(&tb, big + sizeof(big) - 200);
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_INSTANT, "arrays", T0 + 3, 0, "v=0 w=0");
+	ev.args[0].type = MERGE_ARG_ARRAY_I64;
+	ev.args[0].v.u = merge_arr_ref(0, 2);
+	ev.args[1].type = MERGE_ARG_ARRAY_U64;
+	ev.args[1].v.u = merge_arr_ref(14, 4);
+	ev.arr[0] = (uint64_t)-5;
+	ev.arr[1] = 7;
+	ev.arr[14] = 1;
+	ev.arr[15] = 2;
+	ev.nr_arr = 16;
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_COUNTER, "queue depth", T0 + 4, 0, NULL);
+	ev.value = 42;
+	EV(ev);
+	ev = mk(gk, MERGE_EV_END, NULL, T0 + 5, 0, NULL);
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_INSTANT, "sys_enter_fsync", T0 + 6, 0, "fd=3");
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_INSTANT, "block_rq_issue", T0 + 7, 0, "dev=1 sector=8 nr_sector=8 rwbs='WS'");
+	EV(ev);
+	ev = mk(gk, MERGE_EV_INSTANT, "block_rq_complete", T0 + 8, 0, "dev=1 sector=8 nr_sector=8 rwbs='WS'");
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_INSTANT, "sys_exit_fsync", T0 + 9, 0, "ret=0");
+	EV(ev);
+	ev = mk(hother, MERGE_EV_INSTANT, "tick", T0 + 10, 1, NULL);
+	for (int i = 0; i < (1 << 20); i++)
+		EV(ev);
+#undef EV
+	CHECK(!bad);
+	CHECK(report_sink_sqlite.close(s) == 0);
+	CHECK(sqlite3_open(db, &q) == SQLITE_OK);
+	CHECK_STR(sq1(q, "SELECT args FROM instants WHERE name = 'note'"), "NULL");
+	CHECK_STR(sq1(q, "SELECT json_valid(args) AND length(args) < 1024 AND "
+		      "json_extract(args, '$.s') LIKE 'xxxx%' FROM instants WHERE name = 'long'"), "1");
+	CHECK_STR(sq1(q, "SELECT json_valid(args) AND length(args) < 1024 AND "
+		      "(SELECT count(*) FROM json_each(args)) BETWEEN 4 AND 7 "
+		      "FROM instants WHERE name = 'many'"), "1");
+	CHECK_STR(sq1(q, "SELECT args FROM instants WHERE name = 'arrays'"), "{\"v\":[-5,7],\"w\":[1,2]}");
+	CHECK_STR(sq1(q, "SELECT value || ' ' || utid FROM counters WHERE name = 'queue depth'"), "42 0");
+	CHECK_STR(sq1(q, "SELECT count(*) FROM slices"), "0");
+	CHECK_STR(sq1(q, "SELECT syscall || ' ' || links || ' ' || coalesce(python_stack, 'none') "
+		      "FROM requests"), "fsync .S.I.....CX. none");
+	CHECK_STR(sq1(q, "SELECT count(*) FROM instants WHERE name = 'tick'"), "1048576");
+	sqlite3_close(q);
+	unlink(db);
+}
+
 int main(void)
 {
 	test_classes();
@@ -1493,6 +1596,7 @@ int main(void)
 	test_vstate_pipe();
 	test_vstate_cpu();
 	test_vstate_saturate();
+	test_sqlite_sink();
 	report_free(r);
 	merge_tables_free(&tb);
 	return check_done();
