@@ -1570,6 +1570,141 @@ static void test_sqlite_sink(void)
 	unlink(db);
 }
 
+/* The whole of file @path (static buffer; "" if unreadable). */
+static const char *slurp(const char *path)
+{
+	static char buf[1 << 18];
+	FILE *fp = fopen(path, "r");
+	size_t n = fp ? fread(buf, 1, sizeof(buf) - 1, fp) : 0;
+
+	if (fp)
+		fclose(fp);
+	buf[n] = 0;
+	return buf;
+}
+
+/* How many times @needle is in @hay. */
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* The text of the report (static buffer). */
+static const char *text_of(const struct report_opts *o)
+{
+	static char buf[1 << 16];
+	FILE *fp = fmemopen(buf, sizeof(buf) - 1, "w");
+
+	memset(buf, 0, sizeof(buf));
+	CHECK(fp && report_print_text(r, fp, o) == 0);
+	if (fp)
+		fclose(fp);
+	return buf;
+}
+
+/* The text and HTML outputs of one report: requests of a Python call five
+ * frames deep (the table shows the innermost three), of a syscall with no
+ * Python call (an async write: its syscall returns before the completion,
+ * a stage left out), of the kernel (no syscall) and of a host thread; a
+ * request issued at its syscall's entry (that stage 0 ns, its histogram
+ * from 0) and one of 0 ns; a 1 ns queue stage in a 10 ms timeline; an
+ * exit of a thread merge knows as no vCPU; a thread without a name; top
+ * 1 and one function cut the lists.  A second report with --all-calls:
+ * a syscall of 0 ns (no call) and of 3 us (a call, though its thread has
+ * no frames), the one function 0 ns long.  Outputs that cannot be made
+ * are named. */
+static void test_outputs(void)
+{
+	struct report_opts o = { .top = 10, .fns = 10 };
+	const char *py[5] = { "m.a (x.py:1)", "m.b (x.py:2)", "m.c (x.py:3)", "m.d (x.py:4)",
+			      "m.e (x.py:5)" };
+	const char *h, *t;
+	uint32_t g301;
+
+	setup();
+	g301 = merge_track_get(&tb, 1, 300, 301, 0, merge_str_intern0(&tb, "writer"));
+	ins(gk, "sched_switch", T0, 0, "prev_pid=0 prev_state=0 next_pid=302");
+	for (int i = 0; i < 5; i++)
+		begin(gpy, py[i], T0 + (uint64_t)i * US);
+	ins(gpy, "sys_enter_fsync", T0 + 5 * US, 0, "fd=3");
+	ins(gpy, "block_rq_issue", T0 + 5 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='WS'");
+	ins(gk, "block_rq_complete", T0 + 5 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='WS'");
+	ins(gpy, "sys_exit_fsync", T0 + 7 * US, 0, "ret=0");
+	for (int i = 4; i >= 0; i--)
+		end(gpy, T0 + (uint64_t)(12 - i) * US);
+	ins(g301, "sys_enter_write", T0 + 20 * US, 0, "fd=4 count=4096");
+	ins(g301, "block_rq_issue", T0 + 20 * US, 0, "dev=1 sector=16 nr_sector=8 rwbs='W'");
+	ins(g301, "sys_exit_write", T0 + 21 * US, 0, "ret=4096");
+	ins(gk, "block_rq_complete", T0 + 30 * US, 0, "dev=1 sector=16 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_insert", T0 + 40 * US - 1, 0, "dev=1 sector=100 nr_sector=8 rwbs='R'");
+	ins(gk, "block_rq_issue", T0 + 40 * US, 0, "dev=1 sector=100 nr_sector=8 rwbs='R'");
+	ins(hother, "block_rq_issue", T0 + 50 * US, 1, "dev=0x800001 sector=8 nr_sector=8 rwbs='R'");
+	ins(hother, "block_rq_complete", T0 + 60 * US, 1, "dev=0x800001 sector=8 nr_sector=8 rwbs='R'");
+	feed(hio, MERGE_EV_BEGIN, "exit: HLT", T0 + 70 * US, 3, NULL);
+	end(hio, T0 + 75 * US);
+	ins(gk, "block_rq_complete", T0 + 10040 * US, 0, "dev=1 sector=100 nr_sector=8 rwbs='R'");
+	ins(gk, "sched_switch", T0 + 10050 * US, 0, "prev_pid=302 prev_state=1 next_pid=0");
+	finish();
+	CHECK(report_write_html(r, "out.html", &o) == 0);
+	h = slurp("out.html");
+	/* the innermost three frames of the fsync's stack, the rest on hover */
+	CHECK(strstr(h, ">&hellip; &gt; m.c (x.py:3) &gt; m.d (x.py:4) &gt; m.e (x.py:5)</span>") != NULL);
+	/* the slowest first: the kernel's, the host's, the fsync, the write */
+	CHECK(strstr(h, "<tr><td>1</td><td>10000.001</td><td class='l mono'>..QI.....C..</td>"
+		     "<td class=l>guest1 0:1 sector 100 +8 ") != NULL);
+	CHECK(strstr(h, "<tr><td>2</td><td>10.000</td><td class='l mono'>...I.....C..</td>"
+		     "<td class=l>host 8:1 sector 8 +8 ") != NULL);
+	CHECK(strstr(h, "<tr><td>4</td><td>1.000</td><td class='l mono'>.S.I.....CX.</td>"
+		     "<td class=l>guest1 0:1 sector 16 +8 write") != NULL);
+	CHECK(strstr(h, "<td class=l>?</td>") != NULL);
+	t = text_of(&o);
+	CHECK(strstr(t, "(no Python call in the data)") != NULL);
+	unlink("out.html");
+	CHECK(report_write_html(r, "nodir/out.html", &o) == -1);
+	CHECK(strstr(vt_err_msg(), "nodir/out.html: cannot create: No such file or directory") != NULL);
+	CHECK(report_write_html(r, "/dev/full", &o) == -1);
+	CHECK(strstr(vt_err_msg(), "/dev/full: write error: No space left on device") != NULL);
+	{
+		FILE *ro = fopen("/dev/null", "r");
+
+		o.text_out = "ro.txt";
+		CHECK(ro && report_print_text(r, ro, &o) == -1);
+		CHECK(strstr(vt_err_msg(), "ro.txt: write error") != NULL);
+		if (ro)
+			fclose(ro);
+		o.text_out = NULL;
+	}
+	o.top = 1;
+	o.fns = 1;
+	CHECK(report_write_html(r, "out1.html", &o) == 0);
+	h = slurp("out1.html");
+	CHECK(count_of(h, "<tr><td class=l>guest</td>") + count_of(h, "<tr><td class=l>host</td>") == 1);
+	unlink("out1.html");
+
+	setup();
+	report_free(r);
+	r = report_new(&tb, 1);
+	ins(gpy, "sys_enter_getpid", T0, 0, NULL);
+	ins(gpy, "sys_exit_getpid", T0, 0, "ret=300");
+	begin(gpy, "m.z (z.py:1)", T0 + 1 * US);
+	end(gpy, T0 + 1 * US);
+	ins(gpy, "sys_enter_read", T0 + 2 * US, 0, "fd=3");
+	ins(gpy, "sys_exit_read", T0 + 5 * US, 0, "ret=1");
+	finish();
+	CHECK(report_nr_calls(r, 1) == 1 && report_call_at(r, 1, 0)->dur == 3 * US);
+	CHECK(report_nr_calls(r, 0) == 0);
+	CHECK(report_write_html(r, "out2.html", &o) == 0);
+	h = slurp("out2.html");
+	CHECK(count_of(h, "m.z (z.py:1)") == 1);
+	unlink("out2.html");
+	t = text_of(&o);
+	CHECK(strstr(t, "0.0%  m.z (z.py:1)") != NULL);
+}
+
 int main(void)
 {
 	test_classes();
@@ -1597,6 +1732,7 @@ int main(void)
 	test_vstate_cpu();
 	test_vstate_saturate();
 	test_sqlite_sink();
+	test_outputs();
 	report_free(r);
 	merge_tables_free(&tb);
 	return check_done();
