@@ -1534,6 +1534,14 @@ static void test_sqlite_sink(void)
 	ev.arr[15] = 2;
 	ev.nr_arr = 16;
 	EV(ev);
+	ev = mk(gpy, MERGE_EV_INSTANT, "cut", T0 + 3, 0, "s='x' v=0");
+	ev.args[0].v.str = merge_str_intern0(&tb, big + 600);
+	ev.args[1].type = MERGE_ARG_ARRAY_U64;
+	ev.args[1].v.u = merge_arr_ref(0, 16);
+	for (int i = 0; i < 16; i++)
+		ev.arr[i] = UINT64_MAX - (uint64_t)i;
+	ev.nr_arr = 16;
+	EV(ev);
 	ev = mk(gpy, MERGE_EV_COUNTER, "queue depth", T0 + 4, 0, NULL);
 	ev.value = 42;
 	EV(ev);
@@ -1561,6 +1569,10 @@ static void test_sqlite_sink(void)
 		      "(SELECT count(*) FROM json_each(args)) BETWEEN 4 AND 7 "
 		      "FROM instants WHERE name = 'many'"), "1");
 	CHECK_STR(sq1(q, "SELECT args FROM instants WHERE name = 'arrays'"), "{\"v\":[-5,7],\"w\":[1,2]}");
+	/* the string whole, the array cut where the buffer ends */
+	CHECK_STR(sq1(q, "SELECT json_valid(args) AND length(json_extract(args, '$.s')) = 899 AND "
+		      "json_array_length(json_extract(args, '$.v')) BETWEEN 1 AND 15 "
+		      "FROM instants WHERE name = 'cut'"), "1");
 	CHECK_STR(sq1(q, "SELECT value || ' ' || utid FROM counters WHERE name = 'queue depth'"), "42 0");
 	CHECK_STR(sq1(q, "SELECT count(*) FROM slices"), "0");
 	CHECK_STR(sq1(q, "SELECT syscall || ' ' || links || ' ' || coalesce(python_stack, 'none') "
@@ -1648,7 +1660,16 @@ static void test_outputs(void)
 	end(hio, T0 + 75 * US);
 	ins(gk, "block_rq_complete", T0 + 10040 * US, 0, "dev=1 sector=100 nr_sector=8 rwbs='R'");
 	ins(gk, "sched_switch", T0 + 10050 * US, 0, "prev_pid=302 prev_state=1 next_pid=0");
+	{
+		uint32_t g303 = merge_track_get(&tb, 1, 300, 303, 0, merge_str_intern0(&tb, "w"));
+
+		ins(gk, "sched_switch", T0 + 100 * US, 1, "prev_pid=0 prev_state=0 next_pid=303");
+		begin(g303, "w.run (w.py:1)", T0 + 101 * US);
+		end(g303, T0 + 120 * US);
+		ins(gk, "sched_switch", T0 + 130 * US, 1, "prev_pid=303 prev_state=1 next_pid=0");
+	}
 	finish();
+	CHECK(report_nr_calls(r, 0) == 2 && report_nr_threads(r) == 2);
 	CHECK(report_write_html(r, "out.html", &o) == 0);
 	h = slurp("out.html");
 	/* the innermost three frames of the fsync's stack, the rest on hover */
@@ -1694,7 +1715,21 @@ static void test_outputs(void)
 	end(gpy, T0 + 1 * US);
 	ins(gpy, "sys_enter_read", T0 + 2 * US, 0, "fd=3");
 	ins(gpy, "sys_exit_read", T0 + 5 * US, 0, "ret=1");
+	/* threads of equal running time on three machines: by machine */
+	{
+		uint32_t g2 = merge_track_get(&tb, 2, 0, 0, 0, 0);
+
+		ins(g2, "sched_switch", T0 + 10 * US, 0, "prev_pid=0 prev_state=0 next_pid=400");
+		ins(hother, "sched_switch", T0 + 10 * US, 5, "prev_pid=0 prev_state=0 next_pid=9000");
+		ins(gk, "sched_switch", T0 + 10 * US, 0, "prev_pid=0 prev_state=0 next_pid=310");
+		ins(g2, "sched_switch", T0 + 20 * US, 0, "prev_pid=400 prev_state=1 next_pid=0");
+		ins(hother, "sched_switch", T0 + 20 * US, 5, "prev_pid=9000 prev_state=1 next_pid=0");
+		ins(gk, "sched_switch", T0 + 20 * US, 0, "prev_pid=310 prev_state=1 next_pid=0");
+	}
 	finish();
+	CHECK(report_nr_threads(r) == 3);
+	for (size_t i = 0; i < report_nr_threads(r) && i < 3; i++)
+		CHECK(report_thread_at(r, i)->machine == i && report_thread_at(r, i)->ns[RT_RUNNING] == 10 * US);
 	CHECK(report_nr_calls(r, 1) == 1 && report_call_at(r, 1, 0)->dur == 3 * US);
 	CHECK(report_nr_calls(r, 0) == 0);
 	CHECK(report_write_html(r, "out2.html", &o) == 0);
@@ -1703,6 +1738,152 @@ static void test_outputs(void)
 	unlink("out2.html");
 	t = text_of(&o);
 	CHECK(strstr(t, "0.0%  m.z (z.py:1)") != NULL);
+}
+
+/* Pass 1 and 2 beside the rule (device 2, fd 12 +1 MiB, from six exact
+ * votes): a pwrite64 that returns after its request completed is not its
+ * operation (nor a guess: it has an offset); a read of no fd at its
+ * offset, and one 2^48 bytes past it, vote for no rule; a write never
+ * completed counts in no rule's share; a write whose pieces start before
+ * QEMU's 4 KiB window, and a 512-byte one with a piece past its end in
+ * the window: none; a discard with a read on its range: none; a read the
+ * read-modify-write of another request took is no guess of a request
+ * without one; a pwrite64 whose exit has no ret keeps its count; a flush
+ * with 300 other operations before its fdatasync in its window: none
+ * (SCAN_MAX).  Kicks and injections: a request of unknown CPU takes vCPU
+ * 0's kick (learned: it has one); one with neither before its completion
+ * takes none of the next request's.  Requests of equal latency and
+ * functions of equal time are in a stable order. */
+static void test_match_edges(void)
+{
+	const uint64_t MiB = 1ULL << 20, P = 1000 * US;
+	const struct report_req *q;
+	char a[128];
+
+#define AT(k) (T0 + (k) * P)
+#define POS(sector) (MiB + (sector) * 512ULL)
+	setup();
+	for (int k = 0; k < 6; k++) {
+		rq(AT(k), 8 * (uint64_t)k, 8, "W", 1);
+		snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(8 * (unsigned long long)k));
+		qsys(AT(k) + 2 * US, "pwrite64", a, 4096);
+	}
+	rq(AT(6), 100, 8, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(100));
+	ins(hio, "sys_enter_pwrite64", AT(6) + 2 * US, 3, a);
+	ins(hio, "sys_exit_pwrite64", AT(6) + 60 * US, 3, "ret=4096");
+	rq(AT(7), 200, 8, "R", 1);
+	snprintf(a, sizeof(a), "count=4096 pos=%llu", POS(200));
+	qsys(AT(7) + 2 * US, "pread64", a, 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(200) + (1ULL << 49));
+	qsys(AT(7) + 4 * US, "pread64", a, 4096);
+	rq(AT(8), 300, 8, "W", 0);
+	rq(AT(9), 1000, 16, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=8192 pos=%llu", POS(1000) - 4096);
+	qsys(AT(9) + 2 * US, "pwrite64", a, 8192);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(1008));
+	qsys(AT(9) + 4 * US, "pwrite64", a, 4096);
+	rq(AT(10), 1200, 1, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=512 pos=%llu", POS(1202));
+	qsys(AT(10) + 2 * US, "pwrite64", a, 512);
+	rq(AT(11), 1400, 8, "D", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(1400));
+	qsys(AT(11) + 2 * US, "pread64", a, 4096);
+	rq(AT(12), 2000, 8, "R", 1);
+	rq(AT(12) + 1 * US, 1601, 1, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(1600));
+	qsys(AT(12) + 2 * US, "pread64", a, 4096);
+	qsys(AT(12) + 4 * US, "pwrite64", a, 4096);
+	rq(AT(13), 1800, 8, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(1800));
+	ins(hio, "sys_enter_pwrite64", AT(13) + 2 * US, 3, a);
+	ins(hio, "sys_exit_pwrite64", AT(13) + 3 * US, 3, NULL);
+	rq(AT(14), 0, 0, "FF", 0);
+	for (int i = 0; i < 300; i++)
+		qsys(AT(14) + 2 * US + (uint64_t)i * 100, "pwrite64", "fd=12 count=512 pos=0", 512);
+	qsys(AT(14) + 40 * US, "fdatasync", "fd=12", 0);
+	ins(gk, "block_rq_complete", AT(14) + 50 * US, 0,
+	    "dev=2 sector=18446744073709551615 nr_sector=0 rwbs='FF'");
+	/* kicks and injections on device 1 */
+	ins(gk, "block_rq_issue", AT(20), -1, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	ins(hv, "kvm_mmio", AT(20) + 1 * US, 1, "gpa=0xfe003000 type=2");
+	ins(gk, "block_rq_complete", AT(20) + 10 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_issue", AT(21), 0, "dev=1 sector=16 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_complete", AT(21) + 10 * US, 0, "dev=1 sector=16 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_issue", AT(21) + 20 * US, 0, "dev=1 sector=24 nr_sector=8 rwbs='W'");
+	ins(hv, "kvm_mmio", AT(21) + 21 * US, 1, "gpa=0xfe003000 type=2");
+	ins(hio, "kvm_msi_set_irq", AT(21) + 22 * US, 3, "address=0xfee00000 data=0x4022");
+	ins(gk, "block_rq_complete", AT(21) + 30 * US, 0, "dev=1 sector=24 nr_sector=8 rwbs='W'");
+	/* equal latencies, equal functions */
+	for (int i = 0; i < 3; i++) {
+		snprintf(a, sizeof(a), "dev=3 sector=%d nr_sector=8 rwbs='R'", 8 * i);
+		ins(gk, "block_rq_issue", AT(22) + (uint64_t)i * US, 0, a);
+		ins(gk, "block_rq_complete", AT(22) + (uint64_t)(i + 5) * US, 0, a);
+	}
+	begin(gpy, "m.f2 (f.py:2)", AT(23));
+	end(gpy, AT(23) + 5 * US);
+	begin(gpy, "m.f1 (f.py:1)", AT(23) + 10 * US);
+	end(gpy, AT(23) + 15 * US);
+	begin(gpy, "m.f3 (f.py:3)", AT(23) + 20 * US);
+	end(gpy, AT(23) + 25 * US);
+	finish();
+	for (int k = 6; k <= 12; k++)
+		if (k != 8)
+			CHECK_STR(links(req_issued(AT(k))), "...I.....C..");
+	q = req_issued(AT(8));
+	CHECK(q && !(q->mask & (1u << RL_COMPLETE)) && !(q->mask & (1u << RL_HOST_BEGIN)));
+	q = req_issued(AT(12) + 1 * US);
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_RMW);
+	CHECK_STR(ops(q), "12002,12004");
+	q = req_issued(AT(13));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_EXACT && q->host_n == 1 &&
+	      report_req_hostio(r, q, 0)->len == 4096);
+	CHECK_STR(links(req_issued(AT(14))), "...I.....C..");
+	q = req_issued(AT(20));
+	CHECK(q && q->t[RL_KICK] == AT(20) + 1 * US && q->kick_vcpu == 0);
+	q = req_issued(AT(21));
+	CHECK_STR(links(q), "...I.....C..");
+	q = req_issued(AT(21) + 20 * US);
+	CHECK(q && q->t[RL_KICK] == AT(21) + 21 * US && q->t[RL_INJECT] == AT(21) + 22 * US);
+	{
+		size_t n;
+		const uint32_t *slow = report_slowest(r, &n);
+		size_t at = n;
+
+		for (size_t i = 0; i < n; i++)
+			if (report_req_at(r, slow[i])->dev == 3) {
+				at = i;
+				break;
+			}
+		CHECK(at + 2 < n && report_req_at(r, slow[at])->sector == 0 &&
+		      report_req_at(r, slow[at + 1])->sector == 8 &&
+		      report_req_at(r, slow[at + 2])->sector == 16);
+	}
+	{
+		/* two of the link patterns: the most frequent, the rest not counted */
+		uint32_t m[2];
+		uint64_t c[2];
+		size_t n = report_masks(r, m, c, 2);
+
+		CHECK(n == 2 && c[0] >= c[1] && c[0] + c[1] < report_nr_reqs(r));
+	}
+	CHECK(report_nr_fns(r) == 3);
+	for (size_t i = 0; i < report_nr_fns(r) && i < 3; i++)
+		CHECK(report_fn_at(r, i)->incl_ns == 5 * US &&
+		      (i == 0 || report_fn_at(r, i - 1)->name < report_fn_at(r, i)->name));
+#undef AT
+#undef POS
+}
+
+/* A request issued at 0 ns, the timeline's start: its latency is still
+ * its issue to its completion (a time of 0 was taken for none) */
+static void test_latency_zero(void)
+{
+	setup();
+	ins(gk, "block_rq_issue", 0, 0, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_complete", 5 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	finish();
+	CHECK(report_nr_reqs(r) == 1 && report_req_latency(report_req_at(r, 0)) == 5 * US);
 }
 
 int main(void)
@@ -1733,6 +1914,8 @@ int main(void)
 	test_vstate_saturate();
 	test_sqlite_sink();
 	test_outputs();
+	test_match_edges();
+	test_latency_zero();
 	report_free(r);
 	merge_tables_free(&tb);
 	return check_done();
