@@ -1255,7 +1255,8 @@ static const struct report_thread *thread(uint32_t m, int32_t tid)
  * merge marked with a vCPU number, a vCPU number past CRIT_MAX_VCPUS
  * (its kvm_userspace_exit and kvm_pio change nothing) and a second track
  * of a vCPU's thread (another pid) give no vCPU; a kvm_userspace_exit on
- * QEMU's I/O thread none either.  On vCPU 0 a slice that is no exit
+ * QEMU's I/O thread none either, nor an instant named as an exit slice
+ * on another host thread.  On vCPU 0 a slice that is no exit
  * (an ioctl) leaves it in its exit until the slice ends; a guest's
  * "exit: " slice is a guest call, not a vCPU.  With QEMU's threads known,
  * a QEMU thread named "CPU 1/KVM" is vCPU 1, another process's "CPU
@@ -1286,6 +1287,7 @@ static void test_vcpu_tracks(void)
 	ins(hbig, "kvm_pio", T0 + 72 * US, 2, "port=0xc050 rw=1");
 	ins(hlv, "sched_wakeup", T0 + 73 * US, 2, "pid=1 target_cpu=0");
 	ins(hio, "kvm_userspace_exit", T0 + 74 * US, 3, "reason=2");
+	ins(hother, "exit: HLT", T0 + 74 * US, 1, NULL);	/* an instant: no exit slice */
 	begin(gpy, "exit: HLT", T0 + 75 * US);
 	end(gpy, T0 + 80 * US);
 	finish();
@@ -1804,6 +1806,34 @@ static void test_match_edges(void)
 	qsys(AT(14) + 40 * US, "fdatasync", "fd=12", 0);
 	ins(gk, "block_rq_complete", AT(14) + 50 * US, 0,
 	    "dev=2 sector=18446744073709551615 nr_sector=0 rwbs='FF'");
+	/* read-modify-writes: the reads before the write that are not its
+	 * own (a submission, another fd, past its end, before its start,
+	 * another request's exact read) */
+	rq(AT(15), 5000, 8, "R", 1);
+	rq(AT(15) + 500, 5001, 1, "W", 1);
+	qsys(AT(15) + 1 * US, "io_submit", "ctx_id=1 nr=1", 1);
+	snprintf(a, sizeof(a), "fd=13 count=4096 pos=%llu", POS(5000));
+	qsys(AT(15) + 2 * US, "pread64", a, 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(5016));
+	qsys(AT(15) + 3 * US, "pread64", a, 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(4984));
+	qsys(AT(15) + 4 * US, "pread64", a, 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(5000));
+	qsys(AT(15) + 5 * US, "pread64", a, 4096);
+	qsys(AT(15) + 7 * US, "pwrite64", a, 4096);
+	/* two 512-byte writes of one block: the first takes the read; a
+	 * read request after them finds it taken */
+	rq(AT(16), 6001, 1, "W", 1);
+	rq(AT(16) + 500, 6002, 1, "W", 1);
+	rq(AT(16) + 1 * US, 6000, 8, "R", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(6000));
+	qsys(AT(16) + 2 * US, "pread64", a, 4096);
+	qsys(AT(16) + 4 * US, "pwrite64", a, 4096);
+	/* two writes of one sector in flight, one pwrite64: the first's */
+	rq(AT(17), 7000, 8, "W", 1);
+	rq(AT(17) + 500, 7000, 8, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(7000));
+	qsys(AT(17) + 2 * US, "pwrite64", a, 4096);
 	/* kicks and injections on device 1 */
 	ins(gk, "block_rq_issue", AT(20), -1, "dev=1 sector=8 nr_sector=8 rwbs='W'");
 	ins(hv, "kvm_mmio", AT(20) + 1 * US, 1, "gpa=0xfe003000 type=2");
@@ -1839,6 +1869,22 @@ static void test_match_edges(void)
 	CHECK(q && q->how[RL_HOST_BEGIN] == RH_EXACT && q->host_n == 1 &&
 	      report_req_hostio(r, q, 0)->len == 4096);
 	CHECK_STR(links(req_issued(AT(14))), "...I.....C..");
+	q = req_issued(AT(15));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_EXACT);
+	CHECK_STR(ops(q), "15005");
+	q = req_issued(AT(15) + 500);
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_COVER);
+	CHECK_STR(ops(q), "15007");
+	q = req_issued(AT(16));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_RMW);
+	CHECK_STR(ops(q), "16002,16004");
+	q = req_issued(AT(16) + 500);
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_COVER);
+	CHECK_STR(ops(q), "16004");
+	CHECK_STR(links(req_issued(AT(16) + 1 * US)), "...I.....C..");
+	q = req_issued(AT(17));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_EXACT);
+	CHECK_STR(links(req_issued(AT(17) + 500)), "...I.....C..");
 	q = req_issued(AT(20));
 	CHECK(q && q->t[RL_KICK] == AT(20) + 1 * US && q->kick_vcpu == 0);
 	q = req_issued(AT(21));
@@ -1876,14 +1922,91 @@ static void test_match_edges(void)
 }
 
 /* A request issued at 0 ns, the timeline's start: its latency is still
- * its issue to its completion (a time of 0 was taken for none) */
+ * its issue to its completion (a time of 0 was taken for none); one
+ * completed at the ns of its issue: 0 */
 static void test_latency_zero(void)
 {
 	setup();
 	ins(gk, "block_rq_issue", 0, 0, "dev=1 sector=8 nr_sector=8 rwbs='W'");
 	ins(gk, "block_rq_complete", 5 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_issue", 10 * US, 0, "dev=1 sector=16 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_complete", 10 * US, 0, "dev=1 sector=16 nr_sector=8 rwbs='W'");
 	finish();
-	CHECK(report_nr_reqs(r) == 1 && report_req_latency(report_req_at(r, 0)) == 5 * US);
+	CHECK(report_nr_reqs(r) == 2 && report_req_latency(report_req_at(r, 0)) == 5 * US);
+	CHECK(report_nr_reqs(r) == 2 && report_req_latency(report_req_at(r, 1)) == 0);
+}
+
+/* A QEMU whose image fd is past REPORT_BDEV_FD (a high ulimit -n): the
+ * offset rule is that fd's, not a host block device's */
+static void test_high_fd(void)
+{
+	const struct report_opts o = { .top = 10, .fns = 10 };
+	char a[128];
+
+	setup();
+	for (int k = 0; k < 2; k++) {
+		rq(T0 + (uint64_t)k * MS, 8 * (uint64_t)k, 8, "W", 1);
+		snprintf(a, sizeof(a), "fd=40000 count=4096 pos=%llu", 4096ULL * (unsigned)k);
+		qsys(T0 + (uint64_t)k * MS + 2 * US, "pwrite64", a, 4096);
+	}
+	finish();
+	CHECK(report_bdev(r, 40000) == 0);
+	CHECK(strstr(text_of(&o), "  device 0:2 (guest 1): QEMU fd 40000, file offset = sector * 512 + 0\n") != NULL);
+}
+
+/* io_uring operations never completed (no exit) on a device whose rule
+ * is QEMU's bios' block device: not a write's (exact, covering or a
+ * piece), not a flush's (an FSYNC), not a read-modify-write's read */
+static void test_uring_open(void)
+{
+	const uint64_t P = 1000 * US;
+	char a[128];
+
+#define AT(k) (T0 + (k) * P)
+#define SUBMIT(t, ud, op) (snprintf(a, sizeof(a), "user_data=%d opcode=%d", ud, op), \
+			   ins(hio, "io_uring_submit_req", t, 3, a))
+#define BIO(t, sector, nr, rw) (snprintf(a, sizeof(a), "dev=0x700000 sector=%d nr_sector=%d rwbs='%s'", \
+					 sector, nr, rw), ins(hio, "block_bio_queue", t, 3, a))
+#define DONE(t, ud) (snprintf(a, sizeof(a), "user_data=%d res=4096", ud), \
+		     ins(hio, "io_uring_complete", t, 3, a))
+	setup();
+	for (int k = 0; k < 4; k++) {
+		rq(AT(k), 8 * (uint64_t)k, 8, "W", 1);
+		SUBMIT(AT(k) + 2 * US, k + 1, 23);
+		BIO(AT(k) + 2 * US, 2048 + 8 * k, 8, "W");
+		DONE(AT(k) + 5 * US, k + 1);
+	}
+	rq(AT(4), 100, 8, "W", 1);
+	SUBMIT(AT(4) + 2 * US, 100, 23);
+	BIO(AT(4) + 2 * US, 2148, 8, "W");
+	rq(AT(5), 0, 0, "FF", 0);
+	SUBMIT(AT(5) + 2 * US, 200, 3);
+	ins(gk, "block_rq_complete", AT(5) + 50 * US, 0,
+	    "dev=2 sector=18446744073709551615 nr_sector=0 rwbs='FF'");
+	rq(AT(6), 301, 1, "W", 1);
+	SUBMIT(AT(6) + 2 * US, 300, 22);
+	BIO(AT(6) + 2 * US, 2344, 8, "R");
+	SUBMIT(AT(6) + 4 * US, 301, 23);
+	BIO(AT(6) + 4 * US, 2344, 8, "W");
+	DONE(AT(6) + 6 * US, 301);
+	finish();
+	{
+		uint32_t m, dev;
+		int64_t fd, delta;
+
+		CHECK(report_nr_devs(r) == 1 && report_dev_map(r, 0, &m, &dev, &fd, &delta));
+		CHECK(fd == REPORT_BDEV_FD && delta == 1 << 20 && report_bdev(r, fd) == 0x700000);
+	}
+	CHECK_STR(links(req_issued(AT(4))), "...I.....C..");
+	CHECK_STR(links(req_issued(AT(5))), "...I.....C..");
+	const struct report_req *q = req_issued(AT(6));
+
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_COVER);
+	CHECK_STR(ops(q), "6004");
+#undef AT
+#undef SUBMIT
+#undef BIO
+#undef DONE
 }
 
 int main(void)
@@ -1916,6 +2039,8 @@ int main(void)
 	test_outputs();
 	test_match_edges();
 	test_latency_zero();
+	test_high_fd();
+	test_uring_open();
 	report_free(r);
 	merge_tables_free(&tb);
 	return check_done();
