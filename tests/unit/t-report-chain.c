@@ -1745,7 +1745,8 @@ static void test_outputs(void)
 /* Pass 1 and 2 beside the rule (device 2, fd 12 +1 MiB, from six exact
  * votes): a pwrite64 that returns after its request completed is not its
  * operation (nor a guess: it has an offset); a read of no fd at its
- * offset, and one 2^48 bytes past it, vote for no rule; a write never
+ * offset, and one 2^48 bytes past it, vote for no rule (a device with
+ * only reads of no fd has none); a write never
  * completed counts in no rule's share; a write whose pieces start before
  * QEMU's 4 KiB window, and a 512-byte one with a piece past its end in
  * the window: none; a discard with a read on its range: none; a read the
@@ -1844,6 +1845,15 @@ static void test_match_edges(void)
 	ins(hv, "kvm_mmio", AT(21) + 21 * US, 1, "gpa=0xfe003000 type=2");
 	ins(hio, "kvm_msi_set_irq", AT(21) + 22 * US, 3, "address=0xfee00000 data=0x4022");
 	ins(gk, "block_rq_complete", AT(21) + 30 * US, 0, "dev=1 sector=24 nr_sector=8 rwbs='W'");
+	/* device 5: reads of no fd only, no rule */
+	for (int i = 0; i < 2; i++) {
+		snprintf(a, sizeof(a), "dev=5 sector=%d nr_sector=8 rwbs='R'", 8 * i);
+		ins(gk, "block_rq_issue", AT(25) + (uint64_t)i * 100 * US, 0, a);
+		snprintf(a, sizeof(a), "count=4096 pos=%d", 4096 * i);
+		qsys(AT(25) + (uint64_t)i * 100 * US + 2 * US, "pread64", a, 4096);
+		snprintf(a, sizeof(a), "dev=5 sector=%d nr_sector=8 rwbs='R'", 8 * i);
+		ins(gk, "block_rq_complete", AT(25) + (uint64_t)i * 100 * US + 50 * US, 0, a);
+	}
 	/* equal latencies, equal functions */
 	for (int i = 0; i < 3; i++) {
 		snprintf(a, sizeof(a), "dev=3 sector=%d nr_sector=8 rwbs='R'", 8 * i);
@@ -1912,6 +1922,13 @@ static void test_match_edges(void)
 		size_t n = report_masks(r, m, c, 2);
 
 		CHECK(n == 2 && c[0] >= c[1] && c[0] + c[1] < report_nr_reqs(r));
+	}
+	for (size_t i = 0; i < report_nr_devs(r); i++) {
+		uint32_t m, dev;
+		int64_t fd, delta;
+		int ok = report_dev_map(r, i, &m, &dev, &fd, &delta);
+
+		CHECK(dev == 2 ? ok && fd == 12 : !ok);
 	}
 	CHECK(report_nr_fns(r) == 3);
 	for (size_t i = 0; i < report_nr_fns(r) && i < 3; i++)
