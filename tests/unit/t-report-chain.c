@@ -1551,9 +1551,11 @@ static void test_sqlite_sink(void)
 	EV(ev);
 	ev = mk(gpy, MERGE_EV_INSTANT, "sys_enter_fsync", T0 + 6, 0, "fd=3");
 	EV(ev);
-	ev = mk(gpy, MERGE_EV_INSTANT, "block_rq_issue", T0 + 7, 0, "dev=1 sector=8 nr_sector=8 rwbs='WS'");
+	ev = mk(gpy, MERGE_EV_INSTANT, "block_rq_issue", T0 + 7, 0,
+		"dev=1 sector=8 nr_sector=8 rwbs='WS'");
 	EV(ev);
-	ev = mk(gk, MERGE_EV_INSTANT, "block_rq_complete", T0 + 8, 0, "dev=1 sector=8 nr_sector=8 rwbs='WS'");
+	ev = mk(gk, MERGE_EV_INSTANT, "block_rq_complete", T0 + 8, 0,
+		"dev=1 sector=8 nr_sector=8 rwbs='WS'");
 	EV(ev);
 	ev = mk(gpy, MERGE_EV_INSTANT, "sys_exit_fsync", T0 + 9, 0, "ret=0");
 	EV(ev);
@@ -1570,12 +1572,14 @@ static void test_sqlite_sink(void)
 	CHECK_STR(sq1(q, "SELECT json_valid(args) AND length(args) < 1024 AND "
 		      "(SELECT count(*) FROM json_each(args)) BETWEEN 4 AND 7 "
 		      "FROM instants WHERE name = 'many'"), "1");
-	CHECK_STR(sq1(q, "SELECT args FROM instants WHERE name = 'arrays'"), "{\"v\":[-5,7],\"w\":[1,2]}");
+	CHECK_STR(sq1(q, "SELECT args FROM instants WHERE name = 'arrays'"),
+		  "{\"v\":[-5,7],\"w\":[1,2]}");
 	/* the string whole, the array cut where the buffer ends */
 	CHECK_STR(sq1(q, "SELECT json_valid(args) AND length(json_extract(args, '$.s')) = 899 AND "
 		      "json_array_length(json_extract(args, '$.v')) BETWEEN 1 AND 15 "
 		      "FROM instants WHERE name = 'cut'"), "1");
-	CHECK_STR(sq1(q, "SELECT value || ' ' || utid FROM counters WHERE name = 'queue depth'"), "42 0");
+	CHECK_STR(sq1(q, "SELECT value || ' ' || utid FROM counters WHERE name = 'queue depth'"),
+		  "42 0");
 	CHECK_STR(sq1(q, "SELECT count(*) FROM slices"), "0");
 	CHECK_STR(sq1(q, "SELECT syscall || ' ' || links || ' ' || coalesce(python_stack, 'none') "
 		      "FROM requests"), "fsync .S.I.....CX. none");
@@ -1675,7 +1679,7 @@ static void test_outputs(void)
 	CHECK(report_write_html(r, "out.html", &o) == 0);
 	h = slurp("out.html");
 	/* the innermost three frames of the fsync's stack, the rest on hover */
-	CHECK(strstr(h, ">&hellip; &gt; m.c (x.py:3) &gt; m.d (x.py:4) &gt; m.e (x.py:5)</span>") != NULL);
+	CHECK(strstr(h, ">&hellip; &gt; m.c (x.py:3) &gt; m.d (x.py:4) &gt; m.e (x.py:5)</span>"));
 	/* the slowest first: the kernel's, the host's, the fsync, the write */
 	CHECK(strstr(h, "<tr><td>1</td><td>10000.001</td><td class='l mono'>..QI.....C..</td>"
 		     "<td class=l>guest1 0:1 sector 100 +8 ") != NULL);
@@ -1968,7 +1972,8 @@ static void test_high_fd(void)
 	}
 	finish();
 	CHECK(report_bdev(r, 40000) == 0);
-	CHECK(strstr(text_of(&o), "  device 0:2 (guest 1): QEMU fd 40000, file offset = sector * 512 + 0\n") != NULL);
+	CHECK(strstr(text_of(&o),
+		     "  device 0:2 (guest 1): QEMU fd 40000, file offset = sector * 512 + 0\n"));
 }
 
 /* io_uring operations never completed (no exit) on a device whose rule
