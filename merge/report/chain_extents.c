@@ -269,7 +269,7 @@ int64_t chain_extents_canon(const struct report *r, int32_t pid, int64_t fd)
 
 int report_load_extents(struct report *r, const struct report_opts *o)
 {
-	for (int i = 0; o && i < o->ninputs; i++)
+	for (int i = 0; i < o->ninputs; i++)
 		if (chain_extents_load(r, o->inputs[i]))
 			return -1;
 	return 0;

@@ -577,12 +577,13 @@ static int cmp_hostio(const void *a, const void *b)
 static int cmp_slow(const void *a, const void *b, void *report)
 {
 	const struct report *r = report;
-	uint64_t x = report_req_latency(&r->reqs.a[*(const uint32_t *)a]);
-	uint64_t y = report_req_latency(&r->reqs.a[*(const uint32_t *)b]);
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	uint64_t x = report_req_latency(&r->reqs.a[i]);
+	uint64_t y = report_req_latency(&r->reqs.a[j]);
 
 	if (x != y)
 		return x > y ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+	return (i > j) - (i < j);	/* ties by index */
 }
 
 static int cmp_fn(const void *a, const void *b)
@@ -591,7 +592,7 @@ static int cmp_fn(const void *a, const void *b)
 
 	if (x->incl_ns != y->incl_ns)
 		return x->incl_ns > y->incl_ns ? -1 : 1;
-	return x->name < y->name ? -1 : x->name > y->name;
+	return (x->name > y->name) - (x->name < y->name);
 }
 
 static int cmp_exit(const void *a, const void *b, void *tables)

@@ -10,14 +10,21 @@ uint64_t report_req_latency(const struct report_req *q)
 	static const int first[] = { RL_SYS_ENTER, RL_INSERT, RL_ISSUE };
 	static const int last[] = { RL_SYS_EXIT, RL_COMPLETE };
 	uint64_t a = 0, b = 0;
+	int end = 0;
 
-	for (size_t i = 0; i < sizeof(first) / sizeof(*first) && !a; i++)
-		if (chain_has(q, first[i]))
+	/* by the links present, not by a time of 0 (the timeline may start
+	 * there); every request has an insert or an issue (chain.c) */
+	for (size_t i = 0; i < sizeof(first) / sizeof(*first); i++)
+		if (chain_has(q, first[i])) {
 			a = q->t[first[i]];
-	for (size_t i = 0; i < sizeof(last) / sizeof(*last) && !b; i++)
-		if (chain_has(q, last[i]))
+			break;
+		}
+	for (size_t i = 0; i < sizeof(last) / sizeof(*last) && !end; i++)
+		if (chain_has(q, last[i])) {
 			b = q->t[last[i]];
-	return a && b > a ? b - a : 0;
+			end = 1;
+		}
+	return end && b > a ? b - a : 0;
 }
 
 size_t report_nr_reqs(const struct report *r) { return r->reqs.n; }

@@ -17,8 +17,10 @@ REPORT_UNIT_OBJS := $(addprefix $(OUT)/obj/merge/report/,chain_extents.o chain_h
 $(OUT)/tests/t-report-extents: $(REPORT_UNIT_OBJS)
 $(OUT)/tests/t-report-extents: LDFLAGS_ALL += $(REPORT_UNIT_OBJS)
 # tests/unit/t-report-chain: the analyser and the state tracker fed events
-# directly, linked from their objects and merge's string/track tables
+# directly, and the outputs (text, HTML, the SQLite sink) of what they
+# found, linked from their objects and merge's string/track tables
 REPORT_CHAIN_OBJS := $(addprefix $(OUT)/obj/merge/report/,chain.o chain_finish.o chain_query.o \
-	chain_hmap.o chain_extents.o vstate.o critpath.o) $(addprefix $(OUT)/obj/merge/,tables.o sink.o)
+	chain_hmap.o chain_extents.o vstate.o critpath.o text.o html.o sink_sqlite.o) \
+	$(addprefix $(OUT)/obj/merge/,tables.o sink.o)
 $(OUT)/tests/t-report-chain: $(REPORT_CHAIN_OBJS)
 $(OUT)/tests/t-report-chain: LDFLAGS_ALL += $(REPORT_CHAIN_OBJS)

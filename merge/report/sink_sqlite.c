@@ -163,7 +163,7 @@ static void *sq_open(struct merge_tables *tb, const char *out, const void *opts)
 		goto fail;
 	}
 	s->rep = report_new(tb, 0);
-	if (!s->rep || (opts && report_load_extents(s->rep, opts)))
+	if (!s->rep || report_load_extents(s->rep, opts))	/* opts: export's */
 		goto fail;
 	return s;
 fail:

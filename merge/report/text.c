@@ -272,8 +272,7 @@ static void slowest(const struct report *r, FILE *fp, int top)
 	const uint32_t *idx = report_slowest(r, &n);
 	char a[US_BUF], mb[RL_NR + 1];
 
-	if (!n)
-		return;
+	/* (report_print_text: only with requests) */
 	fprintf(fp, "\nSlowest %d requests (end to end: syscall entry or issue -> syscall "
 		"return or completion):\n", (int)(n < (size_t)top ? n : (size_t)top));
 	for (size_t i = 0; i < n && i < (size_t)top; i++) {

@@ -206,11 +206,11 @@ static void pipe_update(struct crit *c)
 		vcpu_cats(c, &c->v[i]);
 }
 
+/* vCPU @v's run state is @run from @ts, its mode @mode (-1 unchanged). */
 static void vcpu_set(struct crit *c, struct vcpu *v, uint64_t ts, int run, int mode)
 {
 	vcpu_settle(v, ts);
-	if (run >= 0)
-		v->run = (uint8_t)run;
+	v->run = (uint8_t)run;
 	if (mode >= 0)
 		v->mode = (uint8_t)mode;
 	vcpu_cats(c, v);
@@ -403,7 +403,7 @@ static uint32_t vcpu_idx(const struct crit *c, uint32_t machine, int64_t cpu)
 	if (cpu >= 0 && cpu < CRIT_MAX_VCPUS)
 		return (uint32_t)cpu + 1;
 	if (c->nreal == 1)
-		for (uint32_t i = 1; i < c->nv; i++)
+		for (uint32_t i = 1; i < c->nv; i++)	/* (one of them is real) */
 			if (c->v[i].tid >= 0)
 				return i;
 	return 0;
@@ -662,11 +662,11 @@ static void on_rq(struct crit *c, const struct merge_event *ev, uint8_t k)
 /* A pipeline event: settle, apply @fn's change, re-derive the parts. */
 #define PIPE(c, ts, stmt) do { crit_settle_vcpus(c, ts); stmt; pipe_update(c); } while (0)
 
-static void on_pipe(struct crit *c, const struct merge_event *ev, uint8_t k, uint8_t role)
+static void on_pipe(struct crit *c, const struct merge_event *ev, uint8_t k)
 {
 	uint64_t ts = ev->ts_ns;
 
-	switch (k) {
+	switch (k) {	/* the kinds on_instant passes */
 	case K_RQ_INSERT:
 	case K_RQ_ISSUE:
 	case K_RQ_COMPLETE:
@@ -683,10 +683,11 @@ static void on_pipe(struct crit *c, const struct merge_event *ev, uint8_t k, uin
 			PIPE(c, ts, { c->done = 0; c->injected = 1; });
 		break;
 	case K_IRQ_ENTRY:
-		/* with injections recorded, the disk's handler is the one after
-		 * its completion's injection (another virtio device's irq, the
-		 * console's or a serial port's, is not the disk's stage) */
-		if (role == CR_THREAD && c->inflight &&
+		/* (a guest thread's: on_instant) with injections recorded, the
+		 * disk's handler is the one after its completion's injection
+		 * (another virtio device's irq, the console's or a serial
+		 * port's, is not the disk's stage) */
+		if (c->inflight &&
 		    (c->injected || c->done || !c->have_inject)) {
 			uint32_t nm = arg_str(ev, c->k_name);
 
@@ -699,6 +700,14 @@ static void on_pipe(struct crit *c, const struct merge_event *ev, uint8_t k, uin
 			PIPE(c, ts, c->irq_done = 0);
 		break;
 	}
+}
+
+/* A QEMU disk syscall or bio ended: with none left open and requests in
+ * flight, the host is done (until the injection). */
+static void hostio_close(struct crit *c)
+{
+	if (c->hostio_open && !--c->hostio_open && c->inflight)
+		c->done = 1;
 }
 
 /* A bio QEMU queued on the host where no syscall carries its I/O (in
@@ -727,10 +736,7 @@ static void on_bio(struct crit *c, const struct merge_event *ev, int done)
 		PIPE(c, ev->ts_ns, { c->hostio_open++; c->hostio_name = open ? open : c->s_bio; });
 	} else if (*v && *v != UINT32_MAX) {
 		(*v)--;
-		PIPE(c, ev->ts_ns, {
-			if (c->hostio_open && !--c->hostio_open && c->inflight)
-				c->done = 1;
-		});
+		PIPE(c, ev->ts_ns, hostio_close(c));
 	}
 }
 
@@ -763,10 +769,7 @@ static int on_instant(struct report *r, struct crit *c, const struct merge_event
 	case K_SYS_EXIT:
 		if (role == CR_QEMU && c->host_open[ev->track]) {
 			c->host_open[ev->track] = 0;
-			PIPE(c, ev->ts_ns, {
-				if (c->hostio_open && !--c->hostio_open && c->inflight)
-					c->done = 1;
-			});
+			PIPE(c, ev->ts_ns, hostio_close(c));
 		} else if (role == CR_THREAD && (g = thread_of_track(c, ev->track, ev->ts_ns))) {
 			crit_sys_exit(c, g, ev->ts_ns);
 		}
@@ -775,7 +778,7 @@ static int on_instant(struct report *r, struct crit *c, const struct merge_event
 	case K_IRQ_EXIT:
 		if (role != CR_THREAD)
 			return 0;
-		on_pipe(c, ev, k, role);
+		on_pipe(c, ev, k);
 		if (!mt->tid || !(g = thread_of_track(c, ev->track, ev->ts_ns)))
 			return c->oom ? vt_err_set("report: out of memory") : 0;
 		crit_settle_thread(c, g, ev->ts_ns);
@@ -797,15 +800,15 @@ static int on_instant(struct report *r, struct crit *c, const struct merge_event
 	case K_RQ_INSERT:
 	case K_RQ_ISSUE:
 		if (role == CR_THREAD)
-			on_pipe(c, ev, k, role);
+			on_pipe(c, ev, k);
 		return 0;
 	case K_KICK:
 		if (role != CR_THREAD && chain_kick_addr(r, ev, &addr))
-			on_pipe(c, ev, k, role);
+			on_pipe(c, ev, k);
 		return 0;
 	case K_INJECT:
 		if (role != CR_THREAD)
-			on_pipe(c, ev, k, role);
+			on_pipe(c, ev, k);
 		return 0;
 	default:
 		return 0;
@@ -838,7 +841,7 @@ int crit_feed(struct report *r, const struct merge_event *ev)
 
 	if (unlikely(role == CR_UNKNOWN))
 		return -1;
-	if (unlikely(k == K_EXIT_SLICE && role != CR_VCPU && ev->kind == MERGE_EV_BEGIN) &&
+	if (unlikely(k == K_EXIT_SLICE) && role != CR_VCPU && ev->kind == MERGE_EV_BEGIN &&
 	    merge_track(c->tables, ev->track)->machine == MERGE_MACHINE_HOST) {
 		/* a thread in kvm_exit is a vCPU thread, whatever its name */
 		if (vcpu_register(c, merge_track(c->tables, ev->track)->tid, -1, ev->ts_ns))

@@ -3,7 +3,8 @@
 # alone (mkfixture's in-band hypercall markers: every kvm_hypercall's
 # registers in args, exactly), stack samples whose frame names hold a quote,
 # a backslash and a control character (args is JSON: they read back
-# whole), and a database that cannot be created (exit 1, nothing left).
+# whole), a bad extents.tsv and a database that cannot be created (exit
+# 1, nothing left).
 set -eu
 cd "$VT_TMP"
 command -v sqlite3 >/dev/null || { echo "no sqlite3 CLI (apt-get install sqlite3)"; exit 77; }
@@ -44,6 +45,17 @@ q s.db "SELECT json_extract(args, '\$.stack') FROM instants ORDER BY ts" >stacks
 printf 'main;say "hi"\nmain;C:\\\\path\\\\x\nmain;bell\001ring\n' >want.txt
 cmp stacks.txt want.txt || { od -c stacks.txt | head; fail "stacks read back from args"; }
 [ "$(q s.db "SELECT count(*) FROM instants WHERE json_valid(args)")" = 3 ] || fail "args not JSON"
+
+# a host recording whose extents.tsv is bad: refused with its line, exit
+# 1, no database left
+mkdir -p bad
+cp -r h/. bad/
+printf '# vmtrace-extents 1\nstart\t1\t2\n' >bad/extents.tsv
+rc=0
+"$VT_BIN" export --sqlite bad.db bad -q 2>err.txt || rc=$?
+[ $rc = 1 ] || fail "export of a bad extents.tsv: exit $rc, want 1"
+grep -qF 'bad/extents.tsv:2: bad extent line' err.txt || fail "bad extents.tsv: $(cat err.txt)"
+[ ! -e bad.db ] && [ ! -e bad.db.tmp ] || fail "bad extents.tsv: a database left"
 
 # a database that cannot be created: exit 1, the file named, nothing left
 rc=0

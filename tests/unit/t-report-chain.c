@@ -35,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sqlite3.h>
 #include "check.h"
 #include "err.h"
 #include "merge/merge.h"
@@ -1238,6 +1240,797 @@ static void test_vcpu_register(void)
 	      report_vcpu_at(r, CRIT_MAX_VCPUS - 1)->tid == 6000 + CRIT_MAX_VCPUS - 2);
 }
 
+/* The thread (machine @m, tid @tid) of the state table (NULL: none). */
+static const struct report_thread *thread(uint32_t m, int32_t tid)
+{
+	for (size_t i = 0; i < report_nr_threads(r); i++)
+		if (report_thread_at(r, i)->machine == m && report_thread_at(r, i)->tid == tid)
+			return report_thread_at(r, i);
+	return NULL;
+}
+
+/* Which tracks are vCPUs: a lane of a thread (host uftrace calls beside
+ * its exit slices) is never one, nor does the thread's registration by
+ * an exit slice take its lane (its call stays a thread's call); a lane
+ * merge marked with a vCPU number, a vCPU number past CRIT_MAX_VCPUS
+ * (its kvm_userspace_exit and kvm_pio change nothing) and a second track
+ * of a vCPU's thread (another pid) give no vCPU; a kvm_userspace_exit on
+ * QEMU's I/O thread none either, nor an instant named as an exit slice
+ * on another host thread.  On vCPU 0 a slice that is no exit
+ * (an ioctl) leaves it in its exit until the slice ends; a guest's
+ * "exit: " slice is a guest call, not a vCPU.  With QEMU's threads known,
+ * a QEMU thread named "CPU 1/KVM" is vCPU 1, another process's "CPU
+ * 2/KVM" none. */
+static void test_vcpu_tracks(void)
+{
+	uint32_t q = merge_str_intern0(&tb, "qemu-system-x86"), o, hl, hm, hlv, hbig, hdup;
+
+	setup();
+	o = merge_str_intern0(&tb, "other");
+	hl = merge_track_get_lane(&tb, MERGE_MACHINE_HOST, 7000, 5000, 1, o, 0);
+	hm = merge_track_get(&tb, MERGE_MACHINE_HOST, 7000, 5000, o, 0);
+	hlv = merge_track_get_lane(&tb, MERGE_MACHINE_HOST, 7000, 5100, 1, o, 0);
+	merge_track(&tb, hlv)->vcpu = 3;
+	hbig = merge_track_get(&tb, MERGE_MACHINE_HOST, 7000, 5200, o, 0);
+	merge_track(&tb, hbig)->vcpu = CRIT_MAX_VCPUS + 1;
+	hdup = merge_track_get(&tb, MERGE_MACHINE_HOST, 4300, 4243, q, 0);
+	merge_track(&tb, hdup)->vcpu = 2;
+	begin(hl, "worker.fn (w.py:1)", T0);
+	feed(hm, MERGE_EV_BEGIN, "exit: HLT", T0 + 10 * US, 0, NULL);
+	end(hm, T0 + 20 * US);
+	end(hl, T0 + 30 * US);
+	feed(hv, MERGE_EV_BEGIN, "exit: IO_INSTRUCTION", T0 + 40 * US, 0, NULL);
+	begin(hv, "kvm_vcpu_ioctl", T0 + 50 * US);
+	end(hv, T0 + 60 * US);
+	end(hv, T0 + 70 * US);
+	ins(hbig, "kvm_userspace_exit", T0 + 71 * US, 2, "reason=2");
+	ins(hbig, "kvm_pio", T0 + 72 * US, 2, "port=0xc050 rw=1");
+	ins(hlv, "sched_wakeup", T0 + 73 * US, 2, "pid=1 target_cpu=0");
+	ins(hio, "kvm_userspace_exit", T0 + 74 * US, 3, "reason=2");
+	ins(hother, "exit: HLT", T0 + 74 * US, 1, NULL);	/* an instant: no exit slice */
+	begin(gpy, "exit: HLT", T0 + 75 * US);
+	end(gpy, T0 + 80 * US);
+	finish();
+	CHECK(report_nr_vcpus(r) == 2);
+	for (size_t i = 0; i < report_nr_vcpus(r) && i < 2; i++) {
+		static const int32_t tid[2] = { 4243, 5000 };
+
+		CHECK(report_vcpu_at(r, i)->vcpu == (int32_t)i && report_vcpu_at(r, i)->tid == tid[i]);
+	}
+	if (report_nr_vcpus(r) >= 1) {
+		const struct report_vcpu *v = report_vcpu_at(r, 0);
+
+		/* exit 40-60 us (the ioctl inside it), guest mode 60-80 us */
+		CHECK(v->ns[RV_EXIT_KERNEL] == 20 * US && v->ns[RV_GUEST] == 20 * US);
+		CHECK(v->ns[RV_EXIT_QEMU] == 0);
+	}
+	const struct report_call *c = call("worker.fn (w.py:1)");
+
+	CHECK(c && c->dur == 30 * US && c->machine == MERGE_MACHINE_HOST && c->tid == 5000);
+	c = call("exit: HLT");
+	CHECK(c && c->dur == 5 * US && c->machine == 1 && c->tid == 300);
+
+	setup();
+	tb.qemu_tasks_known = 1;
+	{
+		uint32_t h5001 = merge_track_get(&tb, MERGE_MACHINE_HOST, 4242, 5001, q, 0);
+
+		merge_track_mark_qemu(&tb, MERGE_MACHINE_HOST, 4242);
+		switch_comm(h5001, T0, 0, 5001, "CPU 1/KVM");
+		switch_comm(hother, T0 + 10 * US, 0, 9000, "CPU 2/KVM");
+		switch_comm(hother, T0 + 20 * US, 9000, 0, "swapper/1");
+	}
+	finish();
+	CHECK(report_nr_vcpus(r) == 2);
+	CHECK(report_nr_vcpus(r) == 2 && report_vcpu_at(r, 1)->vcpu == 1 &&
+	      report_vcpu_at(r, 1)->tid == 5001);
+	CHECK(thread(MERGE_MACHINE_HOST, 9000) &&
+	      thread(MERGE_MACHINE_HOST, 9000)->ns[RT_RUNNING] == 10 * US);
+}
+
+/* One guest call blocked on the VM's I/O, each stage of the pipeline at
+ * its known time.  Flushes: guest 1's flush completed twice (the second
+ * completes nothing) and again while guest 2's is in flight (guest 2's
+ * stays in flight: the device's stage, not blocked).  An irq: after
+ * QEMU's syscall (no injection recorded) the keyboard's irq is not the
+ * disk's, the virtio one is.  A bio QEMU queues inside io_uring_enter is
+ * the host disk's until the host completes it (past the syscall). */
+static void test_vstate_pipe(void)
+{
+	const char *sw = "prev_pid=%d prev_state=%d next_pid=%d";
+	const char *fl = "dev=1 sector=0 nr_sector=0 rwbs='FF'";
+	const char *fl_done = "dev=1 sector=18446744073709551615 nr_sector=0 rwbs='FF'";
+	const struct report_call *c;
+	uint32_t g2, g2py;
+	char a[128];
+
+#define SW(track, ts, prev, st, next) \
+	(snprintf(a, sizeof(a), sw, prev, st, next), ins(track, "sched_switch", ts, 0, a))
+	setup();
+	g2 = merge_track_get(&tb, 2, 0, 0, 0, 0);
+	g2py = merge_track_get(&tb, 2, 400, 400, 0, merge_str_intern0(&tb, "python3"));
+	ins(gk, "block_rq_issue", T0 - 20 * US, 0, fl);
+	ins(gk, "block_rq_complete", T0 - 19 * US, 0, fl_done);
+	ins(gk, "block_rq_complete", T0 - 18 * US, 0, fl_done);
+	SW(g2, T0, 0, 0, 400);
+	begin(g2py, "app.sync (s.py:1)", T0 + 1 * US);
+	ins(g2, "block_rq_issue", T0 + 2 * US, 0, fl);
+	SW(g2, T0 + 3 * US, 400, 1, 0);
+	ins(gk, "block_rq_complete", T0 + 5 * US, 0, fl_done);
+	ins(g2, "block_rq_complete", T0 + 9 * US, 0, fl_done);
+	ins(g2, "sched_wakeup", T0 + 10 * US, 0, "pid=400 target_cpu=0");
+	SW(g2, T0 + 11 * US, 0, 0, 400);
+	end(g2py, T0 + 12 * US);
+	finish();
+	c = call("app.sync (s.py:1)");
+	CHECK(c && c->dur == 11 * US && c->part[RP_GUEST_CPU] == 3 * US);
+	CHECK(c && c->part[RP_DEVICE] == 6 * US && c->part[RP_BLOCKED] == 1 * US);
+	CHECK(c && c->part[RP_RUNNABLE] == 1 * US);
+
+	setup();
+	SW(gk, T0, 0, 0, 300);
+	begin(gpy, "app.read (r.py:1)", T0 + 1 * US);
+	ins(gk, "block_rq_issue", T0 + 2 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='R'");
+	SW(gk, T0 + 3 * US, 300, 1, 0);
+	ins(hio, "sys_enter_pread64", T0 + 4 * US, 3, "fd=12 count=4096 pos=4096");
+	ins(hio, "sys_exit_pread64", T0 + 6 * US, 3, "ret=4096");
+	ins(gk, "irq_handler_entry", T0 + 7 * US, 0, "irq=1 name='i8042'");
+	ins(gk, "irq_handler_exit", T0 + 7 * US + 500, 0, "irq=1 ret=1");
+	ins(gk, "irq_handler_entry", T0 + 8 * US, 0, "irq=11 name='virtio0-requests'");
+	ins(gk, "block_rq_complete", T0 + 9 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='R'");
+	ins(gk, "irq_handler_exit", T0 + 9 * US, 0, "irq=11 ret=1");
+	ins(gk, "sched_wakeup", T0 + 10 * US, 0, "pid=300 target_cpu=0");
+	SW(gk, T0 + 11 * US, 0, 0, 300);
+	end(gpy, T0 + 12 * US);
+	finish();
+	c = call("app.read (r.py:1)");
+	CHECK(c && c->dur == 11 * US && c->part[RP_GUEST_CPU] == 3 * US);
+	CHECK(c && c->part[RP_DEVICE] == 3 * US && c->part[RP_HOST_IO] == 2 * US);
+	CHECK(c && c->part[RP_IRQ_DONE] == 1 * US && c->part[RP_BLOCKED] == 1 * US);
+	CHECK(c && c->part[RP_RUNNABLE] == 1 * US);
+	CHECK_STR(c ? str(c->host_sys) : "", "pread64");
+
+	setup();
+	SW(gk, T0, 0, 0, 300);
+	begin(gpy, "app.read (r.py:1)", T0 + 1 * US);
+	ins(gk, "block_rq_issue", T0 + 2 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='R'");
+	SW(gk, T0 + 3 * US, 300, 1, 0);
+	ins(hio, "sys_enter_io_uring_enter", T0 + 4 * US, 3, "fd=9 to_submit=1");
+	ins(hio, "block_bio_queue", T0 + 5 * US, 3, "dev=0x800000 sector=640 nr_sector=8 rwbs='R'");
+	ins(hio, "sys_exit_io_uring_enter", T0 + 6 * US, 3, "ret=1");
+	ins(hio, "block_rq_complete", T0 + 8 * US, 3, "dev=0x800000 sector=640 nr_sector=8");
+	ins(gk, "block_rq_complete", T0 + 9 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='R'");
+	ins(gk, "sched_wakeup", T0 + 10 * US, 0, "pid=300 target_cpu=0");
+	SW(gk, T0 + 11 * US, 0, 0, 300);
+	end(gpy, T0 + 12 * US);
+	finish();
+	c = call("app.read (r.py:1)");
+	CHECK(c && c->dur == 11 * US && c->part[RP_HOST_IO] == 4 * US);
+	CHECK(c && c->part[RP_DEVICE] == 2 * US && c->part[RP_BLOCKED] == 1 * US);
+	CHECK_STR(c ? str(c->host_sys) : "", "io_uring_enter");
+#undef SW
+}
+
+/* A guest thread on a CPU past CRIT_MAX_VCPUS: the one vCPU thread known
+ * (vCPU 1 here: vCPU 0's slot, made by a thread on CPU 0, has none); its
+ * call preempted with it, from a switch at the very ns the call begins.
+ * An instant named like a Python call is no state event. */
+static void test_vstate_cpu(void)
+{
+	const struct report_call *c;
+
+	setup();
+	merge_track(&tb, hv)->vcpu = 2;
+	ins(gk, "sched_switch", T0 - 10 * US, 0, "prev_pid=0 prev_state=0 next_pid=301");
+	ins(gk, "sched_switch", T0, 300, "prev_pid=0 prev_state=0 next_pid=300");
+	ins(hother, "sched_switch", T0, 1, "prev_pid=4243 prev_state=0 next_pid=0");
+	begin(gpy, "app.spin (p.py:1)", T0);
+	ins(gpy, "note (n.py:1)", T0 + 1 * US, 300, NULL);
+	ins(hother, "sched_switch", T0 + 4 * US, 1, "prev_pid=0 prev_state=0 next_pid=4243");
+	end(gpy, T0 + 10 * US);
+	finish();
+	c = call("app.spin (p.py:1)");
+	CHECK(c && c->dur == 10 * US && c->part[RP_PREEMPTED] == 4 * US);
+	CHECK(c && c->part[RP_GUEST_CPU] == 6 * US && c->preempt_overlap == 4 * US);
+	CHECK(report_nr_vcpus(r) == 1 && report_vcpu_at(r, 0)->vcpu == 1);
+}
+
+/* The pipeline's counters saturate: 65536 inserts of one sector count
+ * 65535 queued, 65536 issues 65535 in flight; 65535 completions then
+ * leave nothing in flight (blocked, no I/O) */
+static void test_vstate_saturate(void)
+{
+	const char *rq = "dev=1 sector=8 nr_sector=8 rwbs='R'";
+	const struct report_call *c;
+	struct merge_event ev;
+	int bad = 0;
+
+	setup();
+	ins(gk, "sched_switch", T0, 0, "prev_pid=0 prev_state=0 next_pid=300");
+	begin(gpy, "app.read (r.py:1)", T0 + 1 * US);
+	ins(gk, "sched_switch", T0 + 2 * US, 0, "prev_pid=300 prev_state=1 next_pid=0");
+	/* the state tracker alone (the analyser's requests of one sector
+	 * are a list: 2^16 of them take minutes) */
+	ev = mk(gk, MERGE_EV_INSTANT, "block_rq_insert", T0 + 3 * US, 0, rq);
+	for (int i = 0; i < 65536; i++)
+		bad += crit_feed(r, &ev) < 0;
+	ev = mk(gk, MERGE_EV_INSTANT, "block_rq_issue", T0 + 4 * US, 0, rq);
+	for (int i = 0; i < 65536; i++)
+		bad += crit_feed(r, &ev) < 0;
+	ev = mk(gk, MERGE_EV_INSTANT, "block_rq_complete", T0 + 5 * US, 0, rq);
+	for (int i = 0; i < 65535; i++)
+		bad += crit_feed(r, &ev) < 0;
+	CHECK(!bad);
+	ins(gk, "sched_wakeup", T0 + 6 * US, 0, "pid=300 target_cpu=0");
+	ins(gk, "sched_switch", T0 + 7 * US, 0, "prev_pid=0 prev_state=0 next_pid=300");
+	end(gpy, T0 + 8 * US);
+	finish();
+	c = call("app.read (r.py:1)");
+	CHECK(c && c->dur == 7 * US && c->part[RP_GUEST_CPU] == 2 * US);
+	CHECK(c && c->part[RP_BLOCKED] == 2 * US && c->part[RP_QUEUE] == 1 * US);
+	CHECK(c && c->part[RP_DEVICE] == 1 * US && c->part[RP_RUNNABLE] == 1 * US);
+}
+
+/* The first column of the first row of @sql on @db, as text ("" none,
+ * "NULL" a null). */
+static const char *sq1(sqlite3 *db, const char *sql)
+{
+	static char buf[2048];
+	sqlite3_stmt *st;
+
+	buf[0] = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(buf, sizeof(buf), "error: %s", sqlite3_errmsg(db));
+		return buf;
+	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		snprintf(buf, sizeof(buf), "%s", sqlite3_column_type(st, 0) == SQLITE_NULL ? "NULL" :
+			 (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return buf;
+}
+
+/* export --sqlite's sink fed directly: an instant without arguments (args
+ * NULL); a string argument past the 1 KiB args buffer and eight long ones
+ * (cut: still JSON); a signed array and one whose numbers run past the
+ * event's 16 (cut there); a counter; an end with no slice open (no row);
+ * a request of a syscall outside any Python call (no stack); past 2^20
+ * rows (a commit between: every row kept) */
+static void test_sqlite_sink(void)
+{
+	const struct report_opts o = { 0 };
+	const char *db = "sink.db";
+	char big[1500];
+	struct merge_event ev;
+	sqlite3 *q = NULL;
+	void *s;
+	int bad = 0;
+
+	setup();
+	unlink(db);
+	s = report_sink_sqlite.open(&tb, db, &o);
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+#define EV(e) (bad += report_sink_sqlite.event(s, &(e)) < 0)
+	ev = mk(gpy, MERGE_EV_INSTANT, "note", T0, 0, NULL);
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_INSTANT, "long", T0 + 1, 0, "s='x'");
+	ev.args[0].v.str = merge_str_intern0(&tb, big);
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_INSTANT, "many", T0 + 2, 0,
+		"a='x' b='x' c='x' d='x' e='x' f='x' g='x' h='x'");
+	for (int i = 0; i < ev.nr_args; i++)
+		ev.args[i].v.str = merge_str_intern0(&tb, big + sizeof(big) - 200);
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_INSTANT, "arrays", T0 + 3, 0, "v=0 w=0");
+	ev.args[0].type = MERGE_ARG_ARRAY_I64;
+	ev.args[0].v.u = merge_arr_ref(0, 2);
+	ev.args[1].type = MERGE_ARG_ARRAY_U64;
+	ev.args[1].v.u = merge_arr_ref(14, 4);
+	ev.arr[0] = (uint64_t)-5;
+	ev.arr[1] = 7;
+	ev.arr[14] = 1;
+	ev.arr[15] = 2;
+	ev.nr_arr = 16;
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_INSTANT, "cut", T0 + 3, 0, "s='x' v=0");
+	ev.args[0].v.str = merge_str_intern0(&tb, big + 600);
+	ev.args[1].type = MERGE_ARG_ARRAY_U64;
+	ev.args[1].v.u = merge_arr_ref(0, 16);
+	for (int i = 0; i < 16; i++)
+		ev.arr[i] = UINT64_MAX - (uint64_t)i;
+	ev.nr_arr = 16;
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_COUNTER, "queue depth", T0 + 4, 0, NULL);
+	ev.value = 42;
+	EV(ev);
+	ev = mk(gk, MERGE_EV_END, NULL, T0 + 5, 0, NULL);
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_INSTANT, "sys_enter_fsync", T0 + 6, 0, "fd=3");
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_INSTANT, "block_rq_issue", T0 + 7, 0,
+		"dev=1 sector=8 nr_sector=8 rwbs='WS'");
+	EV(ev);
+	ev = mk(gk, MERGE_EV_INSTANT, "block_rq_complete", T0 + 8, 0,
+		"dev=1 sector=8 nr_sector=8 rwbs='WS'");
+	EV(ev);
+	ev = mk(gpy, MERGE_EV_INSTANT, "sys_exit_fsync", T0 + 9, 0, "ret=0");
+	EV(ev);
+	ev = mk(hother, MERGE_EV_INSTANT, "tick", T0 + 10, 1, NULL);
+	for (int i = 0; i < (1 << 20); i++)
+		EV(ev);
+#undef EV
+	CHECK(!bad);
+	CHECK(report_sink_sqlite.close(s) == 0);
+	CHECK(sqlite3_open(db, &q) == SQLITE_OK);
+	CHECK_STR(sq1(q, "SELECT args FROM instants WHERE name = 'note'"), "NULL");
+	CHECK_STR(sq1(q, "SELECT json_valid(args) AND length(args) < 1024 AND "
+		      "json_extract(args, '$.s') LIKE 'xxxx%' FROM instants WHERE name = 'long'"), "1");
+	CHECK_STR(sq1(q, "SELECT json_valid(args) AND length(args) < 1024 AND "
+		      "(SELECT count(*) FROM json_each(args)) BETWEEN 4 AND 7 "
+		      "FROM instants WHERE name = 'many'"), "1");
+	CHECK_STR(sq1(q, "SELECT args FROM instants WHERE name = 'arrays'"),
+		  "{\"v\":[-5,7],\"w\":[1,2]}");
+	/* the string whole, the array cut where the buffer ends */
+	CHECK_STR(sq1(q, "SELECT json_valid(args) AND length(json_extract(args, '$.s')) = 899 AND "
+		      "json_array_length(json_extract(args, '$.v')) BETWEEN 1 AND 15 "
+		      "FROM instants WHERE name = 'cut'"), "1");
+	CHECK_STR(sq1(q, "SELECT value || ' ' || utid FROM counters WHERE name = 'queue depth'"),
+		  "42 0");
+	CHECK_STR(sq1(q, "SELECT count(*) FROM slices"), "0");
+	CHECK_STR(sq1(q, "SELECT syscall || ' ' || links || ' ' || coalesce(python_stack, 'none') "
+		      "FROM requests"), "fsync .S.I.....CX. none");
+	CHECK_STR(sq1(q, "SELECT count(*) FROM instants WHERE name = 'tick'"), "1048576");
+	sqlite3_close(q);
+	unlink(db);
+}
+
+/* The whole of file @path (static buffer; "" if unreadable). */
+static const char *slurp(const char *path)
+{
+	static char buf[1 << 18];
+	FILE *fp = fopen(path, "r");
+	size_t n = fp ? fread(buf, 1, sizeof(buf) - 1, fp) : 0;
+
+	if (fp)
+		fclose(fp);
+	buf[n] = 0;
+	return buf;
+}
+
+/* How many times @needle is in @hay. */
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* The text of the report (static buffer). */
+static const char *text_of(const struct report_opts *o)
+{
+	static char buf[1 << 16];
+	FILE *fp = fmemopen(buf, sizeof(buf) - 1, "w");
+
+	memset(buf, 0, sizeof(buf));
+	CHECK(fp && report_print_text(r, fp, o) == 0);
+	if (fp)
+		fclose(fp);
+	return buf;
+}
+
+/* The text and HTML outputs of one report: requests of a Python call five
+ * frames deep (the table shows the innermost three), of a syscall with no
+ * Python call (an async write: its syscall returns before the completion,
+ * a stage left out), of the kernel (no syscall) and of a host thread; a
+ * request issued at its syscall's entry (that stage 0 ns, its histogram
+ * from 0) and one of 0 ns; a 1 ns queue stage in a 10 ms timeline; an
+ * exit of a thread merge knows as no vCPU; a thread without a name; top
+ * 1 and one function cut the lists.  A second report with --all-calls:
+ * a syscall of 0 ns (no call) and of 3 us (a call, though its thread has
+ * no frames), the one function 0 ns long.  Outputs that cannot be made
+ * are named. */
+static void test_outputs(void)
+{
+	struct report_opts o = { .top = 10, .fns = 10 };
+	const char *py[5] = { "m.a (x.py:1)", "m.b (x.py:2)", "m.c (x.py:3)", "m.d (x.py:4)",
+			      "m.e (x.py:5)" };
+	const char *h, *t;
+	uint32_t g301;
+
+	setup();
+	g301 = merge_track_get(&tb, 1, 300, 301, 0, merge_str_intern0(&tb, "writer"));
+	ins(gk, "sched_switch", T0, 0, "prev_pid=0 prev_state=0 next_pid=302");
+	for (int i = 0; i < 5; i++)
+		begin(gpy, py[i], T0 + (uint64_t)i * US);
+	ins(gpy, "sys_enter_fsync", T0 + 5 * US, 0, "fd=3");
+	ins(gpy, "block_rq_issue", T0 + 5 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='WS'");
+	ins(gk, "block_rq_complete", T0 + 5 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='WS'");
+	ins(gpy, "sys_exit_fsync", T0 + 7 * US, 0, "ret=0");
+	for (int i = 4; i >= 0; i--)
+		end(gpy, T0 + (uint64_t)(12 - i) * US);
+	ins(g301, "sys_enter_write", T0 + 20 * US, 0, "fd=4 count=4096");
+	ins(g301, "block_rq_issue", T0 + 20 * US, 0, "dev=1 sector=16 nr_sector=8 rwbs='W'");
+	ins(g301, "sys_exit_write", T0 + 21 * US, 0, "ret=4096");
+	ins(gk, "block_rq_complete", T0 + 30 * US, 0, "dev=1 sector=16 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_insert", T0 + 40 * US - 1, 0, "dev=1 sector=100 nr_sector=8 rwbs='R'");
+	ins(gk, "block_rq_issue", T0 + 40 * US, 0, "dev=1 sector=100 nr_sector=8 rwbs='R'");
+	ins(hother, "block_rq_issue", T0 + 50 * US, 1, "dev=0x800001 sector=8 nr_sector=8 rwbs='R'");
+	ins(hother, "block_rq_complete", T0 + 60 * US, 1, "dev=0x800001 sector=8 nr_sector=8 rwbs='R'");
+	feed(hio, MERGE_EV_BEGIN, "exit: HLT", T0 + 70 * US, 3, NULL);
+	end(hio, T0 + 75 * US);
+	ins(gk, "block_rq_complete", T0 + 10040 * US, 0, "dev=1 sector=100 nr_sector=8 rwbs='R'");
+	ins(gk, "sched_switch", T0 + 10050 * US, 0, "prev_pid=302 prev_state=1 next_pid=0");
+	{
+		uint32_t g303 = merge_track_get(&tb, 1, 300, 303, 0, merge_str_intern0(&tb, "w"));
+
+		ins(gk, "sched_switch", T0 + 100 * US, 1, "prev_pid=0 prev_state=0 next_pid=303");
+		begin(g303, "w.run (w.py:1)", T0 + 101 * US);
+		end(g303, T0 + 120 * US);
+		ins(gk, "sched_switch", T0 + 130 * US, 1, "prev_pid=303 prev_state=1 next_pid=0");
+	}
+	finish();
+	CHECK(report_nr_calls(r, 0) == 2 && report_nr_threads(r) == 2);
+	CHECK(report_write_html(r, "out.html", &o) == 0);
+	h = slurp("out.html");
+	/* the innermost three frames of the fsync's stack, the rest on hover */
+	CHECK(strstr(h, ">&hellip; &gt; m.c (x.py:3) &gt; m.d (x.py:4) &gt; m.e (x.py:5)</span>"));
+	/* the slowest first: the kernel's, the host's, the fsync, the write */
+	CHECK(strstr(h, "<tr><td>1</td><td>10000.001</td><td class='l mono'>..QI.....C..</td>"
+		     "<td class=l>guest1 0:1 sector 100 +8 ") != NULL);
+	CHECK(strstr(h, "<tr><td>2</td><td>10.000</td><td class='l mono'>...I.....C..</td>"
+		     "<td class=l>host 8:1 sector 8 +8 ") != NULL);
+	CHECK(strstr(h, "<tr><td>4</td><td>1.000</td><td class='l mono'>.S.I.....CX.</td>"
+		     "<td class=l>guest1 0:1 sector 16 +8 write") != NULL);
+	CHECK(strstr(h, "<td class=l>?</td>") != NULL);
+	t = text_of(&o);
+	CHECK(strstr(t, "(no Python call in the data)") != NULL);
+	unlink("out.html");
+	CHECK(report_write_html(r, "nodir/out.html", &o) == -1);
+	CHECK(strstr(vt_err_msg(), "nodir/out.html: cannot create: No such file or directory") != NULL);
+	CHECK(report_write_html(r, "/dev/full", &o) == -1);
+	CHECK(strstr(vt_err_msg(), "/dev/full: write error: No space left on device") != NULL);
+	{
+		FILE *ro = fopen("/dev/null", "r");
+
+		o.text_out = "ro.txt";
+		CHECK(ro && report_print_text(r, ro, &o) == -1);
+		CHECK(strstr(vt_err_msg(), "ro.txt: write error") != NULL);
+		if (ro)
+			fclose(ro);
+		o.text_out = NULL;
+	}
+	o.top = 1;
+	o.fns = 1;
+	CHECK(report_write_html(r, "out1.html", &o) == 0);
+	h = slurp("out1.html");
+	CHECK(count_of(h, "<tr><td class=l>guest</td>") + count_of(h, "<tr><td class=l>host</td>") == 1);
+	unlink("out1.html");
+
+	setup();
+	report_free(r);
+	r = report_new(&tb, 1);
+	ins(gpy, "sys_enter_getpid", T0, 0, NULL);
+	ins(gpy, "sys_exit_getpid", T0, 0, "ret=300");
+	begin(gpy, "m.z (z.py:1)", T0 + 1 * US);
+	end(gpy, T0 + 1 * US);
+	ins(gpy, "sys_enter_read", T0 + 2 * US, 0, "fd=3");
+	ins(gpy, "sys_exit_read", T0 + 5 * US, 0, "ret=1");
+	/* threads of equal running time on three machines: by machine */
+	{
+		uint32_t g2 = merge_track_get(&tb, 2, 0, 0, 0, 0);
+
+		ins(g2, "sched_switch", T0 + 10 * US, 0, "prev_pid=0 prev_state=0 next_pid=400");
+		ins(hother, "sched_switch", T0 + 10 * US, 5, "prev_pid=0 prev_state=0 next_pid=9000");
+		ins(gk, "sched_switch", T0 + 10 * US, 0, "prev_pid=0 prev_state=0 next_pid=310");
+		ins(g2, "sched_switch", T0 + 20 * US, 0, "prev_pid=400 prev_state=1 next_pid=0");
+		ins(hother, "sched_switch", T0 + 20 * US, 5, "prev_pid=9000 prev_state=1 next_pid=0");
+		ins(gk, "sched_switch", T0 + 20 * US, 0, "prev_pid=310 prev_state=1 next_pid=0");
+	}
+	finish();
+	CHECK(report_nr_threads(r) == 3);
+	for (size_t i = 0; i < report_nr_threads(r) && i < 3; i++)
+		CHECK(report_thread_at(r, i)->machine == i && report_thread_at(r, i)->ns[RT_RUNNING] == 10 * US);
+	CHECK(report_nr_calls(r, 1) == 1 && report_call_at(r, 1, 0)->dur == 3 * US);
+	CHECK(report_nr_calls(r, 0) == 0);
+	CHECK(report_write_html(r, "out2.html", &o) == 0);
+	h = slurp("out2.html");
+	CHECK(count_of(h, "m.z (z.py:1)") == 1);
+	unlink("out2.html");
+	t = text_of(&o);
+	CHECK(strstr(t, "0.0%  m.z (z.py:1)") != NULL);
+}
+
+/* Pass 1 and 2 beside the rule (device 2, fd 12 +1 MiB, from six exact
+ * votes): a pwrite64 that returns after its request completed is not its
+ * operation (nor a guess: it has an offset); a read of no fd at its
+ * offset, and one 2^48 bytes past it, vote for no rule (a device with
+ * only reads of no fd has none); a write never
+ * completed counts in no rule's share; a write whose pieces start before
+ * QEMU's 4 KiB window, and a 512-byte one with a piece past its end in
+ * the window: none; a discard with a read on its range: none; a read the
+ * read-modify-write of another request took is no guess of a request
+ * without one; a pwrite64 whose exit has no ret keeps its count; a flush
+ * with 300 other operations before its fdatasync in its window: none
+ * (SCAN_MAX).  Kicks and injections: a request of unknown CPU takes vCPU
+ * 0's kick (learned: it has one); one with neither before its completion
+ * takes none of the next request's.  Requests of equal latency and
+ * functions of equal time are in a stable order. */
+static void test_match_edges(void)
+{
+	const uint64_t MiB = 1ULL << 20, P = 1000 * US;
+	const struct report_req *q;
+	char a[128];
+
+#define AT(k) (T0 + (k) * P)
+#define POS(sector) (MiB + (sector) * 512ULL)
+	setup();
+	for (int k = 0; k < 6; k++) {
+		rq(AT(k), 8 * (uint64_t)k, 8, "W", 1);
+		snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(8 * (unsigned long long)k));
+		qsys(AT(k) + 2 * US, "pwrite64", a, 4096);
+	}
+	rq(AT(6), 100, 8, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(100));
+	ins(hio, "sys_enter_pwrite64", AT(6) + 2 * US, 3, a);
+	ins(hio, "sys_exit_pwrite64", AT(6) + 60 * US, 3, "ret=4096");
+	rq(AT(7), 200, 8, "R", 1);
+	snprintf(a, sizeof(a), "count=4096 pos=%llu", POS(200));
+	qsys(AT(7) + 2 * US, "pread64", a, 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(200) + (1ULL << 49));
+	qsys(AT(7) + 4 * US, "pread64", a, 4096);
+	rq(AT(8), 300, 8, "W", 0);
+	rq(AT(9), 1000, 16, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=8192 pos=%llu", POS(1000) - 4096);
+	qsys(AT(9) + 2 * US, "pwrite64", a, 8192);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(1008));
+	qsys(AT(9) + 4 * US, "pwrite64", a, 4096);
+	rq(AT(10), 1200, 1, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=512 pos=%llu", POS(1202));
+	qsys(AT(10) + 2 * US, "pwrite64", a, 512);
+	rq(AT(11), 1400, 8, "D", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(1400));
+	qsys(AT(11) + 2 * US, "pread64", a, 4096);
+	rq(AT(12), 2000, 8, "R", 1);
+	rq(AT(12) + 1 * US, 1601, 1, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(1600));
+	qsys(AT(12) + 2 * US, "pread64", a, 4096);
+	qsys(AT(12) + 4 * US, "pwrite64", a, 4096);
+	rq(AT(13), 1800, 8, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(1800));
+	ins(hio, "sys_enter_pwrite64", AT(13) + 2 * US, 3, a);
+	ins(hio, "sys_exit_pwrite64", AT(13) + 3 * US, 3, NULL);
+	rq(AT(14), 0, 0, "FF", 0);
+	for (int i = 0; i < 300; i++)
+		qsys(AT(14) + 2 * US + (uint64_t)i * 100, "pwrite64", "fd=12 count=512 pos=0", 512);
+	qsys(AT(14) + 40 * US, "fdatasync", "fd=12", 0);
+	ins(gk, "block_rq_complete", AT(14) + 50 * US, 0,
+	    "dev=2 sector=18446744073709551615 nr_sector=0 rwbs='FF'");
+	/* read-modify-writes: the reads before the write that are not its
+	 * own (a submission, another fd, past its end, before its start,
+	 * another request's exact read) */
+	rq(AT(15), 5000, 8, "R", 1);
+	rq(AT(15) + 500, 5001, 1, "W", 1);
+	qsys(AT(15) + 1 * US, "io_submit", "ctx_id=1 nr=1", 1);
+	snprintf(a, sizeof(a), "fd=13 count=4096 pos=%llu", POS(5000));
+	qsys(AT(15) + 2 * US, "pread64", a, 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(5016));
+	qsys(AT(15) + 3 * US, "pread64", a, 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(4984));
+	qsys(AT(15) + 4 * US, "pread64", a, 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(5000));
+	qsys(AT(15) + 5 * US, "pread64", a, 4096);
+	qsys(AT(15) + 7 * US, "pwrite64", a, 4096);
+	/* two 512-byte writes of one block: the first takes the read; a
+	 * read request after them finds it taken */
+	rq(AT(16), 6001, 1, "W", 1);
+	rq(AT(16) + 500, 6002, 1, "W", 1);
+	rq(AT(16) + 1 * US, 6000, 8, "R", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(6000));
+	qsys(AT(16) + 2 * US, "pread64", a, 4096);
+	qsys(AT(16) + 4 * US, "pwrite64", a, 4096);
+	/* two writes of one sector in flight, one pwrite64: the first's */
+	rq(AT(17), 7000, 8, "W", 1);
+	rq(AT(17) + 500, 7000, 8, "W", 1);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(7000));
+	qsys(AT(17) + 2 * US, "pwrite64", a, 4096);
+	/* kicks and injections on device 1 */
+	ins(gk, "block_rq_issue", AT(20), -1, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	ins(hv, "kvm_mmio", AT(20) + 1 * US, 1, "gpa=0xfe003000 type=2");
+	ins(gk, "block_rq_complete", AT(20) + 10 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_issue", AT(21), 0, "dev=1 sector=16 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_complete", AT(21) + 10 * US, 0, "dev=1 sector=16 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_issue", AT(21) + 20 * US, 0, "dev=1 sector=24 nr_sector=8 rwbs='W'");
+	ins(hv, "kvm_mmio", AT(21) + 21 * US, 1, "gpa=0xfe003000 type=2");
+	ins(hio, "kvm_msi_set_irq", AT(21) + 22 * US, 3, "address=0xfee00000 data=0x4022");
+	ins(gk, "block_rq_complete", AT(21) + 30 * US, 0, "dev=1 sector=24 nr_sector=8 rwbs='W'");
+	/* device 5: reads of no fd only, no rule */
+	for (int i = 0; i < 2; i++) {
+		snprintf(a, sizeof(a), "dev=5 sector=%d nr_sector=8 rwbs='R'", 8 * i);
+		ins(gk, "block_rq_issue", AT(25) + (uint64_t)i * 100 * US, 0, a);
+		snprintf(a, sizeof(a), "count=4096 pos=%d", 4096 * i);
+		qsys(AT(25) + (uint64_t)i * 100 * US + 2 * US, "pread64", a, 4096);
+		snprintf(a, sizeof(a), "dev=5 sector=%d nr_sector=8 rwbs='R'", 8 * i);
+		ins(gk, "block_rq_complete", AT(25) + (uint64_t)i * 100 * US + 50 * US, 0, a);
+	}
+	/* equal latencies, equal functions */
+	for (int i = 0; i < 3; i++) {
+		snprintf(a, sizeof(a), "dev=3 sector=%d nr_sector=8 rwbs='R'", 8 * i);
+		ins(gk, "block_rq_issue", AT(22) + (uint64_t)i * US, 0, a);
+		ins(gk, "block_rq_complete", AT(22) + (uint64_t)(i + 5) * US, 0, a);
+	}
+	begin(gpy, "m.f2 (f.py:2)", AT(23));
+	end(gpy, AT(23) + 5 * US);
+	begin(gpy, "m.f1 (f.py:1)", AT(23) + 10 * US);
+	end(gpy, AT(23) + 15 * US);
+	begin(gpy, "m.f3 (f.py:3)", AT(23) + 20 * US);
+	end(gpy, AT(23) + 25 * US);
+	finish();
+	for (int k = 6; k <= 12; k++)
+		if (k != 8)
+			CHECK_STR(links(req_issued(AT(k))), "...I.....C..");
+	q = req_issued(AT(8));
+	CHECK(q && !(q->mask & (1u << RL_COMPLETE)) && !(q->mask & (1u << RL_HOST_BEGIN)));
+	q = req_issued(AT(12) + 1 * US);
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_RMW);
+	CHECK_STR(ops(q), "12002,12004");
+	q = req_issued(AT(13));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_EXACT && q->host_n == 1 &&
+	      report_req_hostio(r, q, 0)->len == 4096);
+	CHECK_STR(links(req_issued(AT(14))), "...I.....C..");
+	q = req_issued(AT(15));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_EXACT);
+	CHECK_STR(ops(q), "15005");
+	q = req_issued(AT(15) + 500);
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_COVER);
+	CHECK_STR(ops(q), "15007");
+	q = req_issued(AT(16));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_RMW);
+	CHECK_STR(ops(q), "16002,16004");
+	q = req_issued(AT(16) + 500);
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_COVER);
+	CHECK_STR(ops(q), "16004");
+	CHECK_STR(links(req_issued(AT(16) + 1 * US)), "...I.....C..");
+	q = req_issued(AT(17));
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_EXACT);
+	CHECK_STR(links(req_issued(AT(17) + 500)), "...I.....C..");
+	q = req_issued(AT(20));
+	CHECK(q && q->t[RL_KICK] == AT(20) + 1 * US && q->kick_vcpu == 0);
+	q = req_issued(AT(21));
+	CHECK_STR(links(q), "...I.....C..");
+	q = req_issued(AT(21) + 20 * US);
+	CHECK(q && q->t[RL_KICK] == AT(21) + 21 * US && q->t[RL_INJECT] == AT(21) + 22 * US);
+	{
+		size_t n;
+		const uint32_t *slow = report_slowest(r, &n);
+		size_t at = n;
+
+		for (size_t i = 0; i < n; i++)
+			if (report_req_at(r, slow[i])->dev == 3) {
+				at = i;
+				break;
+			}
+		CHECK(at + 2 < n && report_req_at(r, slow[at])->sector == 0 &&
+		      report_req_at(r, slow[at + 1])->sector == 8 &&
+		      report_req_at(r, slow[at + 2])->sector == 16);
+	}
+	{
+		/* two of the link patterns: the most frequent, the rest not counted */
+		uint32_t m[2];
+		uint64_t c[2];
+		size_t n = report_masks(r, m, c, 2);
+
+		CHECK(n == 2 && c[0] >= c[1] && c[0] + c[1] < report_nr_reqs(r));
+	}
+	for (size_t i = 0; i < report_nr_devs(r); i++) {
+		uint32_t m, dev;
+		int64_t fd, delta;
+		int ok = report_dev_map(r, i, &m, &dev, &fd, &delta);
+
+		CHECK(dev == 2 ? ok && fd == 12 : !ok);
+	}
+	CHECK(report_nr_fns(r) == 3);
+	for (size_t i = 0; i < report_nr_fns(r) && i < 3; i++)
+		CHECK(report_fn_at(r, i)->incl_ns == 5 * US &&
+		      (i == 0 || report_fn_at(r, i - 1)->name < report_fn_at(r, i)->name));
+#undef AT
+#undef POS
+}
+
+/* A request issued at 0 ns, the timeline's start: its latency is still
+ * its issue to its completion (a time of 0 was taken for none); one
+ * completed at the ns of its issue: 0 */
+static void test_latency_zero(void)
+{
+	setup();
+	ins(gk, "block_rq_issue", 0, 0, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_complete", 5 * US, 0, "dev=1 sector=8 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_issue", 10 * US, 0, "dev=1 sector=16 nr_sector=8 rwbs='W'");
+	ins(gk, "block_rq_complete", 10 * US, 0, "dev=1 sector=16 nr_sector=8 rwbs='W'");
+	finish();
+	CHECK(report_nr_reqs(r) == 2 && report_req_latency(report_req_at(r, 0)) == 5 * US);
+	CHECK(report_nr_reqs(r) == 2 && report_req_latency(report_req_at(r, 1)) == 0);
+}
+
+/* A QEMU whose image fd is past REPORT_BDEV_FD (a high ulimit -n): the
+ * offset rule is that fd's, not a host block device's */
+static void test_high_fd(void)
+{
+	const struct report_opts o = { .top = 10, .fns = 10 };
+	char a[128];
+
+	setup();
+	for (int k = 0; k < 2; k++) {
+		rq(T0 + (uint64_t)k * MS, 8 * (uint64_t)k, 8, "W", 1);
+		snprintf(a, sizeof(a), "fd=40000 count=4096 pos=%llu", 4096ULL * (unsigned)k);
+		qsys(T0 + (uint64_t)k * MS + 2 * US, "pwrite64", a, 4096);
+	}
+	finish();
+	CHECK(report_bdev(r, 40000) == 0);
+	CHECK(strstr(text_of(&o),
+		     "  device 0:2 (guest 1): QEMU fd 40000, file offset = sector * 512 + 0\n"));
+}
+
+/* io_uring operations never completed (no exit) on a device whose rule
+ * is QEMU's bios' block device: not a write's (exact, covering or a
+ * piece), not a flush's (an FSYNC), not a read-modify-write's read */
+static void test_uring_open(void)
+{
+	const uint64_t P = 1000 * US;
+	char a[128];
+
+#define AT(k) (T0 + (k) * P)
+#define SUBMIT(t, ud, op) (snprintf(a, sizeof(a), "user_data=%d opcode=%d", ud, op), \
+			   ins(hio, "io_uring_submit_req", t, 3, a))
+#define BIO(t, sector, nr, rw) (snprintf(a, sizeof(a), "dev=0x700000 sector=%d nr_sector=%d rwbs='%s'", \
+					 sector, nr, rw), ins(hio, "block_bio_queue", t, 3, a))
+#define DONE(t, ud) (snprintf(a, sizeof(a), "user_data=%d res=4096", ud), \
+		     ins(hio, "io_uring_complete", t, 3, a))
+	setup();
+	for (int k = 0; k < 4; k++) {
+		rq(AT(k), 8 * (uint64_t)k, 8, "W", 1);
+		SUBMIT(AT(k) + 2 * US, k + 1, 23);
+		BIO(AT(k) + 2 * US, 2048 + 8 * k, 8, "W");
+		DONE(AT(k) + 5 * US, k + 1);
+	}
+	rq(AT(4), 100, 8, "W", 1);
+	SUBMIT(AT(4) + 2 * US, 100, 23);
+	BIO(AT(4) + 2 * US, 2148, 8, "W");
+	rq(AT(5), 0, 0, "FF", 0);
+	SUBMIT(AT(5) + 2 * US, 200, 3);
+	ins(gk, "block_rq_complete", AT(5) + 50 * US, 0,
+	    "dev=2 sector=18446744073709551615 nr_sector=0 rwbs='FF'");
+	rq(AT(6), 301, 1, "W", 1);
+	SUBMIT(AT(6) + 2 * US, 300, 22);
+	BIO(AT(6) + 2 * US, 2344, 8, "R");
+	SUBMIT(AT(6) + 4 * US, 301, 23);
+	BIO(AT(6) + 4 * US, 2344, 8, "W");
+	DONE(AT(6) + 6 * US, 301);
+	finish();
+	{
+		uint32_t m, dev;
+		int64_t fd, delta;
+
+		CHECK(report_nr_devs(r) == 1 && report_dev_map(r, 0, &m, &dev, &fd, &delta));
+		CHECK(fd == REPORT_BDEV_FD && delta == 1 << 20 && report_bdev(r, fd) == 0x700000);
+	}
+	CHECK_STR(links(req_issued(AT(4))), "...I.....C..");
+	CHECK_STR(links(req_issued(AT(5))), "...I.....C..");
+	const struct report_req *q = req_issued(AT(6));
+
+	CHECK(q && q->how[RL_HOST_BEGIN] == RH_COVER);
+	CHECK_STR(ops(q), "6004");
+#undef AT
+#undef SUBMIT
+#undef BIO
+#undef DONE
+}
+
 int main(void)
 {
 	test_classes();
@@ -1260,6 +2053,16 @@ int main(void)
 	test_edges();
 	test_crit_edges();
 	test_vcpu_register();
+	test_vcpu_tracks();
+	test_vstate_pipe();
+	test_vstate_cpu();
+	test_vstate_saturate();
+	test_sqlite_sink();
+	test_outputs();
+	test_match_edges();
+	test_latency_zero();
+	test_high_fd();
+	test_uring_open();
 	report_free(r);
 	merge_tables_free(&tb);
 	return check_done();

@@ -363,6 +363,63 @@ static void test_alias(void)
 	unload(r);
 }
 
+/* Files told apart by inode, fd and device: another file's extent, or
+ * the same file's under another fd, on the same disk bytes is a change
+ * (nothing maps there, to the end of the longer one); the same inode
+ * number on two file systems (sda1, sdb) is two files, each with its own
+ * fd lines; fd lines sorted by process and fd (looked up between them:
+ * the fd itself) */
+static void test_files(void)
+{
+	struct report *r;
+	uint64_t off;
+
+	r = load(E("start", "0", "104857600", "1048576", "0x0")
+		 "start\t4242\t12\t778\t8:1\t8:0\t1048576\t0\t104857600\t1048576\t0x0\n"
+		 E("start", "4194304", "209715200", "1048576", "0x0")
+		 "start\t4242\t14\t777\t8:1\t8:0\t1048576\t4194304\t209715200\t2097152\t0x0\n"
+		 E("start", "8388608", "314572800", "1048576", "0x0")
+		 E("end", "8388608", "314572800", "2097152", "0x0"));
+	/* the file grew in place: its end reading's extent, longer, merges */
+	CHECK(map(r, SDA, PART + 301 * MIB, 4096, &off) == 12 && off == 9 * MIB);
+	CHECK(COUNTS(r, 1, 0, 0));
+	CHECK(map(r, SDA, PART + 100 * MIB, 4096, &off) == -1);
+	CHECK(map(r, SDA, PART + 200 * MIB, 4096, &off) == -1);
+	CHECK(map(r, SDA, PART + 202 * MIB - 4096, 4096, &off) == -1);
+	CHECK(COUNTS(r, 1, 3, 0));
+	unload(r);
+
+	r = load("start\t4242\t12\t777\t8:1\t8:0\t1048576\t0\t0\t4096\t0x0\n"
+		 "start\t4242\t13\t777\t8:16\t8:16\t0\t0\t8192\t4096\t0x0\n"
+		 "start\t4242\t11\t777\t7:0\t7:0\t0\t0\t8192\t4096\t0x0\n"
+		 "fd\t4242\t20\t777\t8:16\t8:16\t0\t0\t0\t0\t0x0\n"
+		 "fd\t4242\t17\t777\t8:1\t8:0\t1048576\t0\t0\t0\t0x0\n"
+		 "fd\t4242\t19\t777\t7:0\t7:0\t0\t0\t0\t0\t0x0\n"
+		 "fd\t4000\t30\t777\t8:1\t8:0\t1048576\t0\t0\t0\t0x0\n"
+		 "start\t4000\t3\t777\t8:1\t8:0\t1048576\t0\t0\t4096\t0x0\n"
+		 "fd\t4242\t17\t777\t8:16\t8:16\t0\t0\t0\t0\t0x0\n"
+		 "fd\t4242\t21\t777\t8:1\t8:0\t1048576\t0\t0\t0\t0x0\n"
+		 "fd\t4242\t22\t777\t8:1\t8:0\t1048576\t0\t0\t0\t0x0\n"
+		 "fd\t4242\t23\t777\t8:1\t8:0\t1048576\t0\t0\t0\t0x0\n");
+	CHECK(r->fdalias.n == 8);
+	CHECK(chain_extents_canon(r, 4242, 17) == 12);	/* the first line loaded */
+	CHECK(chain_extents_canon(r, 4242, 20) == 13);
+	CHECK(chain_extents_canon(r, 4242, 19) == 11);
+	CHECK(chain_extents_canon(r, 4000, 30) == 3);
+	CHECK(chain_extents_canon(r, 4242, 18) == 18);
+	CHECK(chain_extents_canon(r, 4242, 21) == 12);
+	CHECK(chain_extents_canon(r, 4242, 24) == 24);
+	CHECK(chain_extents_canon(r, 4100, 17) == 17);
+	for (size_t i = 1; i < r->fdalias.n; i++)
+		CHECK(r->fdalias.a[i - 1].pid < r->fdalias.a[i].pid ||
+		      (r->fdalias.a[i - 1].pid == r->fdalias.a[i].pid &&
+		       (r->fdalias.a[i - 1].fd < r->fdalias.a[i].fd ||
+			(r->fdalias.a[i - 1].fd == r->fdalias.a[i].fd &&
+			 r->fdalias.a[i - 1].seq < r->fdalias.a[i].seq))));
+	free(r->fdalias.a);
+	unload(r);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -374,6 +431,7 @@ int main(void)
 	test_refused();
 	test_map();
 	test_alias();
+	test_files();
 	unlink(path);
 	rmdir(dir);
 	/* lib/extents.c: a stream that refuses writes fails both writers;
