@@ -161,21 +161,29 @@ static int est_fixed(const struct mset *s, const unsigned char *keep, struct mes
 }
 
 /* slope free within a0 +- SLOPE_BOX: the feasible (d, b) polygon; the line
- * through the middles of the feasible guest intervals at the span's ends. */
+ * through the middles of the feasible guest intervals at the span's ends.
+ * The box's low side stops at a0 / 4 (d >= -0.75 a0): a guest TSC never
+ * stands still or runs backward against the host's, and the bound divides
+ * by the slope; for a0 < 1/3 (a guest TSC far slower than the host's),
+ * a0 - SLOPE_BOX would let crafted markers fit a slope <= 0.  For a0 >=
+ * 1/3 the box is a0 +- SLOPE_BOX as before.  Clipping keeps every point
+ * of the polygon inside the box, and the fitted d, the change of the
+ * interval middles over [x1, x2], lies between its least and greatest d:
+ * the slope is >= a0 / 4 > 0 (seg_debugfs keeps a0 >= RATIO_MIN). */
 static int est_free(const struct mset *s, uint64_t span_lo, uint64_t span_hi, struct mest *e)
 {
 	struct pt poly[POLY_MAX], tmp[POLY_MAX];
 	double x, l, h, x1, x2, u1 = -INFINITY, l1 = INFINITY, u2 = -INFINITY, l2 = INFINITY;
-	double m1, m2, d;
+	double m1, m2, d, d_lo = fmax(-SLOPE_BOX, -0.75 * s->a0);
 	size_t n;
 
 	if (s->n < 2)
 		return -1;
 	mset_bounds(s, 0, &x, &l, &h);
-	poly[0] = (struct pt){ -SLOPE_BOX, l };
+	poly[0] = (struct pt){ d_lo, l };
 	poly[1] = (struct pt){ SLOPE_BOX, l };
 	poly[2] = (struct pt){ SLOPE_BOX, h };
-	poly[3] = (struct pt){ -SLOPE_BOX, h };
+	poly[3] = (struct pt){ d_lo, h };
 	n = 4;
 	for (size_t i = 1; i < s->n && n; i++) {
 		mset_bounds(s, i, &x, &l, &h);

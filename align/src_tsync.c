@@ -18,6 +18,13 @@
 
 #define TSYNC_MAX_SAMPLES	(1U << 20)	/* per recording */
 
+/* A sample's scaling is 0 with fraction bits: host = offset whatever the
+ * guest's TSC, a guest clock that stands still.  Nonsense: refused. */
+static int tsync_zero_rate(uint64_t scaling, uint32_t frac)
+{
+	return !scaling && frac;
+}
+
 /* Host TSC of guest TSC @g through sample @s, as trace-cmd maps it. */
 static long double tsync_host(const struct align_tsync_sample *s, uint64_t g)
 {
@@ -65,6 +72,8 @@ static int est_tsync(const struct seg_ctx *x, struct line *l)
 
 			if (s->vcpu != x->vcpu)	/* each sample's vCPU has segments */
 				continue;
+			if (tsync_zero_rate(s->scaling, s->frac))
+				continue;	/* tsync_samples refused it */
 			if (!pass && (hs < (long double)x->start ||
 				      (x->end != ALIGN_TSC_END && hs >= (long double)x->end)))
 				continue;
@@ -101,16 +110,22 @@ static int est_tsync(const struct seg_ctx *x, struct line *l)
 	l->ref_g = x->ref_h + (uint64_t)(int64_t)llroundl(at);
 	l->b = 0.0;
 	l->slope = (double)(1.0L / a + k);
-	return 1;
+	/* a guest clock never stands still or runs backward against the
+	 * host's: ptp offsets that fall faster than time passes fit a slope
+	 * <= 0, nonsense the model must not take (its bounds divide by it) */
+	return l->slope > 0;
 }
 
 /* The samples of a TIME_SHIFT option as the model takes them: their count,
- * a malloc'ed array in *@out (0 and NULL if none or out of memory). */
-static size_t tsync_samples(const struct vt_td_tsync *t, struct align_tsync_sample **out)
+ * a malloc'ed array in *@out (0 and NULL if none or out of memory); those
+ * whose scaling is 0 with fraction bits are refused, counted in *@bad. */
+static size_t tsync_samples(const struct vt_td_tsync *t, struct align_tsync_sample **out,
+			    size_t *bad)
 {
 	size_t n = 0, k = 0;
 
 	*out = NULL;
+	*bad = 0;
 	for (uint32_t c = 0; c < t->nr_cpus; c++)
 		n += t->count[c];
 	if (!n || n > TSYNC_MAX_SAMPLES)
@@ -122,6 +137,10 @@ static size_t tsync_samples(const struct vt_td_tsync *t, struct align_tsync_samp
 		for (uint32_t i = 0; i < t->count[c]; i++) {
 			const struct vt_td_tsync_sample *s = &t->samples[c][i];
 
+			if (tsync_zero_rate(s->scaling, s->frac)) {
+				(*bad)++;
+				continue;
+			}
 			(*out)[k++] = (struct align_tsync_sample){
 				(int32_t)c, s->time, s->offset, s->scaling, s->frac,
 				!!(t->flags & VT_TD_TSYNC_INTERPOLATE) };
@@ -134,6 +153,7 @@ static int tsync_guest_trace(struct align_gather *g, struct vt_td_reader *r, con
 {
 	const struct vt_td_tsync *t = vt_td_read_tsync(r);
 	struct align_samples *s = g->s;
+	size_t bad;
 
 	if (!t) {
 		align_gather_note(s, "guest: %s: %d CPUs, clock %s, no time-sync data", path,
@@ -141,10 +161,14 @@ static int tsync_guest_trace(struct align_gather *g, struct vt_td_reader *r, con
 				  *vt_td_read_clock(r) ? vt_td_read_clock(r) : "unknown");
 		return 0;
 	}
-	s->in.n_tsync = tsync_samples(t, &s->tsync);
+	s->in.n_tsync = tsync_samples(t, &s->tsync, &bad);
 	align_gather_note(s, "guest: %s: trace-cmd time sync (TIME_SHIFT): %zu samples over %u "
 			  "vCPUs, flags 0x%x%s", path, s->in.n_tsync, t->nr_cpus, t->flags,
 			  t->flags & VT_TD_TSYNC_INTERPOLATE ? " (interpolated)" : "");
+	if (bad)
+		align_gather_note(s, "guest: %s: %zu TIME_SHIFT samples rejected: scaling 0 with "
+				  "fraction bits (a guest TSC that stands still against the host's)",
+				  path, bad);
 	return 0;
 }
 

@@ -24,6 +24,8 @@
  *   -C CLK   the host file's trace clock text (default x86-tsc's)
  *   -c CLK   the guest file's (an empty CLK: an empty option)
  *   -p       the vCPU thread writes the marker port once (kvm_pio)
+ *   -S S:F   TIME_SHIFT's first sample has scaling S with F fraction bits
+ *            (default 1:0, no scaling; 0:1 is a clock standing still)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -154,11 +156,13 @@ int main(int argc, char **argv)
 	int64_t off = -4000000000000ll, ts_off;
 	uint64_t runs = 200, u64, guest_id = GUEST_ID;
 	uint32_t nsamples = 3, nguests = 1, nvcpus = 1, flags = 0;
+	uint64_t scale0 = 1, frac0 = 0;
+	char *colon;
 	int64_t skew = 0;
 	int c, pio = 0;
 	static struct out host, guest;
 
-	while ((c = getopt(argc, argv, "o:n:s:N:ig:V:T:C:c:p")) != -1) {
+	while ((c = getopt(argc, argv, "o:n:s:N:ig:V:T:C:c:pS:")) != -1) {
 		switch (c) {
 		case 'o': off = strtoll(optarg, NULL, 0); break;
 		case 'n': runs = strtoull(optarg, NULL, 0); break;
@@ -171,6 +175,12 @@ int main(int argc, char **argv)
 		case 'C': host_clock = optarg; break;
 		case 'c': guest_clock = optarg; break;
 		case 'p': pio = 1; break;
+		case 'S':
+			scale0 = strtoull(optarg, &colon, 0);
+			if (*colon != ':')
+				return 2;
+			frac0 = strtoull(colon + 1, NULL, 0);
+			break;
 		default: return 2;
 		}
 	}
@@ -274,9 +284,9 @@ int main(int argc, char **argv)
 		for (uint32_t k = 0; k < nsamples; k++, p += 8)	/* offsets */
 			memcpy(p, &ts_off, 8);
 		for (uint32_t k = 0; k < nsamples; k++, p += 8)	/* scalings */
-			u64 = 1, memcpy(p, &u64, 8);
+			u64 = k ? 1 : scale0, memcpy(p, &u64, 8);
 		for (uint32_t k = 0; k < nsamples; k++, p += 8)	/* fraction bits */
-			u64 = 0, memcpy(p, &u64, 8);
+			u64 = k ? 0 : frac0, memcpy(p, &u64, 8);
 		write_file(argv[optind + 1], &guest, "irq", fmts, lens, 1, "1 swapper\n", guest_clock,
 			   ids, opts, olens, guest_id ? 2 : 1);
 		free(t);

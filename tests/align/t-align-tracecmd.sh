@@ -13,7 +13,8 @@
 #   (`trace-cmd report` of the guest file applies TIME_SHIFT), and `vmtrace
 #   report` takes the pair;
 # - the host's GUEST options naming several guests, none of this one, many
-#   vCPUs; a pair in a ns clock; TIME_SHIFT with no or too many samples.
+#   vCPUs; a pair in a ns clock; TIME_SHIFT with no or too many samples,
+#   or a sample of scaling 0 (refused).
 set -u
 . "$VT_SRC/tests/align/lib.sh"
 MK="$VT_BUILD/tests/align/mktcpair"
@@ -153,6 +154,22 @@ for k in 0 1048577; do
 		ok "TIME_SHIFT of $k samples: none used" || no "TIME_SHIFT of $k samples: exit $rc: $(cat s.err)"
 done
 rm -f hs.dat gs.dat
+
+# a TIME_SHIFT sample of scaling 0 with a fraction bit (host = offset
+# whatever the guest TSC: a guest clock standing still) is refused, named;
+# the other samples still give the truth; refused alone, no source is left
+"$MK" hz.dat gz.dat -S 0:1 >tz.json || fail "mktcpair -S 0:1"
+"$VT_BIN" align hz.dat gz.dat --json >z.json 2>z.err || no "align -S 0:1: $(cat z.err)"
+check_json z.json tz.json 'j["method"] == "tsync" and j["segments"][0]["offset_tsc"] == t["offset"]' \
+	'j["segments"][0]["slope"] == 1.0' \
+	'"guest: gz.dat: 1 TIME_SHIFT samples rejected: scaling 0 with fraction bits (a guest TSC that stands still against the host'"'"'s)" in j["notes"]' \
+	'any("trace-cmd time sync (TIME_SHIFT): 2 samples" in n for n in j["notes"])' || bad=1
+"$MK" hz.dat gz.dat -S 0:1 -N 1 >/dev/null || fail "mktcpair -S 0:1 -N 1"
+"$VT_BIN" align hz.dat gz.dat >z.out 2>z.err; rc=$?
+[ $rc = 1 ] && grep -qF 'no usable clock source' z.err &&
+	grep -qF 'guest: gz.dat: 1 TIME_SHIFT samples rejected: scaling 0 with fraction bits' z.err &&
+	ok "TIME_SHIFT scaling 0: refused, named" || no "TIME_SHIFT scaling 0: exit $rc: $(cat z.err)"
+rm -f hz.dat gz.dat
 
 [ $bad = 0 ] || exit 1
 echo "trace-cmd pair: tsync source, inside check, merge and report"

@@ -10,8 +10,11 @@
  * views than the model first holds, debugfs readings that change within a
  * segment or carry no usable ratio, a guest TSC past UINT64_MAX,
  * --fit-slope with nothing to fit, an inverted marker bracket, the span a
- * fitted slope covers, stops that end no segment or a user offset's.
+ * fitted slope covers, stops that end no segment or a user offset's; a
+ * slope <= 0 never fitted: markers of a guest TSC far slower than the
+ * host's, TIME_SHIFT of scaling 0 or ptp offsets falling too fast.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -437,6 +440,30 @@ static void test_tsync(void)
 	m = align_model_build(&in);
 	CHECK(m && align_model_segment(m, 0)->slope == 2.0 && h2g(m, 0, 3 * HZ) == 6 * HZ);
 	align_model_free(m);
+	/* scaling 0 with a fraction bit (host = offset: a guest clock that
+	 * stands still; the loader refuses it too) is skipped, the next
+	 * sample used; alone, no source */
+	s[0] = (struct align_tsync_sample){ 0, 2 * HZ, 2 * (int64_t)HZ, 0, 1, 0 };
+	s[1] = (struct align_tsync_sample){ 0, 3 * HZ, -1000, 0, 0, 0 };
+	m = align_model_build(&in);
+	CHECK(m && align_model_method(m) == ALIGN_SRC_TSYNC);
+	CHECK(m && align_model_segment(m, 0)->slope == 1.0 && h2g(m, 0, 3 * HZ) == 3 * HZ + 1000);
+	align_model_free(m);
+	in.n_tsync = 1;
+	m = align_model_build(&in);
+	CHECK(m == NULL);
+	align_model_free(m);
+	/* ptp offsets falling twice as fast as the guest's time passes (host
+	 * 9, 8, 7 s at guest 1, 2, 3 s): the fitted slope would be -1, a
+	 * clock running backward - no tsync line, no source */
+	for (int i = 0; i < 3; i++)
+		s[i] = (struct align_tsync_sample){ 0, (uint64_t)(i + 1) * HZ,
+						    (int64_t)(10 * HZ) - 2 * (i + 1) * (int64_t)HZ,
+						    0, 0, 1 };
+	in.n_tsync = 3;
+	m = align_model_build(&in);
+	CHECK(m == NULL);
+	align_model_free(m);
 }
 
 /* more warnings than the model keeps (256): 300 undated debugfs readings
@@ -599,6 +626,62 @@ static void test_fit_slope_edges(void)
 	in.fit_slope = 0;
 	m = align_model_build(&in);
 	CHECK(m == NULL);
+}
+
+/* a guest TSC far slower than the host's (debugfs ratio 0.2: a0 - 0.25
+ * of the free slope's box is below 0): markers 1 s apart whose guest TSC
+ * stands still or runs back 0.04 s fit no slope >= a0 / 4, with
+ * --fit-slope or without - not used (INFEASIBLE), debugfs chosen, the
+ * bound unproven (before: a slope of ~0 or -0.04 and an infinite or
+ * negative bound); a forward drift to 0.1 is still fitted, its bound
+ * finite */
+static void test_slow_guest_slope(void)
+{
+	struct vt_marker g[2];
+	struct align_host_marker o[2];
+	uint64_t h[2] = { 2 * HZ, 3 * HZ };
+	const int64_t g0 = 1000000000, back[] = { 0, (int64_t)HZ / 25 };
+	int64_t off[2];
+	/* ratio 0.2 with 48 fraction bits */
+	struct align_debugfs_snap d = { 0, 0, 0, (uint64_t)(0.2 * (double)(1ull << 48)), 48 };
+	struct align_input in = { .host_hz = HZ, .guest_markers = g, .host_markers = o,
+				  .n_guest_markers = 2, .n_host_markers = 2, .snaps = &d,
+				  .n_snaps = 1 };
+	struct align_model *m;
+	const struct align_segment *sg;
+
+	for (int fit = 0; fit < 2; fit++) {
+		for (int k = 0; k < 2; k++) {
+			in.fit_slope = fit;
+			off[0] = g0 - (int64_t)h[0];
+			off[1] = g0 - back[k] - (int64_t)h[1];
+			mk_markers(g, o, 2, h, off, 1000);
+			m = align_model_build(&in);
+			CHECK(m != NULL);
+			if (!m)
+				continue;
+			sg = align_model_segment(m, 0);
+			CHECK(align_model_method(m) == ALIGN_SRC_DEBUGFS);
+			CHECK(sg->slope > 0.1999 && sg->slope < 0.2001 && sg->n_markers == 0);
+			CHECK(sg->bound_ns < 0 && align_model_bound_ns(m) < 0);
+			CHECK(has_warning(m, "vCPU 0: INFEASIBLE: the 2 markers admit no common "
+					  "clock map (largest consistent set 1): markers NOT used"));
+			align_model_free(m);
+		}
+	}
+	/* the guest 0.1 s on over 1 s: slope 0.1 (>= 0.2 / 4), not 0.2 */
+	in.fit_slope = 0;
+	off[1] = g0 + (int64_t)HZ / 10 - (int64_t)h[1];
+	mk_markers(g, o, 2, h, off, 1000);
+	m = align_model_build(&in);
+	CHECK(m && align_model_method(m) == ALIGN_SRC_MARKERS);
+	if (!m)
+		return;
+	sg = align_model_segment(m, 0);
+	CHECK(sg->slope > 0.0999 && sg->slope < 0.1001 && sg->n_markers == 2);
+	CHECK(isfinite(sg->bound_ns) && sg->bound_ns > 0 && sg->bound_ns < 10000);
+	CHECK(has_warning(m, "vCPU 0: markers do not fit slope 0.200000000"));
+	align_model_free(m);
 }
 
 /* a marker whose guest bracket is inverted (after before before): no
@@ -826,6 +909,7 @@ int main(void)
 	test_guest_max();
 	test_fit_slope_edges();
 	test_inverted_bracket();
+	test_slow_guest_slope();
 	test_span();
 	test_stop_edges();
 	test_offsets_unsorted();
