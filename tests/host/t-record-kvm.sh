@@ -60,16 +60,43 @@ vtid=$(meta kvm.thread0.tid kvm)
 cat tsc.txt
 grep -q "^common_pid=$vtid vcpu_id=0 " tsc.txt ||
 	fail "no kvm_write_tsc_offset for vCPU 0 from its thread $vtid"
-# a full KVM (kvm-amd/kvm-intel; the lab): debugfs's vcpu0/tsc-offset, read
-# by the recorder at start and end, is the tracepoint's offset to the tick
+# a full KVM (kvm-amd/kvm-intel; the lab): each reading of debugfs's
+# vcpu0/tsc-offset the recorder kept (its value, the host TSC just before
+# it) is, to the tick, the offset the last kvm_write_tsc_offset before that
+# TSC set (or the next one: a write between the TSC read and the file's);
+# KVM writes it several times while QEMU starts, seconds apart on a loaded
+# machine, so a reading can fall between two writes
 if [ -d /sys/module/kvm_amd ] || [ -d /sys/module/kvm_intel ]; then
-	tp=$("$TDCOUNT" -f kvm:kvm_write_tsc_offset:common_pid,next_tsc_offset kvm/trace.dat |
-		sed -n "s/^common_pid=$vtid next_tsc_offset=\([0-9]*\) .*/\1/p" | tail -1)
-	tp=$(python3 -c "import sys; v = int(sys.argv[1]); print(v - (1 << 64) if v >= 1 << 63 else v)" "$tp")
-	dfs=$(meta kvm.vm0.vcpu0.tsc_offset.0 kvm | cut -d' ' -f1)
-	echo "tsc offset: tracepoint $tp, debugfs $dfs"
-	[ -n "$dfs" ] && [ "$tp" = "$dfs" ] || fail "debugfs tsc-offset '$dfs' differs from kvm_write_tsc_offset's $tp"
-	[ "$tp" != 0 ] || fail "a zero TSC offset from a real KVM"
+	"$TDCOUNT" -f kvm:kvm_write_tsc_offset:common_pid,next_tsc_offset kvm/trace.dat |
+		grep "^common_pid=$vtid " >tsco.txt
+	nr=$(meta kvm.vm0.vcpu0.tsc_offset.nr kvm)
+	[ -n "$nr" ] || fail "no debugfs tsc-offset reading in the meta"
+	: >dfs.txt
+	for ((k = 0; k < nr; k++)); do
+		meta kvm.vm0.vcpu0.tsc_offset.$k kvm >>dfs.txt
+	done
+	python3 - tsco.txt dfs.txt <<'PYEOF' || fail "debugfs tsc-offset readings differ from kvm_write_tsc_offset's"
+import re, sys
+tp = []
+for l in open(sys.argv[1]):
+    v = int(re.search(r"next_tsc_offset=(\d+)", l).group(1))
+    tp.append((int(re.search(r"ts=(\d+)", l).group(1)), v - (1 << 64) if v >= 1 << 63 else v))
+tp.sort()
+assert tp and all(v != 0 for _, v in tp), "no (or a zero) TSC offset from a real KVM: %s" % tp
+checked = 0
+for l in open(sys.argv[2]):
+    v, t, when = l.split()
+    v, t = int(v), int(t)
+    before = [x for ts, x in tp if ts <= t]
+    after = [x for ts, x in tp if ts > t]
+    if not before:
+        continue
+    ok = v == before[-1] or (after and v == after[0])
+    print("debugfs %d at TSC %d (%s): tracepoint %d%s" % (v, t, when, before[-1], "" if ok else "  DIFFERS"))
+    assert ok
+    checked += 1
+assert checked, "no debugfs reading after the first kvm_write_tsc_offset"
+PYEOF
 fi
 "$TDCOUNT" -f kvm:kvm_pio:port,val,rw kvm/trace.dat | grep "^port=$PORT " | awk '{print $2}' >pio.txt
 want=$(for i in $(seq 0 $((COUNT - 1))); do echo "val=$((FIRST + i))"; done)
