@@ -419,7 +419,7 @@ static int read_map(struct vt_uft_reader *r, const char *sid)
 			continue;
 		if (file[0] == '[' || end <= start)
 			continue;
-		if (last && !strcmp(last, file) && r->nr_maps) {
+		if (last && !strcmp(last, file)) {	/* last: this map's newest */
 			m = &r->maps[r->nr_maps - 1];
 			if (end > m->end)
 				m->end = end;
