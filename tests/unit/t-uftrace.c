@@ -873,7 +873,7 @@ static void test_deep(const char *dir)
 	static const char tasks[] = TASKS_NO_SESS "TASK timestamp=1.0 tid=2000000000 pid=101\n";
 	static const char map[] = "000000600000-000000601000 r-xp 00000000 00:00 0 "
 				  "/opt/a-library-of-a-name-long-enough-to-be-cut\n";
-	char src[1024], deep[4200], long_dir[4200], sid[VT_UFT_SID_LEN + 1], name[64];
+	char src[1024], deep[4200], long_dir[4200], sid[VT_UFT_SID_LEN + 1], name[1100];
 	struct vt_uft_reader *r;
 	int n, trunc;
 
@@ -942,6 +942,28 @@ static void test_deep(const char *dir)
 	r = vt_uft_open(src);
 	CHECK(r && vt_uft_nr_syms(r) == 1 && !strcmp(vt_uft_sym_name(r, 0x600000), "libfn"));
 	vt_uft_close(r);
+
+	/* clock=tsc, only task 2000000000 (no .dat) in a directory of 4082
+	 * bytes: converting from it or into one, finishing it, its raw or
+	 * .dat name is too long (the other names fit) */
+	make_dir(src, 1);
+	vt_uft_sid_make(sid, 101, HZ);
+	snprintf(name, sizeof(name), "sid-%s.map", sid);
+	CHECK(unlink_in(src, name) == 0);
+	uft_fixture_put(src, "task.txt", tasks + strlen(TASKS_NO_SESS),
+			sizeof(tasks) - 1 - strlen(TASKS_NO_SESS), 0);
+	CHECK(unlink_in(src, "101.dat") == 0 && unlink_in(src, "102.dat") == 0);
+	move_deep(src, deep, 4082, long_dir);
+	snprintf(name, sizeof(name), "%s.ns", dir);
+	CHECK(vt_uft_convert_ns(long_dir, name, 0, 1) < 0 && msg_has("xxx: path too long"));
+	CHECK(vt_uft_finish_ns(long_dir, 0) < 0 && msg_has("xxx: path too long"));
+	CHECK(rename(long_dir, src) == 0);
+	/* into it: only the raw task.tsc (no task.txt to convert there) */
+	snprintf(name, sizeof(name), "%s/task.txt", src);
+	snprintf(name + 600, sizeof(name) - 600, "%s/" VT_UFT_RAW_TASK, src);
+	CHECK(rename(name, name + 600) == 0);
+	CHECK(vt_uft_convert_ns(src, long_dir, 0, 1) < 0 && msg_has("xxx: path too long"));
+	CHECK(vt_uft_dir_create(long_dir, 1) == 0 && rmdir(long_dir) == 0);
 }
 
 /* The record reader's edges: no such task, a .dat that cannot be opened,
