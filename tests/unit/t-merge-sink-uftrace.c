@@ -184,8 +184,9 @@ static void test_records_fail(void)
 }
 
 /* One call on thread 10 into @tmp/@name, closed under a file size limit
- * of @limit bytes (0: none); close's result. */
-static int one_call(const char *name, rlim_t limit, int task_dir)
+ * of @limit bytes (0: none) with a directory @in_way (NULL: none) where
+ * close writes a file; close's result. */
+static int one_call(const char *name, rlim_t limit, const char *in_way)
 {
 	char path[512], p[600];
 	void *s = sink_open(name, NULL, path);
@@ -196,8 +197,8 @@ static int one_call(const char *name, rlim_t limit, int task_dir)
 		return 0;
 	CHECK(put(s, t_a, MERGE_EV_BEGIN, name_f, 1000) == 0);
 	CHECK(put(s, t_a, MERGE_EV_END, 0, 2000) == 0);
-	if (task_dir) {
-		snprintf(p, sizeof(p), "%s/task.txt", path);
+	if (in_way) {
+		snprintf(p, sizeof(p), "%s/%s", path, in_way);
 		CHECK(mkdir(p, 0755) == 0);
 	}
 	fsize_limit(limit);
@@ -215,16 +216,19 @@ static off_t size_of(const char *name, const char *file)
 	return stat(p, &st) ? -1 : st.st_size;
 }
 
-/* The files close writes, failing: task.txt a directory (the session's
- * line); a size limit past the session's line and the map but short of
- * the thread's line; one past task.txt, the map and the symbols but short
- * of the info file.  Each fails naming the file. */
+/* Close with nothing to write; the files close writes, failing: task.txt,
+ * the map or the symbols a directory; a size limit past the session's
+ * line and the map but short of the thread's line; one past task.txt,
+ * the map and the symbols but short of the info file.  Each fails naming
+ * the file. */
 static void test_close_fails(void)
 {
-	char sid[VT_UFT_SID_LEN + 1], map[64];
+	char sid[VT_UFT_SID_LEN + 1], map[64], path[512];
 	off_t task, map_size, sym, info, line;
+	void *s = sink_open("empty", NULL, path);
 
-	CHECK(one_call("sizes", 0, 0) == 0);
+	CHECK(s && merge_sink_uftrace.close(s) < 0 && msg_has("/empty: no events to write"));
+	CHECK(one_call("sizes", 0, NULL) == 0);
 	vt_uft_sid_make(sid, 10, 1000);
 	snprintf(map, sizeof(map), "sid-%s.map", sid);
 	task = size_of("sizes", "task.txt");
@@ -234,15 +238,19 @@ static void test_close_fails(void)
 	line = (off_t)strlen("TASK timestamp=0.000001000 tid=10 pid=10\n");
 	CHECK(task > line && map_size > 0 && sym > 0 && info > 0);
 
-	CHECK(one_call("taskdir", 0, 1) < 0 && msg_has("/taskdir/task.txt: cannot open: Is a directory"));
+	CHECK(one_call("taskdir", 0, "task.txt") < 0 &&
+	      msg_has("/taskdir/task.txt: cannot open: Is a directory"));
+	CHECK(one_call("mapdir", 0, map) < 0 && msg_has("/mapdir/") && msg_has(map));
+	CHECK(one_call("symdir", 0, "vmtrace-merged.sym") < 0 &&
+	      msg_has("/symdir/vmtrace-merged.sym"));
 	/* the session's line and the map fit, the thread's line does not */
 	CHECK(map_size < task);
-	CHECK(one_call("taskline", task - 1, 0) < 0 &&
+	CHECK(one_call("taskline", task - 1, NULL) < 0 &&
 	      msg_has("/taskline/task.txt: write failed: File too large"));
 	CHECK(size_of("taskline", "task.txt") == task - 1);	/* the line cut */
 	/* all but the info file */
 	CHECK(task < info && map_size < info && sym < info);
-	CHECK(one_call("info", info - 1, 0) < 0 && msg_has("/info/info"));
+	CHECK(one_call("info", info - 1, NULL) < 0 && msg_has("/info/info"));
 }
 
 int main(void)

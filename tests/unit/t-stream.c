@@ -198,6 +198,19 @@ static void test_writer(void)
 	CHECK(lseek(fd, 0, SEEK_END) == VT_STREAM_HDR_SIZE + 1 + 3);
 	close(fd);
 	f.offset = 0;
+	/* no guest stamp given: the writer's own TSC */
+	{
+		uint8_t buf[64];
+		struct vt_stream_frame g;
+
+		fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		f.tsc_guest = 0;
+		CHECK(fd >= 0 && vt_stream_write(fd, "w", &f) == 0);
+		CHECK(pread(fd, buf, sizeof(buf), 0) == VT_STREAM_HDR_SIZE + 1 + 3);
+		CHECK(vt_stream_decode(buf, VT_STREAM_HDR_SIZE + 1 + 3, &g) > 0 && g.tsc_guest != 0);
+		close(fd);
+		f.tsc_guest = 1;
+	}
 
 	/* a full disk: the header cannot be written */
 	fd = open("/dev/full", O_WRONLY);

@@ -748,6 +748,13 @@ static void test_maps(const char *dir)
 		vt_uft_close(r);
 	}
 	CHECK(open_fails_subdir(dir, "prog.sym", "/prog.sym: not a regular file"));
+	CHECK(open_fails_subdir(dir, "task.txt", "/task.txt: not a regular file"));
+	{
+		char info[1024];
+
+		snprintf(info, sizeof(info), "%s/info", dir);
+		CHECK(open_fails(info, "/info: not a directory"));
+	}
 	CHECK(open_fails_subdir(dir, "sid-bbbbbbbbbbbbbbbb.map",
 				"/sid-bbbbbbbbbbbbbbbb.map: not a regular file"));
 }
@@ -1050,6 +1057,32 @@ static void test_stream_edges(const char *dir)
 		CHECK(n == 7 && last == 1000002000ULL && !vt_uft_stream_truncated(s));
 		CHECK(vt_uft_stream_offset(s) == 7 * 16);
 		CHECK(vt_uft_stream_run(s, 8, &got) == NULL && got == 0);
+		vt_uft_stream_close(s);
+	}
+	vt_uft_close(r);
+
+	/* a zeroed record, then the file cut inside it with data there: no
+	 * whole record after the zeros, corrupt */
+	make_dir(dir, 0);
+	memset(&rec, 0, sizeof(rec));
+	uft_fixture_put(dir, "101.dat", &rec, sizeof(rec), 1);
+	r = vt_uft_open(dir);
+	s = r ? vt_uft_stream_open(r, task_idx(r, 101)) : NULL;
+	CHECK(s != NULL);
+	if (s) {
+		CHECK(vt_uft_stream_next(s, &rec) == 1);
+		truncate_to(dir, "101.dat", 6 * 16 + 8);
+		snprintf(path, sizeof(path), "%s/101.dat", dir);
+		{
+			int fd = open(path, O_WRONLY);
+
+			CHECK(fd >= 0 && pwrite(fd, "\xff", 1, 6 * 16 + 4) == 1);
+			if (fd >= 0)
+				close(fd);
+		}
+		for (n = 1; vt_uft_stream_next(s, &rec) == 1; n++)
+			;
+		CHECK(n == 6 && msg_has("/101.dat: offset 96: zeroed record followed by data"));
 		vt_uft_stream_close(s);
 	}
 	vt_uft_close(r);
