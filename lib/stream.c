@@ -463,7 +463,7 @@ static int unpack_data(struct unpack *u, uint64_t pos, const struct vt_stream_fr
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			if (n == 0)
+			if (!n)
 				errno = EIO;
 			return unpack_error(u, pos, f, "write");
 		}
