@@ -777,6 +777,7 @@ static void test_glob_maps(void)
 	snprintf(text, sizeof(text), "000000700000-000000701000 r-xp 00000000 00:00 0 /x/bang\n");
 	uft_fixture_put(dir, "sid-0123456789abcde!.map", text, strlen(text), 0);
 	uft_fixture_put(dir, "sid-0123456789abcdef.txt", text, strlen(text), 0);
+	uft_fixture_put(dir, "xid-0123456789abcdef.map", text, strlen(text), 0);
 	uft_fixture_put(dir, "bang.sym", "0000000000000000 T bang\n", 24, 0);
 	r = vt_uft_open(dir);
 	CHECK(r && vt_uft_nr_syms(r) == 4);
@@ -819,6 +820,7 @@ static void test_glob_maps(void)
 	snprintf(text, sizeof(text), "%s/%s", dir, name);
 	CHECK(msg_has(text));
 	CHECK(vt_uft_dir_create(dir, 1) == 0 && unlink_in(dir, "sid-0123456789abcdef.txt") == 0);
+	CHECK(unlink_in(dir, "xid-0123456789abcdef.map") == 0);
 	CHECK(rmdir(dir) == 0);
 }
 
