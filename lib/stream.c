@@ -348,11 +348,12 @@ struct unpack {
 	struct vt_stream_stats st;
 };
 
-/* Errors a bad stream provokes (a name used as both file and directory)
- * rather than the host: the unpack stops as at a corrupt frame. */
+/* Errors a bad stream provokes (a name used as both file and directory,
+ * a symbolic link where it names a file) rather than the host: the unpack
+ * stops as at a corrupt frame. */
 static int stream_fault(int err)
 {
-	return err == ENOTDIR || err == EISDIR || err == ELOOP || err == EEXIST;
+	return err == ENOTDIR || err == EISDIR || err == ELOOP;
 }
 
 static int unpack_error(struct unpack *u, uint64_t pos, const struct vt_stream_frame *f,
@@ -462,7 +463,7 @@ static int unpack_data(struct unpack *u, uint64_t pos, const struct vt_stream_fr
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			if (n == 0)
+			if (!n)
 				errno = EIO;
 			return unpack_error(u, pos, f, "write");
 		}

@@ -60,6 +60,7 @@ struct vt_uft_reader {
 	int nr_tasks;
 	struct uft_map *maps;
 	int nr_maps;
+	size_t cap_maps;
 	struct uft_symbol *syms;
 	size_t nr_syms, cap_syms;
 	char **sym_bufs;	/* .sym file contents the names point into */
@@ -419,7 +420,7 @@ static int read_map(struct vt_uft_reader *r, const char *sid)
 			continue;
 		if (file[0] == '[' || end <= start)
 			continue;
-		if (last && !strcmp(last, file) && r->nr_maps) {
+		if (last && !strcmp(last, file)) {	/* last: this map's newest */
 			m = &r->maps[r->nr_maps - 1];
 			if (end > m->end)
 				m->end = end;
@@ -430,12 +431,10 @@ static int read_map(struct vt_uft_reader *r, const char *sid)
 			free(buf);
 			return -1;
 		}
-		m = realloc(r->maps, (r->nr_maps + 1) * sizeof(*r->maps));
-		if (!m) {
+		if (vt_grow(&r->maps, &r->cap_maps, (size_t)r->nr_maps + 1, sizeof(*r->maps), 16)) {
 			free(buf);
 			return vt_err_set("out of memory");
 		}
-		r->maps = m;
 		m = &r->maps[r->nr_maps];
 		m->start = start;
 		m->end = end;

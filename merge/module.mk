@@ -41,6 +41,9 @@ MERGE_UNIT_TESTS := $(patsubst $(SRC)/tests/unit/%.c,$(OUT)/tests/%,\
 		    $(wildcard $(SRC)/tests/unit/t-merge-*.c))
 $(MERGE_UNIT_TESTS): $(MERGE_UNIT_OBJS)
 $(MERGE_UNIT_TESTS): LDFLAGS_ALL += $(MERGE_UNIT_OBJS)
+# the tests that include a sink's source to reach its static functions
+$(OUT)/tests/t-merge-perfetto-enc: $(SRC)/merge/sink_perfetto.c
+$(OUT)/tests/t-merge-sink-uftrace: $(SRC)/merge/sink_uftrace.c
 
 # syscall slices (merge/derive.c) name raw_syscalls' numbers: x86-64's table
 # from the kernel headers (linux-libc-dev), made at build time

@@ -41,10 +41,10 @@ struct uft_stream {
 static __attribute__((noinline)) uint32_t sym_id_miss(struct uft_src *us, uint64_t addr,
 						      uint32_t h)
 {
-	const char *n = vt_uft_sym_name(us->r, addr);
+	const char *n = vt_uft_sym_name(us->r, addr);	/* "" for none */
 	uint32_t id;
 
-	if (n && *n) {
+	if (*n) {
 		id = merge_str_intern0(us->tables, n);
 	} else {
 		char buf[32];
@@ -117,19 +117,17 @@ static __attribute__((noinline)) int uft_other(struct uft_stream *s, struct merg
 }
 
 /* A Python tracer writer that was killed (or still runs) has its newest
- * records in <TID>.stage: the lib reader read them after the .dat's. */
+ * records in <TID>.stage: the lib reader read them after the .dat's (a
+ * stage is looked for only beside a .dat: vt_pystage_path). */
 static void uft_note_staged(const struct uft_stream *s)
 {
 	size_t n = vt_uft_stream_staged(s->st);
 	const char *p = vt_uft_stream_path(s->st);
-	size_t len = strlen(p);
 
 	if (!n)
 		return;
-	if (len > strlen(".dat") && !strcmp(p + len - strlen(".dat"), ".dat"))
-		len -= strlen(".dat");
 	vt_note("%.*s.stage: %zu records not yet folded, read too ('vmtrace finalize' folds them)",
-		(int)len, p, n);
+		(int)(strlen(p) - strlen(".dat")), p, n);
 }
 
 /* The stream's next event, a record at a time through
@@ -235,13 +233,14 @@ static void uft_close(struct merge_stream *ms)
 
 static const struct merge_stream_ops uft_ops = { .close = uft_close, .next_batch = uft_next_batch };
 
-/* Whether @exe (the traced executable named by the info file) is QEMU. */
+/* Whether @exe (the traced executable named by the info file, "" when
+ * it names none) is QEMU. */
 static int exe_is_qemu(const char *exe)
 {
-	const char *base = exe ? strrchr(exe, '/') : NULL;
+	const char *base = strrchr(exe, '/');
 
 	base = base ? base + 1 : exe;
-	return base && !strncmp(base, "qemu-system-", strlen("qemu-system-"));
+	return !strncmp(base, "qemu-system-", strlen("qemu-system-"));
 }
 
 /* 1 if task pid @pid is the host's QEMU process: the pid the recorder
@@ -302,8 +301,7 @@ int merge_reader_uftrace(struct merge_source *src, uint16_t idx)
 	us->refs = 1;	/* held until all streams are added */
 
 	int n = vt_uft_nr_tasks(us->r), ret = 0;
-	const struct vt_uft_info *info = vt_uft_reader_info(us->r);
-	int qemu_exe = info && exe_is_qemu(info->exename);
+	int qemu_exe = exe_is_qemu(vt_uft_reader_info(us->r)->exename);
 
 	for (int i = 0; i < n; i++) {
 		struct uft_stream *s = calloc(1, sizeof(*s));

@@ -24,6 +24,7 @@
 
 struct utrack {
 	FILE *fp;
+	char *buf;		/* fp's buffer (setvbuf's own is BUFSIZ on glibc) */
 	uint32_t *stack;	/* open slices' names */
 	uint32_t depth;
 	uint64_t first_ns;
@@ -89,7 +90,9 @@ static struct utrack *get_track(struct usink *s, uint32_t idx, uint64_t ts)
 
 	if (!u->stack)
 		u->stack = malloc((VT_UFT_MAX_DEPTH + 1) * sizeof(*u->stack));
-	if (!u->stack) {
+	if (!u->buf)
+		u->buf = malloc(UFT_FILE_BUF);
+	if (!u->stack || !u->buf) {
 		vt_err_set("out of memory");
 		return NULL;
 	}
@@ -100,7 +103,7 @@ static struct utrack *get_track(struct usink *s, uint32_t idx, uint64_t ts)
 		vt_err_errno("%s: cannot create", path);
 		return NULL;
 	}
-	setvbuf(u->fp, NULL, _IOFBF, UFT_FILE_BUF);
+	setvbuf(u->fp, u->buf, _IOFBF, UFT_FILE_BUF);
 	u->first_ns = ts;
 	if (!s->first_ns)
 		s->first_ns = ts;
@@ -277,8 +280,10 @@ static int uftrace_close(void *sink)
 			ret = -1;
 		vt_meta_free(m);
 	}
-	for (uint32_t i = 0; i < s->nr_tr; i++)
+	for (uint32_t i = 0; i < s->nr_tr; i++) {
 		free(s->tr[i].stack);
+		free(s->tr[i].buf);
+	}
 	free(tids);
 	free(s->tr);
 	free(s->used);

@@ -3,6 +3,7 @@
  * it back (tasks, records, symbols, info), convert TSC -> ns, and feed the
  * reader hostile inputs (truncated/corrupt info, .dat, task.txt, .sym).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "tsc.h"
 #include "pystage.h"
 #include "uftrace.h"
+#include "uftrace_int.h"
 #include "uft_fixture.h"
 
 #define EXE	UFT_FIX_EXE
@@ -545,6 +547,571 @@ static void test_hostile(const char *dir)
 	CHECK(vt_uft_open("/nonexistent/dir") == NULL);
 }
 
+/* @dir's info file replaced by a header of @info_mask and the sections
+ * @text (sections lib/uftrace_write.c does not write). */
+static void put_info(const char *dir, uint64_t info_mask, const char *text)
+{
+	struct vt_uft_file_header h = {
+		.version = VT_UFT_FILE_VERSION, .header_size = VT_UFT_HEADER_SIZE,
+		.endian = VT_UFT_ENDIAN_LITTLE, .elf_class = VT_UFT_ELFCLASS64,
+		.info_mask = info_mask,
+	};
+
+	memcpy(h.magic, VT_UFT_MAGIC_STR, sizeof(VT_UFT_MAGIC_STR));
+	uft_fixture_put(dir, "info", &h, sizeof(h), 0);
+	uft_fixture_put(dir, "info", text, strlen(text), 1);
+}
+
+/* The last message holds @want (printed when not). */
+static int msg_has(const char *want)
+{
+	if (strstr(vt_err_msg(), want))
+		return 1;
+	fprintf(stderr, "message '%s' lacks '%s'\n", vt_err_msg(), want);
+	return 0;
+}
+
+/* @dir opened: NULL with a message holding @want, or (@want NULL) not. */
+static int open_fails(const char *dir, const char *want)
+{
+	struct vt_uft_reader *r = vt_uft_open(dir);
+
+	vt_uft_close(r);
+	return r == NULL && msg_has(want);
+}
+
+/* The info sections lib/uftrace_write.c does not write: argspec (skipped,
+ * its count and lines checked), an elapsed time past 2^64 ns (left 0), a
+ * taskinfo count past MAX_TASKS. */
+static void test_info_sections(const char *dir)
+{
+	const uint64_t mask = VT_UFT_INFO_EXE_NAME | VT_UFT_INFO_ARG_SPEC |
+			      VT_UFT_INFO_RECORD_DATE;
+	struct vt_uft_reader *r;
+
+	make_dir(dir, 0);
+	put_info(dir, mask, "exename:/bin/x\nargspec:lines=2\nargspec:a\nretspec:b\n"
+		 "record_date:Sun\nelapsed_time:18446744073.000000000 sec\n");
+	r = vt_uft_open(dir);
+	CHECK(r != NULL);
+	if (r) {
+		CHECK_STR(vt_uft_reader_info(r)->exename, "/bin/x");
+		CHECK(vt_uft_reader_info(r)->elapsed_ns == 0);
+		CHECK(vt_uft_reader_info(r)->nr_tids == 0 && vt_uft_nr_tasks(r) == 2);
+		/* the tasks by index, past either end */
+		CHECK(vt_uft_task_tid(r, -1) == -1 && vt_uft_task_pid(r, -1) == -1);
+		CHECK(vt_uft_task_pid(r, 2) == -1 && vt_uft_task_pid(r, 1) == 101);
+		vt_uft_close(r);
+	}
+	put_info(dir, mask, "exename:/bin/x\nargspec:lines=7\n");
+	CHECK(open_fails(dir, "/info: bad argspec:lines count"));
+	put_info(dir, mask, "exename:/bin/x\nargspec:lines=x\n");
+	CHECK(open_fails(dir, "/info: bad argspec:lines count"));
+	put_info(dir, mask, "exename:/bin/x\nargspec:lines=2\nargspec:a\n");
+	CHECK(open_fails(dir, "/info: truncated argspec section"));
+	put_info(dir, mask, "exename:/bin/x\nargspec:lines=1\nargspec:\001\n");
+	{
+		char path[1024];
+		int fd;
+
+		/* the argspec line's \001 made a NUL */
+		snprintf(path, sizeof(path), "%s/info", dir);
+		fd = open(path, O_WRONLY);
+		CHECK(fd >= 0 && pwrite(fd, "", 1, VT_UFT_HEADER_SIZE + 39) == 1);
+		if (fd >= 0)
+			close(fd);
+	}
+	CHECK(open_fails(dir, "/info: truncated argspec section"));
+	put_info(dir, VT_UFT_INFO_TASKINFO,
+		 "taskinfo:lines=2\ntaskinfo:nr_tid=1048577\ntaskinfo:tids=1\n");
+	CHECK(open_fails(dir, "/info: bad taskinfo:nr_tid"));
+}
+
+/* task.txt's lines: FORK (a task of its own pid), DLOP (skipped), and the
+ * numbers each line type refuses; more sessions than the reader keeps. */
+static void test_task_lines(const char *dir)
+{
+	static const char *const bad[][2] = {
+		{ "TASK timestamp=1.0 tid=0 pid=1\n", "task.txt:4: bad TASK line" },
+		{ "TASK timestamp=1.0 tid=1 pid=0\n", "task.txt:4: bad TASK line" },
+		{ "FORK timestamp=1.0 pid=5\n", "task.txt:4: bad FORK line" },
+		{ "FORK timestamp=1.0 pid=0 ppid=1\n", "task.txt:4: bad FORK line" },
+		{ "FORK timestamp=1.0 pid=5 ppid=-1\n", "task.txt:4: bad FORK line" },
+		{ "SESS timestamp=1.0 pid=0 sid=0123456789abcdef\n", "task.txt:4: bad SESS line" },
+		{ "SESS timestamp=1.0 pid=1 sid=0123456789\n", "task.txt:4: bad SESS line" },
+		{ "EXIT timestamp=1.0 pid=1\n", "task.txt:4: unknown line type" },
+	};
+	static const char good[] = "FORK timestamp=1.5 pid=555 ppid=101\n"
+				   "DLOP timestamp=1.6 tid=555 base=7f0000000000 libname=libx.so\n";
+	struct vt_uft_reader *r;
+	char *many;
+	int idx;
+
+	make_dir(dir, 0);
+	uft_fixture_put(dir, "task.txt", good, sizeof(good) - 1, 1);
+	r = vt_uft_open(dir);
+	CHECK(r != NULL && vt_uft_nr_tasks(r) == 3);
+	idx = r ? task_idx(r, 555) : -1;
+	CHECK(idx >= 0 && vt_uft_task_pid(r, idx) == 555);
+	vt_uft_close(r);
+	for (size_t i = 0; i < VT_ARRAY_SIZE(bad); i++) {
+		make_dir(dir, 0);
+		uft_fixture_put(dir, "task.txt", bad[i][0], strlen(bad[i][0]), 1);
+		CHECK(open_fails(dir, bad[i][1]));
+	}
+	/* the fixture's session, then 4096 more */
+	many = malloc(4096 * 64);
+	CHECK(many != NULL);
+	if (!many)
+		return;
+	make_dir(dir, 0);
+	for (int i = 0; i < 4096; i++)
+		snprintf(many + i * 63, 64, "SESS timestamp=1.0 pid=101 sid=%016x%15s\n", i, "");
+	uft_fixture_put(dir, "task.txt", many, 4096 * 63, 1);
+	free(many);
+	CHECK(open_fails(dir, "/task.txt: more than 4096 sessions"));
+}
+
+/* The fixture's session id (make_dir(dir, 0)) into @sid. */
+static void fixture_sid(char *sid)
+{
+	vt_uft_sid_make(sid, 101, 1000000000ULL);
+}
+
+/* @dir opened with @name a directory in place of a file: NULL with a
+ * message holding @want; the directory removed again. */
+static int open_fails_subdir(const char *dir, const char *name, const char *want)
+{
+	char path[1024];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	CHECK(unlink(path) == 0 || errno == ENOENT);
+	CHECK(mkdir(path, 0755) == 0);
+	ret = open_fails(dir, want);
+	CHECK(rmdir(path) == 0);
+	return ret;
+}
+
+#define TASKS_NO_SESS	"TASK timestamp=1.0 tid=101 pid=101\nTASK timestamp=1.0 tid=102 pid=101\n"
+
+/* The sid maps and .sym files: a mapping that ends before it starts
+ * skipped, the same file at the same place in two sessions loaded once,
+ * another file there loaded too, a file whose .sym name is too long
+ * skipped, a .sym line of every malformed kind skipped (a size column, a
+ * name cut at a tab, the end markers sizing the symbol before them), a
+ * map or .sym that is no file refusing the directory. */
+static void test_maps(const char *dir)
+{
+	static const char two[] =
+		"SESS timestamp=1.0 pid=101 sid=aaaaaaaaaaaaaaaa exename=\"" EXE "\"\n"
+		"SESS timestamp=1.0 pid=101 sid=bbbbbbbbbbbbbbbb exename=\"" EXE "\"\n" TASKS_NO_SESS;
+	static const char map_a[] = "000000400000-000000403000 r-xp 00000000 00:00 0 " EXE "\n"
+				    "000000403000-000000400000 r-xp 00000000 00:00 0 /opt/skip\n";
+	static const char sym_junk[] =
+		"11111111111111111 T over\n"
+		"0000000000001300 fffffffffffffffff T sizeover\n"
+		"0000000000001300 12x T bad\n"
+		"0000000000001300 zz T bad\n"
+		"0000000000001300 40 \n"
+		"0000000000001300 40 TT bad\n"
+		"0000000000001300 00000010 T tabbed\tmodule\n"
+		"0000000000001310 T after\n"
+		"0000000000001320 T __func_end\n"
+		"0000000000001330 T mid\n"
+		"0000000000001338 d __dynsym_end\n";
+	char map_b[600], name[300];
+	struct vt_uft_reader *r;
+
+	make_dir(dir, 0);
+	uft_fixture_put(dir, "task.txt", two, sizeof(two) - 1, 0);
+	uft_fixture_put(dir, "sid-aaaaaaaaaaaaaaaa.map", map_a, sizeof(map_a) - 1, 0);
+	memset(name, 'n', 252);
+	name[252] = 0;
+	snprintf(map_b, sizeof(map_b), "000000400000-000000403000 r-xp 00000000 00:00 0 %s\n"
+		 "000000400000-000000401000 r-xp 00000000 00:00 0 /opt/other/lib2\n"
+		 "000000500000-000000501000 r-xp 00000000 00:00 0 /opt/%s\n", EXE, name);
+	uft_fixture_put(dir, "sid-bbbbbbbbbbbbbbbb.map", map_b, strlen(map_b), 0);
+	uft_fixture_put(dir, "lib2.sym", "0000000000000800 T libfn\n", 25, 0);
+	uft_fixture_put(dir, "prog.sym", sym_junk, sizeof(sym_junk) - 1, 1);
+	r = vt_uft_open(dir);
+	CHECK(r != NULL);
+	if (r) {
+		/* alpha, beta, gamma, delta, tabbed, after, mid; libfn */
+		CHECK(vt_uft_nr_syms(r) == 8);
+		CHECK_STR(vt_uft_sym_name(r, BASE + 0x800), "libfn");
+		CHECK_STR(vt_uft_sym_name(r, BASE + 0x1305), "tabbed");
+		CHECK_STR(vt_uft_sym_name(r, BASE + 0x131f), "after");
+		CHECK_STR(vt_uft_sym_name(r, BASE + 0x1320), "");
+		CHECK_STR(vt_uft_sym_name(r, BASE + 0x1337), "mid");
+		CHECK_STR(vt_uft_sym_name(r, BASE + 0x1338), "");
+		vt_uft_close(r);
+	}
+	CHECK(open_fails_subdir(dir, "prog.sym", "/prog.sym: not a regular file"));
+	CHECK(open_fails_subdir(dir, "task.txt", "/task.txt: not a regular file"));
+	{
+		char info[1024];
+
+		snprintf(info, sizeof(info), "%s/info", dir);
+		CHECK(open_fails(info, "/info: not a directory"));
+	}
+	CHECK(open_fails_subdir(dir, "sid-bbbbbbbbbbbbbbbb.map",
+				"/sid-bbbbbbbbbbbbbbbb.map: not a regular file"));
+}
+
+/* With no session in task.txt, the directory's sid-*.map files: only
+ * names of a session id, at most 4096 of them; one that is no file
+ * refuses the directory.  More mappings than the reader keeps.  On tmpfs
+ * (some 8000 files). */
+static void test_glob_maps(void)
+{
+	char dir[] = "/dev/shm/t-uftrace.XXXXXX";
+	char sid[VT_UFT_SID_LEN + 1], name[64], text[128], *big;
+	struct vt_uft_reader *r;
+	size_t n = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	make_dir(dir, 0);
+	fixture_sid(sid);
+	uft_fixture_put(dir, "task.txt", TASKS_NO_SESS, strlen(TASKS_NO_SESS), 0);
+	snprintf(text, sizeof(text), "000000700000-000000701000 r-xp 00000000 00:00 0 /x/bang\n");
+	uft_fixture_put(dir, "sid-0123456789abcde!.map", text, strlen(text), 0);
+	uft_fixture_put(dir, "sid-0123456789abcdef.txt", text, strlen(text), 0);
+	uft_fixture_put(dir, "xid-0123456789abcdef.map", text, strlen(text), 0);
+	uft_fixture_put(dir, "bang.sym", "0000000000000000 T bang\n", 24, 0);
+	r = vt_uft_open(dir);
+	CHECK(r && vt_uft_nr_syms(r) == 4);
+	CHECK(r && !strcmp(vt_uft_sym_name(r, BASE + 0x1000), "alpha"));
+	CHECK(r && !strcmp(vt_uft_sym_name(r, 0x700000), ""));
+	vt_uft_close(r);
+	CHECK(open_fails_subdir(dir, "sid-bbbbbbbbbbbbbbbb.map",
+				"/sid-bbbbbbbbbbbbbbbb.map: not a regular file"));
+
+	/* 4097 maps of a file each, each file one symbol: 4096 read */
+	make_dir(dir, 0);
+	uft_fixture_put(dir, "task.txt", TASKS_NO_SESS, strlen(TASKS_NO_SESS), 0);
+	snprintf(name, sizeof(name), "sid-%s.map", sid);
+	CHECK(unlink_in(dir, name) == 0);
+	for (int i = 0; i <= 4096; i++) {
+		snprintf(name, sizeof(name), "sid-%016x.map", i);
+		snprintf(text, sizeof(text), "%012x-%012x r-xp 00000000 00:00 0 /m/f%d\n",
+			 (i + 1) << 12, (i + 2) << 12, i);
+		uft_fixture_put(dir, name, text, strlen(text), 0);
+		snprintf(name, sizeof(name), "f%d.sym", i);
+		uft_fixture_put(dir, name, "0000000000000000 T f\n", 21, 0);
+	}
+	r = vt_uft_open(dir);
+	CHECK(r && vt_uft_nr_syms(r) == 4096);
+	vt_uft_close(r);
+
+	/* a map of 65537 files */
+	make_dir(dir, 0);
+	big = malloc(65537 * 64);
+	CHECK(big != NULL);
+	if (!big)
+		return;
+	for (int i = 0; i < 65537; i++)
+		n += (size_t)snprintf(big + n, 64, "%012x-%012x r-xp 00000000 00:00 0 /m/f%d\n",
+				      (i + 1) << 12, (i + 2) << 12, i);
+	snprintf(name, sizeof(name), "sid-%s.map", sid);
+	uft_fixture_put(dir, name, big, n, 0);
+	free(big);
+	CHECK(open_fails(dir, "more than 65536 mappings"));
+	snprintf(text, sizeof(text), "%s/%s", dir, name);
+	CHECK(msg_has(text));
+	CHECK(vt_uft_dir_create(dir, 1) == 0 && unlink_in(dir, "sid-0123456789abcdef.txt") == 0);
+	CHECK(unlink_in(dir, "xid-0123456789abcdef.map") == 0);
+	CHECK(rmdir(dir) == 0);
+}
+
+/* More tasks than the reader keeps: 2^21 task.txt lines and one more
+ * (TASK or FORK) or a .dat file beside them; 2^20 + 1 different tids.
+ * In up to 62 MB of task.txt, on tmpfs. */
+static void test_many_tasks(void)
+{
+	static const char task[] = "TASK timestamp=0.0 tid=1 pid=1\n";
+	const size_t nr = 2 * MAX_TASKS, len = sizeof(task) - 1;
+	char dir[] = "/dev/shm/t-uftrace.XXXXXX";
+	char *buf = malloc(nr * len + 64);
+	size_t n = 0;
+
+	CHECK(buf != NULL && mkdtemp(dir) != NULL);
+	if (!buf)
+		return;
+	make_dir(dir, 0);
+	for (size_t i = 0; i < nr; i++)
+		memcpy(buf + i * len, task, len);
+	/* the .dat files' tasks past the limit */
+	uft_fixture_put(dir, "task.txt", buf, nr * len, 0);
+	CHECK(open_fails(dir, ": more than 1048576 tasks"));
+	/* a last line past the limit */
+	CHECK(unlink_in(dir, "101.dat") == 0 && unlink_in(dir, "102.dat") == 0);
+	uft_fixture_put(dir, "task.txt", task, len, 1);
+	CHECK(open_fails(dir, ": more than 1048576 tasks"));
+	uft_fixture_put(dir, "task.txt", buf, nr * len, 0);
+	uft_fixture_put(dir, "task.txt", "FORK timestamp=0.0 pid=1 ppid=1\n", 32, 1);
+	CHECK(open_fails(dir, ": more than 1048576 tasks"));
+	/* as many lines, each a tid of its own */
+	for (int tid = 1; tid <= MAX_TASKS + 1; tid++)
+		n += (size_t)sprintf(buf + n, "TASK timestamp=0.0 tid=%d pid=1\n", tid);
+	uft_fixture_put(dir, "task.txt", buf, n, 0);
+	CHECK(open_fails(dir, ": more than 1048576 tasks"));
+	free(buf);
+	CHECK(vt_uft_dir_create(dir, 1) == 0 && rmdir(dir) == 0);
+}
+
+/* @src renamed to a directory of @deep (a path of 4000 bytes) whose path
+ * is @len bytes long, which is written to @out. */
+static void move_deep(const char *src, const char *deep, size_t len, char *out)
+{
+	size_t n = strlen(deep);
+
+	memcpy(out, deep, n);
+	out[n] = '/';
+	memset(out + n + 1, 'x', len - n - 1);
+	out[len] = 0;
+	CHECK(rename(src, out) == 0);
+}
+
+/* A trace directory whose path leaves no room for one of its files'
+ * names: each refused naming the file ("path too long"): info, task.tsc,
+ * the session's map, a task's .dat (the stream); a .sym and a .stage name
+ * that would be too long are read as absent. */
+static void test_deep(const char *dir)
+{
+	static const char tasks[] = TASKS_NO_SESS "TASK timestamp=1.0 tid=2000000000 pid=101\n";
+	static const char map[] = "000000600000-000000601000 r-xp 00000000 00:00 0 "
+				  "/opt/a-library-of-a-name-long-enough-to-be-cut\n";
+	char src[1024], deep[4200], long_dir[4200], sid[VT_UFT_SID_LEN + 1], name[1100];
+	struct vt_uft_reader *r;
+	int n, trunc;
+
+	snprintf(src, sizeof(src), "%s-long-src", dir);
+	make_dir(src, 0);
+	/* DIR-long/ddd.../eee...: 4000 bytes, each name of 200 at most */
+	n = snprintf(deep, sizeof(deep), "%s-long", dir);
+	CHECK(mkdir(deep, 0755) == 0);
+	while (n < 4000) {
+		int k = 4000 - n - 1 > 200 ? 200 : 4000 - n - 1;
+
+		deep[n++] = '/';
+		memset(deep + n, 4000 - n > 200 ? 'd' : 'e', k);
+		n += k;
+		deep[n] = 0;
+		CHECK(mkdir(deep, 0755) == 0);
+	}
+	CHECK(strlen(deep) == 4000);
+
+	move_deep(src, deep, 4092, long_dir);
+	CHECK(open_fails(long_dir, "/info: path too long"));
+	CHECK(rename(long_dir, src) == 0);
+	move_deep(src, deep, 4088, long_dir);
+	CHECK(open_fails(long_dir, "/task.tsc: path too long"));
+	CHECK(rename(long_dir, src) == 0);
+	move_deep(src, deep, 4080, long_dir);
+	fixture_sid(sid);
+	snprintf(name, sizeof(name), "/sid-%s.map: path too long", sid);
+	CHECK(open_fails(long_dir, name));
+	CHECK(rename(long_dir, src) == 0);
+
+	/* no session: tids from task.txt, one too long for its .dat's name */
+	snprintf(name, sizeof(name), "sid-%s.map", sid);
+	CHECK(unlink_in(src, name) == 0);
+	uft_fixture_put(src, "task.txt", tasks, sizeof(tasks) - 1, 0);
+	move_deep(src, deep, 4085, long_dir);
+	r = vt_uft_open(long_dir);
+	CHECK(r != NULL && vt_uft_nr_tasks(r) == 3);
+	if (r) {
+		CHECK(vt_uft_stream_open(r, task_idx(r, 2000000000)) == NULL &&
+		      msg_has(": path too long"));
+		CHECK(count(r, task_idx(r, 101), &n, &trunc, NULL) == 0 && n == 6);
+		vt_uft_close(r);
+	}
+	CHECK(rename(long_dir, src) == 0);
+	/* 101.stage's name one byte past PATH_MAX: not looked for */
+	put_stage(src, "101.stage", VT_PYSTAGE_MAGIC, 6 * 16, 2);
+	move_deep(src, deep, 4086, long_dir);
+	r = vt_uft_open(long_dir);
+	CHECK(r != NULL);
+	if (r) {
+		CHECK(count(r, task_idx(r, 101), &n, &trunc, NULL) == 0 && n == 6);
+		vt_uft_close(r);
+	}
+	CHECK(rename(long_dir, src) == 0);
+	/* the library's .sym name past PATH_MAX: its symbols are not read */
+	snprintf(name, sizeof(name), "sid-%s.map", sid);
+	uft_fixture_put(src, name, map, sizeof(map) - 1, 0);
+	uft_fixture_put(src, "a-library-of-a-name-long-enough-to-be-cut.sym",
+			"0000000000000000 T libfn\n", 25, 0);
+	move_deep(src, deep, 4050, long_dir);
+	r = vt_uft_open(long_dir);
+	CHECK(r != NULL && vt_uft_nr_syms(r) == 0);
+	vt_uft_close(r);
+	CHECK(rename(long_dir, src) == 0);
+	r = vt_uft_open(src);
+	CHECK(r && vt_uft_nr_syms(r) == 1 && !strcmp(vt_uft_sym_name(r, 0x600000), "libfn"));
+	vt_uft_close(r);
+
+	/* clock=tsc, only task 2000000000 (no .dat) in a directory of 4082
+	 * bytes: converting from it or into one, finishing it, its raw or
+	 * .dat name is too long (the other names fit) */
+	make_dir(src, 1);
+	vt_uft_sid_make(sid, 101, HZ);
+	snprintf(name, sizeof(name), "sid-%s.map", sid);
+	CHECK(unlink_in(src, name) == 0);
+	uft_fixture_put(src, "task.txt", tasks + strlen(TASKS_NO_SESS),
+			sizeof(tasks) - 1 - strlen(TASKS_NO_SESS), 0);
+	CHECK(unlink_in(src, "101.dat") == 0 && unlink_in(src, "102.dat") == 0);
+	move_deep(src, deep, 4082, long_dir);
+	snprintf(name, sizeof(name), "%s.ns", dir);
+	CHECK(vt_uft_convert_ns(long_dir, name, 0, 1) < 0 && msg_has("xxx: path too long"));
+	CHECK(vt_uft_finish_ns(long_dir, 0) < 0 && msg_has("xxx: path too long"));
+	CHECK(rename(long_dir, src) == 0);
+	/* into it: only the raw task.tsc (no task.txt to convert there) */
+	snprintf(name, sizeof(name), "%s/task.txt", src);
+	snprintf(name + 600, sizeof(name) - 600, "%s/" VT_UFT_RAW_TASK, src);
+	CHECK(rename(name, name + 600) == 0);
+	CHECK(vt_uft_convert_ns(src, long_dir, 0, 1) < 0 && msg_has("xxx: path too long"));
+	CHECK(vt_uft_dir_create(long_dir, 1) == 0 && rmdir(long_dir) == 0);
+}
+
+/* The record reader's edges: no such task, a .dat that cannot be opened,
+ * an event record cut before its length or its data (truncated), a record
+ * of time 0 with a bad magic, the reader failed or at its end staying so;
+ * a zeroed record a live writer fills meanwhile (read on); the run of
+ * plain records stopping at an event. */
+static void test_stream_edges(const char *dir)
+{
+	struct vt_uft_record rec, ev = { 7, vt_uft_pack(VT_UFT_EVENT, 0, 1) | (1ULL << 2) };
+	struct vt_uft_reader *r;
+	struct vt_uft_stream *s;
+	char path[1024];
+	size_t got;
+	int n, trunc;
+
+	vt_uft_stream_close(NULL);
+	make_dir(dir, 0);
+	uft_fixture_put(dir, "task.txt", "TASK timestamp=1.0 tid=777 pid=101\n", 35, 1);
+	snprintf(path, sizeof(path), "%s/777.dat", dir);
+	CHECK(symlink("777.dat", path) == 0);	/* a loop */
+	r = vt_uft_open(dir);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	CHECK(vt_uft_stream_open(r, -1) == NULL && msg_has(": no task #-1"));
+	CHECK(vt_uft_stream_open(r, task_idx(r, 777)) == NULL &&
+	      msg_has("/777.dat: cannot open: Too many levels of symbolic links"));
+	vt_uft_close(r);
+	CHECK(unlink(path) == 0);
+
+	/* an event's record alone, then with its length and 3 of 6 bytes */
+	make_dir(dir, 0);
+	uft_fixture_put(dir, "102.dat", &ev, sizeof(ev), 1);
+	r = vt_uft_open(dir);
+	CHECK(r && count(r, task_idx(r, 102), &n, &trunc, NULL) == 0 && n == 3 && trunc);
+	vt_uft_close(r);
+	uft_fixture_put(dir, "102.dat", "\006\000abc", 5, 1);
+	r = vt_uft_open(dir);
+	CHECK(r && count(r, task_idx(r, 102), &n, &trunc, NULL) == 0 && n == 3 && trunc);
+	vt_uft_close(r);
+
+	/* time 0, a bad magic: refused, and again when asked again */
+	make_dir(dir, 0);
+	rec = (struct vt_uft_record){ 0, 0xffff };
+	uft_fixture_put(dir, "102.dat", &rec, sizeof(rec), 1);
+	r = vt_uft_open(dir);
+	s = r ? vt_uft_stream_open(r, task_idx(r, 102)) : NULL;
+	CHECK(s != NULL);
+	if (s) {
+		for (n = 0; n < 3; n++)
+			CHECK(vt_uft_stream_next(s, &rec) == 1);
+		CHECK(vt_uft_stream_next(s, &rec) == -1 &&
+		      msg_has("/102.dat: offset 48: bad record magic 7 (corrupt data)"));
+		CHECK(vt_uft_stream_next(s, &rec) == -1);
+		CHECK(vt_uft_stream_run(s, 8, &got) == NULL && got == 0);
+		vt_uft_stream_close(s);
+	}
+	vt_uft_close(r);
+
+	/* 101: 6 records, 2 zeroed; the first zeroed one written after the
+	 * reader buffered it; at the end, no run */
+	make_dir(dir, 0);
+	memset(&rec, 0, sizeof(rec));
+	uft_fixture_put(dir, "101.dat", &rec, sizeof(rec), 1);
+	uft_fixture_put(dir, "101.dat", &rec, sizeof(rec), 1);
+	r = vt_uft_open(dir);
+	s = r ? vt_uft_stream_open(r, task_idx(r, 101)) : NULL;
+	CHECK(s != NULL);
+	if (s) {
+		uint64_t last = 0;
+		int fd;
+
+		CHECK(vt_uft_stream_next(s, &rec) == 1 && rec.time == 1000000000ULL);
+		snprintf(path, sizeof(path), "%s/101.dat", dir);
+		fd = open(path, O_WRONLY);
+		rec = (struct vt_uft_record){ 1000002000ULL,
+					      vt_uft_pack(VT_UFT_ENTRY, 0, BASE + 0x1000) };
+		CHECK(fd >= 0 && pwrite(fd, &rec, sizeof(rec), 6 * 16) == (ssize_t)sizeof(rec));
+		if (fd >= 0)
+			close(fd);
+		for (n = 1; vt_uft_stream_next(s, &rec) == 1; n++)
+			last = rec.time;
+		CHECK(n == 7 && last == 1000002000ULL && !vt_uft_stream_truncated(s));
+		CHECK(vt_uft_stream_offset(s) == 7 * 16);
+		CHECK(vt_uft_stream_run(s, 8, &got) == NULL && got == 0);
+		vt_uft_stream_close(s);
+	}
+	vt_uft_close(r);
+
+	/* a zeroed record, then the file cut inside it with data there: no
+	 * whole record after the zeros, corrupt */
+	make_dir(dir, 0);
+	memset(&rec, 0, sizeof(rec));
+	uft_fixture_put(dir, "101.dat", &rec, sizeof(rec), 1);
+	r = vt_uft_open(dir);
+	s = r ? vt_uft_stream_open(r, task_idx(r, 101)) : NULL;
+	CHECK(s != NULL);
+	if (s) {
+		CHECK(vt_uft_stream_next(s, &rec) == 1);
+		truncate_to(dir, "101.dat", 6 * 16 + 8);
+		snprintf(path, sizeof(path), "%s/101.dat", dir);
+		{
+			int fd = open(path, O_WRONLY);
+
+			CHECK(fd >= 0 && pwrite(fd, "\xff", 1, 6 * 16 + 4) == 1);
+			if (fd >= 0)
+				close(fd);
+		}
+		for (n = 1; vt_uft_stream_next(s, &rec) == 1; n++)
+			;
+		CHECK(n == 6 && msg_has("/101.dat: offset 96: zeroed record followed by data"));
+		vt_uft_stream_close(s);
+	}
+	vt_uft_close(r);
+
+	/* a run of the 3 plain records before an event */
+	make_dir(dir, 0);
+	ev.time = 1000000080ULL;
+	uft_fixture_put(dir, "102.dat", &ev, sizeof(ev), 1);
+	uft_fixture_put(dir, "102.dat", "\002\000ab\000\000\000\000", 8, 1);
+	r = vt_uft_open(dir);
+	s = r ? vt_uft_stream_open(r, task_idx(r, 102)) : NULL;
+	CHECK(s != NULL);
+	if (s) {
+		const void *pl;
+		size_t len;
+
+		CHECK(vt_uft_stream_run(s, 8, &got) != NULL && got == 3);
+		CHECK(vt_uft_stream_run(s, 8, &got) != NULL && got == 0);
+		CHECK(vt_uft_stream_next(s, &rec) == 1 && rec.time == 1000000080ULL);
+		pl = vt_uft_stream_payload(s, &len);
+		CHECK(pl && len == 2 && !memcmp(pl, "ab", 2));
+		CHECK(vt_uft_stream_next(s, &rec) == 0);
+		vt_uft_stream_close(s);
+	}
+	vt_uft_close(r);
+}
+
 static void test_errors(void)
 {
 	struct vt_uft_info info = { .exename = EXE };
@@ -588,6 +1155,13 @@ int main(void)
 	test_finish(dir);
 	test_finalize(dir);
 	test_hostile(dir);
+	test_info_sections(dir);
+	test_task_lines(dir);
+	test_maps(dir);
+	test_glob_maps();
+	test_many_tasks();
+	test_deep(dir);
+	test_stream_edges(dir);
 	test_errors();
 	return check_done();
 }
