@@ -589,7 +589,7 @@ static int open_inputs(struct merge_ctx *mc)
 				g = i;
 			if (sources[i].machine == MERGE_MACHINE_HOST &&
 			    sources[i].clock.kind == ALIGN_CLOCK_HOST && h < 0 &&
-			    !strcmp(sources[i].path, host_dir(mc) ? host_dir(mc) : ""))
+			    !strcmp(sources[i].path, host_dir(mc)))	/* set: a model was built */
 				h = i;
 		}
 		if (g < 0)
