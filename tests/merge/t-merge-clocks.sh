@@ -63,16 +63,19 @@ print("ok   the vCPU thread's %d events in QEMU (pid 4240)" % sum(q.values()))
 PYEOF
 
 # no KVM pid (TCG): QEMU is the command `record --` started when its
-# program is qemu-system-* (record.command_pid): as kvm.vm0.pid above;
-# another program, a pid of 0 or past 2^31 - 1: no QEMU (the reference)
-for c in 't:/usr/bin/qemu-system-x86_64 -accel tcg:4240' 'p:/usr/bin/python3.11-config --libs:4240' \
-	'z:/usr/bin/qemu-system-x86_64:0' 'o:/usr/bin/qemu-system-x86_64:2147483648'; do
+# program is qemu-system-* or qemu-kvm (record.command_pid): as
+# kvm.vm0.pid above; another program, a pid of 0, past 2^31 - 1 or not a
+# number: no QEMU (the reference)
+for c in 't:/usr/bin/qemu-system-x86_64 -accel tcg:4240' 'k:/usr/libexec/qemu-kvm -m 1G:4240' \
+	'p:/usr/bin/python3.11-config --libs:4240' 'i:/usr/bin/qemu-img:4240' \
+	'z:/usr/bin/qemu-system-x86_64:0' 'o:/usr/bin/qemu-system-x86_64:2147483648' \
+	'y:/usr/bin/qemu-system-x86_64:x'; do
 	IFS=: read -r n cmd pid <<<"$c"
 	cp -r h h$n
 	printf 'cmdline=%s\nrecord.command_pid=%s\nrecord.pids=4240,4242,4243,x\nrecord.tgids=4240,4240,4240,4240\n' \
 		"$cmd" "$pid" >>h$n/vmtrace.meta
 	"$VT_BIN" merge h$n g -o $n.json -q
-	if [ $n = t ]; then want=q.json from=hq; else want=ref.json from=h; fi
+	case $n in t|k) want=q.json from=hq;; *) want=ref.json from=h;; esac
 	sed "s/\"h$n\"/\"$from\"/g" $n.json | cmp -s - $want ||
 		fail "record.command_pid=$pid, cmdline '$cmd': not as $want"
 done
