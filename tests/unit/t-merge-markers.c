@@ -1,11 +1,12 @@
 /*
  * t-merge-markers.c - merge's reader of a VM's sync markers
  * (merge/reader_markers.c) on a clock model built from synthetic markers
- * of many vCPUs: a guest track per vCPU for the first 64 vCPUs in range
+ * of many vCPUs (the first eight twice): a guest track per vCPU for the
+ * first 64 vCPUs in range (or unknown)
  * (a vCPU past 4095 or below 0 has none), the host side's instants in host
  * time order on the thread that saw each (in QEMU's process when its pid
- * is known, else the thread's own; a track of their own when no thread is
- * known); no host side when there is no host input.
+ * is known, else the thread's own process; a track of their own when no
+ * thread is known); no host side when there is no host input.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,17 +17,18 @@
 #include "merge/merge.h"
 
 #define HZ	2000000000ULL
-#define NR	80		/* markers: vCPUs 0..69, then -5, 5000, none */
+#define NR	84		/* markers: vCPUs 0..69, -5, 5000, none (4), 0..7 again */
 #define STEP	(HZ / 100)
 
 static int32_t vcpu_of(int i)
 {
-	return i < 70 ? i : i == 70 ? -5 : i == 71 ? 5000 : ALIGN_VCPU_ANY;
+	return i < 70 ? i : i == 70 ? -5 : i == 71 ? 5000 : i < 76 ? ALIGN_VCPU_ANY : i - 76;
 }
 
 /* The markers of NR vCPUs, guest TSC = host TSC + 1000; marker i's host
- * instant on thread 4000 + i (none for the last four), the host times out
- * of the model's order: its vCPUs' markers come in turn. */
+ * instant on thread 4000 + i (none for the last four); the odd ones'
+ * seqs 1000 on (two emitters): the model's pairs, in seq order, are not
+ * in host time order. */
 static struct align_model *model(void)
 {
 	static struct vt_marker g[NR];
@@ -40,9 +42,9 @@ static struct align_model *model(void)
 		g[i].kind = VT_MARKER_PIO;
 		g[i].size = 4;
 		g[i].addr = VT_MARKER_PORT;
-		g[i].value = VT_MARKER_VALUE(i + 1);
+		g[i].seq = (uint64_t)i + 1 + (i % 2 ? 1000 : 0);	/* two emitters' */
+		g[i].value = VT_MARKER_VALUE(g[i].seq);
 		g[i].cpu = vcpu_of(i) == ALIGN_VCPU_ANY ? VT_MARKER_CPU_NONE : (uint32_t)vcpu_of(i);
-		g[i].seq = (uint64_t)i + 1;
 		g[i].tsc_guest_before = t + 1000 - 100;
 		g[i].tsc_guest_after = t + 1000 + 100;
 		h[i] = (struct align_host_marker){ .tsc_host = t, .vcpu = vcpu_of(i),
@@ -113,7 +115,9 @@ int main(void)
 	printf("guest %d host %d (QEMU %d, own %d, unknown %d), guest tracks %d\n", guest, host,
 	       in_qemu, own, unknown, vcpu_tracks);
 	CHECK(host == NR && in_qemu == NR - 5 && own == 1 && unknown == 4);
-	CHECK(vcpu_tracks == 64 && guest == 64);
+	/* the first 64 vCPUs in the model's (seq) order: the even ones to 68,
+	 * "unknown", the odd ones to 55; their 75 markers */
+	CHECK(vcpu_tracks == 64 && guest == 75);
 	merge_sort_free(&so);
 
 	/* no host input: the guest side only */
@@ -123,7 +127,21 @@ int main(void)
 	host = guest = 0;
 	while ((e = merge_sort_next(&so)))
 		*(merge_track(&tb, e->track)->machine ? &guest : &host) += 1;
-	CHECK(guest == 64 && host == 0);
+	CHECK(guest == 75 && host == 0);
+	merge_sort_free(&so);
+
+	/* QEMU's pid unknown: each thread a process of its own */
+	merge_tables_free(&tb);
+	source(&g, &so, &tb, 1, m);
+	source(&h, &so, &tb, MERGE_MACHINE_HOST, m);
+	CHECK(merge_reader_markers(&g, 0, &h, 1, m) == 0);
+	own = 0;
+	while ((e = merge_sort_next(&so))) {
+		const struct merge_track *t = merge_track(&tb, e->track);
+
+		own += !t->machine && t->tid >= 4000 && t->pid == t->tid;
+	}
+	CHECK(own == NR - 4);
 	merge_sort_free(&so);
 	merge_tables_free(&tb);
 	align_model_free(m);
