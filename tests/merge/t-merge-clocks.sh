@@ -6,7 +6,7 @@
 # model); broken vCPU thread entries in the meta change nothing; QEMU's
 # pid and tasks put the vCPU thread in QEMU's process, so does the QEMU
 # `record --` started (not another program, nor a pid out of range); no
-# -o, no input, more than 64 inputs: exit 2.
+# -o or an empty one, no input, more than 64 inputs: exit 2.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
 need_mkfixture
@@ -85,6 +85,8 @@ rc=0; "$VT_BIN" merge h g 2>err.txt || rc=$?
 [ $rc = 2 ] && grep -q '^usage: vmtrace merge' err.txt || fail "no -o: exit $rc: $(cat err.txt)"
 rc=0; "$VT_BIN" merge -o x.json 2>err.txt || rc=$?
 [ $rc = 2 ] && grep -q '^usage: vmtrace merge' err.txt || fail "no input: exit $rc: $(cat err.txt)"
+rc=0; "$VT_BIN" merge h g -o '' 2>err.txt || rc=$?
+[ $rc = 2 ] && grep -q '^usage: vmtrace merge' err.txt || fail "-o '': exit $rc: $(cat err.txt)"
 rc=0; "$VT_BIN" merge h $(printf 'g %.0s' $(seq 64)) -o x.json 2>err.txt || rc=$?
 [ $rc = 2 ] || fail "65 inputs: exit $rc, want 2"
 has err.txt 'vmtrace: merge: at most 64 inputs'

@@ -58,6 +58,10 @@ assert n == ["f" * 1023], [len(x.encode()) for x in n]' || fail "a long name not
 mkdir x.d
 "$VT_BIN" merge ln -o x.d/out -q
 [ -f x.d/out/info ] || fail "-o x.d/out: not a uftrace directory"
+# an existing directory, a '.' in its name: a uftrace directory
+mkdir y.d
+"$VT_BIN" merge ln -o y.d -q
+[ -f y.d/info ] || fail "-o y.d (a directory): not a uftrace directory"
 # the report's HTML escapes a function named a<b>&"c
 "$GEN" hx -n 8 -D 2 -c ns -f 'main,a<b>&"c'
 "$VT_BIN" report hx --html hx.html -o hx.txt -q
