@@ -142,8 +142,7 @@ void vt_elf_close(struct vt_elf *e)
 {
 	if (!e)
 		return;
-	if (e->map)
-		munmap((void *)e->map, e->size);
+	munmap((void *)e->map, e->size);	/* set before any close */
 	free(e->path);
 	free(e);
 }
@@ -202,11 +201,9 @@ uint64_t vt_elf_base_vaddr(const struct vt_elf *e)
 	return l.vaddr & ~(VT_ELF_PAGE_SIZE - 1);
 }
 
-static void fill_section(const struct vt_elf *e, const Elf64_Shdr *s, struct vt_elf_section *out)
+static void fill_section(const Elf64_Shdr *s, const char *name, struct vt_elf_section *out)
 {
-	const char *name = table_str(e->shstr, e->shstr_size, s->sh_name);
-
-	out->name = name ? name : "";
+	out->name = name;
 	out->type = s->sh_type;
 	out->flags = s->sh_flags;
 	out->addr = s->sh_addr;
@@ -226,7 +223,7 @@ int vt_elf_section(const struct vt_elf *e, const char *name, struct vt_elf_secti
 			continue;
 		if (s->sh_type != SHT_NOBITS && !range_ok(s->sh_offset, s->sh_size, e->size))
 			continue;
-		fill_section(e, s, out);
+		fill_section(s, n, out);
 		return 0;
 	}
 	return -1;
@@ -371,10 +368,9 @@ int vt_elf_notes(const struct vt_elf *e, const char *section, vt_elf_note_fn fn,
 		ret = fn(arg, &note);
 		if (ret)
 			return ret;
-		/* the last note's padding may be cut by the section's end */
+		/* the last note's padding may be cut by the section's end (no
+		 * wrap: desc_off is inside a file of at most 4 GiB) */
 		off = desc_off + align_up4(nh->n_descsz);
-		if (off < desc_off)
-			break;
 	}
 	return 0;
 }

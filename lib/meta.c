@@ -286,6 +286,7 @@ struct vt_meta *vt_meta_read(const char *path)
 	char *line;
 	struct vt_meta *m;
 	int lineno = 0;
+	long at = 0;	/* the file offset of the line, -1 unknown */
 	FILE *fp;
 
 	fp = fopen(path, "re");
@@ -304,12 +305,24 @@ struct vt_meta *vt_meta_read(const char *path)
 	}
 	while (fgets(line, (int)line_size, fp)) {
 		size_t n = strlen(line);
+		long end = ftell(fp);
 		char *eq;
 
 		lineno++;
+		/* fgets read end - at bytes: a line shorter holds a NUL byte;
+		 * without offsets (a pipe) a line that stops short of the
+		 * buffer's end with no newline before the file's end does */
+		if (at >= 0 && end >= 0 && (size_t)(end - at) != n) {
+			vt_err_set("%s:%d: NUL byte in line", path, lineno);
+			goto bad;
+		}
+		at = end;
 		if (n && line[n - 1] == '\n')
 			line[--n] = 0;
-		else if (!feof(fp)) {
+		else if (!feof(fp) && n + 1 < line_size) {	/* a pipe's (no offsets) */
+			vt_err_set("%s:%d: NUL byte in line", path, lineno);
+			goto bad;
+		} else if (!feof(fp)) {
 			vt_err_set("%s:%d: line too long", path, lineno);
 			goto bad;
 		}
@@ -320,10 +333,6 @@ struct vt_meta *vt_meta_read(const char *path)
 		}
 		if (!line[0] || line[0] == '#')
 			continue;
-		if (memchr(line, 0, n)) {
-			vt_err_set("%s:%d: NUL byte in line", path, lineno);
-			goto bad;
-		}
 		eq = strchr(line, '=');
 		if (!eq) {
 			vt_err_set("%s:%d: expected key=value", path, lineno);

@@ -37,9 +37,7 @@ static int vaddr_to_off(const struct vt_elf *e, uint64_t vaddr, uint64_t *off)
 {
 	struct vt_elf_load l;
 
-	for (int i = 0; i < vt_elf_nr_loads(e); i++) {
-		if (vt_elf_load(e, i, &l))
-			continue;
+	for (int i = 0; !vt_elf_load(e, i, &l); i++) {
 		if (vaddr >= l.vaddr && vaddr < l.vaddr + l.memsz) {
 			*off = vaddr - l.vaddr + l.offset;
 			return 0;
@@ -235,7 +233,7 @@ int vt_usdt_fetchargs(const char *stap_args, const char *const *names,
 			return -1;
 		n = snprintf(out + used, len - used, "%s%s=%s:%s", used ? " " : "",
 			     names[i], body, type);
-		if (n < 0 || (size_t)n >= len - used)
+		if ((size_t)n >= len - used)	/* snprintf of strings: n >= 0 */
 			return vt_err_set("uprobe fetch args too long");
 		used += n;
 	}

@@ -52,7 +52,7 @@ static const struct merge_sink_ops *const sinks[] = {
 };
 #define NR_SINKS	((int)(sizeof(sinks) / sizeof(sinks[0])))
 
-/* The sink of --format @fmt (NULL: chosen by @out, never NULL: a
+/* The sink of --format @fmt (NULL: chosen by @out, never NULL nor "": a
  * directory or a name with no ending, else the ending); NULL when none
  * fits. */
 static const struct merge_sink_ops *sink_find(const char *fmt, const char *out)
@@ -69,7 +69,7 @@ static const struct merge_sink_ops *sink_find(const char *fmt, const char *out)
 		return NULL;
 	}
 	/* a directory, a name ending in '/', or one with no ending */
-	dir = (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) || (n && out[n - 1] == '/') ||
+	dir = (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) || out[n - 1] == '/' ||
 	      !dot || strchr(dot, '/');
 	for (int i = 0; i < NR_SINKS; i++)
 		if (dir ? sinks[i]->dir : merge_name_in(dot, sinks[i]->ext))
@@ -158,7 +158,7 @@ int cmd_merge(int argc, char **argv)
 
 	if (parse_opts(argc, argv, &o, &po, &uo, &out, &fmt, &ret) < 0)
 		return ret;
-	if (argc - optind < 1 || !out)
+	if (argc - optind < 1 || !out || !*out)
 		return vt_cli_usage(usage, 0);
 	sink = sink_find(fmt, out);
 	if (!sink) {

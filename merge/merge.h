@@ -121,7 +121,7 @@ struct merge_stream_ops {
 	 * of memory (the stream ends, its source's .oom set: merge fails).
 	 * Unused (may be NULL) when next_batch is set. */
 	int (*next)(struct merge_stream *s, struct merge_event *ev);
-	void (*close)(struct merge_stream *s);
+	void (*close)(struct merge_stream *s);	/* required: frees the stream */
 	/* optional, in place of next: up to @max events into ev[0..), as
 	 * many next calls would give them; how many (0 at the end) */
 	int (*next_batch)(struct merge_stream *s, struct merge_event *ev, int max);

@@ -33,9 +33,11 @@ $(OUT)/tests/merge/gen-tracedat: $(SRC)/tests/merge/gen-tracedat.c $(OUT)/lib/li
 		$(VMTRACE_LIBS) -lm
 
 # tests/unit/t-merge-*: merge's pure parts, linked from their objects (the
-# string/track tables, the sink helpers, the sorter, the flow matcher) and
-# align's clock maps (the sorter converts every stamp through one)
-MERGE_UNIT_OBJS := $(addprefix $(OUT)/obj/merge/,tables.o sink.o sort.o flow.o plan.o derive.o) \
+# string/track tables, the sink helpers, the sorter, the flow matcher, the
+# Chrome sink, the markers' reader) and align's clock maps (the sorter converts every stamp
+# through one)
+MERGE_UNIT_OBJS := $(addprefix $(OUT)/obj/merge/,tables.o sink.o sort.o flow.o plan.o derive.o \
+		     sink_chrome.o reader_markers.o) \
 		   $(ALIGN_MODEL_OBJS)
 MERGE_UNIT_TESTS := $(patsubst $(SRC)/tests/unit/%.c,$(OUT)/tests/%,\
 		    $(wildcard $(SRC)/tests/unit/t-merge-*.c))

@@ -567,8 +567,9 @@ static int open_inputs(struct merge_ctx *mc)
 
 		if (add_input(&sources[i], i, &found) < 0)
 			return VT_EXIT_FAIL;
+		/* nothing found: a directory (add_input reads any other path) */
 		if (!found && sources[i].machine != MERGE_MACHINE_HOST &&
-		    is_dir(sources[i].path) && has_file(sources[i].path, VT_MARKER_FILE)) {
+		    has_file(sources[i].path, VT_MARKER_FILE)) {
 			sources[i].clock_only = 1;	/* the VM's markers only */
 			continue;
 		}
@@ -589,7 +590,7 @@ static int open_inputs(struct merge_ctx *mc)
 				g = i;
 			if (sources[i].machine == MERGE_MACHINE_HOST &&
 			    sources[i].clock.kind == ALIGN_CLOCK_HOST && h < 0 &&
-			    !strcmp(sources[i].path, host_dir(mc) ? host_dir(mc) : ""))
+			    !strcmp(sources[i].path, host_dir(mc)))	/* set: a model was built */
 				h = i;
 		}
 		if (g < 0)

@@ -343,7 +343,8 @@ static int chrome_close(void *sink)
 	}
 	free(s->tracks);
 	merge_idset_free(&s->procs);
-	return merge_file_sink_close(s) < 0 || !p ? -1 : 0;
+	return merge_file_sink_close(s);	/* fails too when p did (the output's
+						 * failure is kept) */
 }
 
 static const char *const merge_sink_chrome_ext[] = { ".json", NULL };

@@ -210,11 +210,10 @@ static int grow_names(struct psink *s, uint32_t need)
 
 /* A packet is encoded in place in the output buffer as Trace.packet, a
  * nested message; packet_head reserves room for the biggest packet. */
-static int flush_packet(struct psink *s, struct pb *b)
+static void flush_packet(struct psink *s, struct pb *b)
 {
 	pb_end(b);
 	s->out.len = (size_t)(b->p - (uint8_t *)s->out.buf);
-	return 0;
 }
 
 static int packet_head(struct psink *s, struct pb *b, uint32_t machine)
@@ -267,7 +266,8 @@ static int send_track(struct psink *s, uint32_t idx)
 		pb_str(&b, F_TD_NAME, t->name);
 		pb_u64(&b, F_TD_PARENT, THREAD_UUID_BASE + t->main);
 		pb_end(&b);
-		return flush_packet(s, &b);
+		flush_packet(s, &b);
+		return 0;
 	}
 	added = merge_idset_add(&s->procs, pu);
 	if (added < 0)
@@ -286,8 +286,7 @@ static int send_track(struct psink *s, uint32_t idx)
 		pb_str(&b, F_PD_NAME, t->pname);
 		pb_end(&b);
 		pb_end(&b);
-		if (flush_packet(s, &b) < 0)
-			return -1;
+		flush_packet(s, &b);
 	}
 	if (packet_head(s, &b, t->machine) < 0)
 		return -1;
@@ -300,7 +299,8 @@ static int send_track(struct psink *s, uint32_t idx)
 	pb_str(&b, F_THD_NAME, t->name);
 	pb_end(&b);
 	pb_end(&b);
-	return flush_packet(s, &b);
+	flush_packet(s, &b);
+	return 0;
 }
 
 static inline int need_track(struct psink *s, uint32_t idx)
@@ -355,7 +355,8 @@ static __attribute__((noinline)) int event_slow(struct psink *s, const struct me
 	for (int i = 0; i < ev->nr_args; i++)
 		if (ev->args[i].key > max_id)
 			max_id = ev->args[i].key;
-	if (unlikely(max_id >= s->name_cap || max_id >= s->ann_cap) &&
+	/* name_sent and ann_sent grow together, to the same need */
+	if (unlikely(max_id >= s->ann_cap) &&
 	    (grow_names(s, max_id + 1) < 0 ||
 	     merge_table_grow(&s->ann_sent, &s->ann_cap, max_id + 1, 1) < 0))
 		return vt_err_set("perfetto: out of memory");
@@ -438,7 +439,8 @@ static __attribute__((noinline)) int event_slow(struct psink *s, const struct me
 	if (unlikely(ev->flow_id))
 		pb_fixed64(&b, F_TE_TERM_FLOW_IDS, ev->flow_id);
 	pb_end(&b);
-	return flush_packet(s, &b);
+	flush_packet(s, &b);
+	return 0;
 }
 
 /* Timestamp @v as a varint at @p: v >= 2^14 is its two low 7-bit groups

@@ -192,8 +192,7 @@ struct merge_event *merge_sort_next(struct merge_sorter *so)
 void merge_sort_free(struct merge_sorter *so)
 {
 	for (uint32_t i = 0; i < so->nr_slots; i++)
-		if (so->slots[i].s->ops->close)
-			so->slots[i].s->ops->close(so->slots[i].s);
+		so->slots[i].s->ops->close(so->slots[i].s);
 	free(so->slots);
 	free(so->heap);
 	memset(so, 0, sizeof(*so));

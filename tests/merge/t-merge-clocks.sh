@@ -4,8 +4,9 @@
 # ns is refused (exit 1, named); a ns clock places the host's events by
 # their own stamps (alone: no warning; with a guest: both warnings, no
 # model); broken vCPU thread entries in the meta change nothing; QEMU's
-# pid and tasks put the vCPU thread in QEMU's process; no -o,
-# more than 64 inputs: exit 2.
+# pid and tasks put the vCPU thread in QEMU's process, so does the QEMU
+# `record --` started (not another program, nor a pid out of range); no
+# -o or an empty one, no input, more than 64 inputs: exit 2.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
 need_mkfixture
@@ -61,9 +62,31 @@ assert q == want, (q, want)
 print("ok   the vCPU thread's %d events in QEMU (pid 4240)" % sum(q.values()))
 PYEOF
 
-# usage: no -o; more than 64 inputs
+# no KVM pid (TCG): QEMU is the command `record --` started when its
+# program is qemu-system-* or qemu-kvm (record.command_pid): as
+# kvm.vm0.pid above; another program, a pid of 0, past 2^31 - 1 or not a
+# number: no QEMU (the reference)
+for c in 't:/usr/bin/qemu-system-x86_64 -accel tcg:4240' 'k:/usr/libexec/qemu-kvm -m 1G:4240' \
+	'p:/usr/bin/python3.11-config --libs:4240' 'i:/usr/bin/qemu-img:4240' \
+	'z:/usr/bin/qemu-system-x86_64:0' 'o:/usr/bin/qemu-system-x86_64:2147483648' \
+	'y:/usr/bin/qemu-system-x86_64:x'; do
+	IFS=: read -r n cmd pid <<<"$c"
+	cp -r h h$n
+	printf 'cmdline=%s\nrecord.command_pid=%s\nrecord.pids=4240,4242,4243,x\nrecord.tgids=4240,4240,4240,4240\n' \
+		"$cmd" "$pid" >>h$n/vmtrace.meta
+	"$VT_BIN" merge h$n g -o $n.json -q
+	case $n in t|k) want=q.json from=hq;; *) want=ref.json from=h;; esac
+	sed "s/\"h$n\"/\"$from\"/g" $n.json | cmp -s - $want ||
+		fail "record.command_pid=$pid, cmdline '$cmd': not as $want"
+done
+
+# usage: no -o; no input; more than 64 inputs
 rc=0; "$VT_BIN" merge h g 2>err.txt || rc=$?
 [ $rc = 2 ] && grep -q '^usage: vmtrace merge' err.txt || fail "no -o: exit $rc: $(cat err.txt)"
+rc=0; "$VT_BIN" merge -o x.json 2>err.txt || rc=$?
+[ $rc = 2 ] && grep -q '^usage: vmtrace merge' err.txt || fail "no input: exit $rc: $(cat err.txt)"
+rc=0; "$VT_BIN" merge h g -o '' 2>err.txt || rc=$?
+[ $rc = 2 ] && grep -q '^usage: vmtrace merge' err.txt || fail "-o '': exit $rc: $(cat err.txt)"
 rc=0; "$VT_BIN" merge h $(printf 'g %.0s' $(seq 64)) -o x.json 2>err.txt || rc=$?
 [ $rc = 2 ] || fail "65 inputs: exit $rc, want 2"
 has err.txt 'vmtrace: merge: at most 64 inputs'

@@ -3,7 +3,10 @@
 # markers (in-band hypercalls): a directory with no trace data of its own
 # stands for its subdirectories that have some (with its @NAME), a meta's
 # fractional tsc.hz is rounded (the same times as the integer), a guest
-# meta that is not one is ignored loudly (no clock model, said why; exit 3).
+# meta that is not one is ignored loudly (no clock model, said why; exit 3);
+# a guest directory with nothing to read and an argument '@NAME' are
+# refused, named; a uftrace directory's ns clock is assumed only without a
+# meta (a bad one: ticks, said so).
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
 need_mkfixture
@@ -42,4 +45,28 @@ rc=0
 has b.txt "vmtrace: warning: gb/vmtrace.meta: not a vmtrace metadata file (first line is not '# vmtrace-meta 1') (metadata ignored: defaults used)" \
 	'  align    guest: no clock model: guest TSC - 0 = host TSC (error bound unknown)' \
 	'  flows    0'
+# a guest directory with nothing merge reads: refused, named
+mkdir e
+rc=0
+"$VT_BIN" merge h e -o e.json -q 2>e.txt || rc=$?
+[ $rc = 1 ] || fail "an empty guest directory: exit $rc, want 1"
+has e.txt 'vmtrace: merge: e: no trace.dat, no uftrace data (info) and no samples.tsv found'
+# an argument that begins with '@' names no VM: it is a path
+rc=0
+"$VT_BIN" merge h @web -o a.json -q 2>a.txt || rc=$?
+[ $rc = 1 ] || fail "@web: exit $rc, want 1"
+has a.txt 'vmtrace: merge: @web: cannot open: No such file or directory'
+
+# a plain uftrace directory (no meta): uftrace's ns clock, no warning; with
+# a meta that is not one: ticks (unscaled, said so) and exit 3
+"$GEN" u -n 4 -D 2 -c ns -f main,work >/dev/null
+rm u/vmtrace.meta
+"$VT_BIN" merge u -o u.json 2>u.txt
+if grep -q warning u.txt; then fail "a plain uftrace directory warned: $(cat u.txt)"; fi
+printf 'garbage\n' >u/vmtrace.meta
+rc=0
+"$VT_BIN" merge u -o ub.json 2>ub.txt || rc=$?
+[ $rc = 3 ] || { cat ub.txt; fail "a uftrace directory's bad meta: exit $rc, want 3"; }
+has ub.txt "vmtrace: warning: u/vmtrace.meta: not a vmtrace metadata file (first line is not '# vmtrace-meta 1') (metadata ignored: defaults used)" \
+	'vmtrace: warning: u: no tsc.hz in vmtrace.meta and no --tsc-hz: timestamps are written unscaled (1 tick = 1 ns)'
 echo "ok: inputs"

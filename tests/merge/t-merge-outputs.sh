@@ -2,7 +2,8 @@
 # merge's outputs that cannot be written or named: a file in a missing
 # directory, a device that is full (/dev/full: ENOSPC on the first write,
 # Chrome JSON and Perfetto), a format merge does not know (by --format or
-# by the output's extension), a bad --tsc-hz or --offset; a name ending in
+# by the output's extension), a bad --tsc-hz or --offset; an existing
+# output replaced; a name ending in
 # '/' a uftrace directory; --format json naming Chrome's format for
 # an output without an extension; a name past Chrome's 1024 bytes cut on a
 # character boundary.
@@ -33,6 +34,11 @@ expect 2 "vmtrace: merge: bad --offset '7q'" -- --offset 7q -o x.json
 # a name ending in '/': a directory, the uftrace format
 "$VT_BIN" merge h g -q -o newdir/
 [ -f newdir/info ] && ls newdir/*.dat >/dev/null || fail "-o newdir/: no uftrace directory"
+# an output file that exists is replaced: the same bytes as a fresh one
+head -c 100000 /dev/zero >old.json
+"$VT_BIN" merge h g -q -o old.json
+"$VT_BIN" merge h g -q -o fresh.json
+cmp -s old.json fresh.json || fail "an existing output: not replaced by the merge"
 # --format json: Chrome's JSON, whatever the name
 "$VT_BIN" merge h g -q -F json -o out
 "$PY" -c 'import json, sys; d = json.load(open("out")); assert sum(e.get("name") == "sync marker" for e in d["traceEvents"]) == 40' ||
@@ -52,6 +58,10 @@ assert n == ["f" * 1023], [len(x.encode()) for x in n]' || fail "a long name not
 mkdir x.d
 "$VT_BIN" merge ln -o x.d/out -q
 [ -f x.d/out/info ] || fail "-o x.d/out: not a uftrace directory"
+# an existing directory, a '.' in its name: a uftrace directory
+mkdir y.d
+"$VT_BIN" merge ln -o y.d -q
+[ -f y.d/info ] || fail "-o y.d (a directory): not a uftrace directory"
 # the report's HTML escapes a function named a<b>&"c
 "$GEN" hx -n 8 -D 2 -c ns -f 'main,a<b>&"c'
 "$VT_BIN" report hx --html hx.html -o hx.txt -q

@@ -5,7 +5,8 @@
 # 100000"), the enter's args array (an array of numbers) and the exit's
 # ret as arguments - in Chrome JSON and Perfetto (decoded by protoc);
 # export --sqlite keeps the raw events, the args array as a JSON array.
-# sched_switch/sched_wakeup: the thread state lanes merge derives.
+# sched_switch/sched_wakeup: the thread state lanes merge derives.  Writes
+# that fail at a derived slice and at the end of a slice left open.
 set -eu
 . "$VT_SRC/tests/merge/common.sh"
 GTD="$VT_BUILD/tests/merge/gen-tracedat"
@@ -90,4 +91,41 @@ want = {("trace: app (pid 300)", "thread state"): [
 assert dict(d) == want, dict(d)
 print("ok   thread state lanes: Sleeping, Runnable, Running; preempted Runnable")
 PYEOF
-echo "ok: raw syscalls, thread states"
+
+# outputs whose writes fail (/dev/full): the first write comes when the
+# buffer (1 MiB) has less than an event's room (128 KiB) left; all the
+# events of write syscalls are derived slices.  5333 of them and one left
+# open reach that point at the end of the open one (checked on a file:
+# the close's E starts past byte 917504, the last B before it); 5400
+# reach it at a derived slice.  Either fails, named.
+big() {	# N: N write syscalls, then one open, in bN/
+	"$PY" - "$1" >b$1.txt <<'PYEOF'
+import sys
+n, t = int(sys.argv[1]), 1000000000
+print("comm 300 app")
+for i in range(n):
+    print("ev 0 %d 300 raw_syscalls/sys_enter id=1" % t)
+    print("ev 0 %d 300 raw_syscalls/sys_exit id=1 ret=5" % (t + 1000))
+    t += 2000
+print("ev 0 %d 300 raw_syscalls/sys_enter id=1" % t)
+PYEOF
+	mkdir b$1
+	"$GTD" b$1/trace.dat <b$1.txt
+	printf '# vmtrace-meta 1\nclock=tsc\ntsc.hz=2000000000\ndomain=host\n' >b$1/vmtrace.meta
+}
+big 5333
+"$VT_BIN" merge b5333 -o b.json -q
+s=$(stat -c %s b.json) e=$(tail -n 2 b.json | wc -c) l=$(tail -n 3 b.json | head -n 1 | wc -c)
+[ $((s - e - 1)) -gt 917504 ] && [ $((s - e - 1 - l)) -le 917504 ] ||
+	fail "b5333: the open slice's end is not the first event past the flush point ($s bytes)"
+big 5400
+if [ -w /dev/full ]; then
+	for n in 5333 5400; do
+		rc=0
+		"$VT_BIN" merge b$n -o /dev/full -F chrome -q 2>err.txt || rc=$?
+		[ $rc = 1 ] || fail "b$n onto /dev/full: exit $rc, want 1"
+		grep -qxF 'vmtrace: merge: /dev/full: write failed: No space left on device' err.txt ||
+			fail "b$n onto /dev/full: $(cat err.txt)"
+	done
+fi
+echo "ok: raw syscalls, thread states, failed writes"

@@ -131,4 +131,10 @@ ts = [e["ts"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] ==
 if ts != [1000002.0, 1000002.0, 1000010.0, 1000030.0]:
     sys.exit("FAIL: mono-ns file, tsc meta: times %s" % ts)
 PYEOF
+# ... and over a meta that says mono-ns: TSC stamps, at the meta's tsc.hz
+mkdir tm
+cp s/samples.tsv tm/
+"$VT_BIN" meta tm clock=mono-ns domain=host producer=vmtrace-sample tsc.hz=2000000000 format=samples
+"$VT_BIN" merge tm -o tm.json -q
+json_samples tm.json "trace: samples"
 echo "ok"

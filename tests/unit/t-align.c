@@ -8,12 +8,16 @@
  * gaps between runs measured to the nearer run, events past the last run;
  * order matching of wide intervals on a drifting clock; an outlier among
  * intervals that only touch at the common point; duplicate host sightings,
- * guest records and chardev observations at one instant.
+ * guest records and chardev observations at one instant; markers.dat's
+ * writer and reader failing on I/O, each by its message.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "check.h"
 #include "align/align.h"
@@ -648,6 +652,111 @@ static void test_marker_file(void)
 	rmdir(dir);
 }
 
+/* A child's file that holds more than its size says (/proc's say 0): its
+ * own environment area, two records written over it.  The reader keeps the
+ * first and counts the one past the room its size gave as bad.  0 when
+ * that held (the child's exit status). */
+static int grown_file_child(void)
+{
+	extern char **environ;
+	struct vt_marker r = { VT_MARKER_PIO, 4, VT_MARKER_PORT, VT_MARKER_VALUE(1), 0, 1, 10, 20 };
+	struct vt_marker *out = NULL;
+	size_t n = 0, bad = 0, room = 0;
+	uint8_t recs[2 * VT_MARKER_REC_SIZE];
+
+	for (char **e = environ; *e; e++)
+		room = (size_t)(*e + strlen(*e) + 1 - environ[0]);
+	if (room < sizeof(recs))
+		return 2;
+	vt_marker_encode(&r, recs);
+	r.seq = 2;
+	vt_marker_encode(&r, recs + VT_MARKER_REC_SIZE);
+	memcpy(environ[0], recs, sizeof(recs));
+	if (vt_marker_read("/proc/self/environ", &out, &n, &bad) < 0)
+		return 3;
+	return n == 1 && out[0].seq == 1 && bad >= 1 ? 0 : 4;
+}
+
+/* lib/marker.c's I/O failures, each by its message: a directory path too
+ * long or missing, a write past the file size limit, a file too large, one
+ * that cannot be read, one holding more than its size said. */
+static void test_marker_io(void)
+{
+	struct vt_marker r = { VT_MARKER_PIO, 4, VT_MARKER_PORT, VT_MARKER_VALUE(7), 3, 7, 111, 222 };
+	char dir[] = "/tmp/t-align.XXXXXX", path[256], want[512], *big;
+	struct vt_marker_writer *w;
+	struct vt_marker *out = NULL;
+	struct rlimit lim, old;
+	size_t n, bad;
+	int status = -1;
+	pid_t pid;
+	FILE *fp;
+
+	big = malloc(5000);
+	if (!big || !mkdtemp(dir)) {
+		free(big);
+		CHECK(0);
+		return;
+	}
+	memset(big, 'd', 4999);
+	big[4999] = 0;
+	CHECK(vt_marker_writer_open(big) == NULL);
+	/* (the message keeps the path's start and end) */
+	CHECK(!strncmp(vt_err_msg(), "ddd", 3) &&
+	      !strcmp(vt_err_msg() + strlen(vt_err_msg()) - 18, "ddd: path too long"));
+	free(big);
+	CHECK(vt_marker_writer_open("/nonexistent") == NULL);
+	CHECK_STR(vt_err_msg(), "/nonexistent/markers.dat: cannot open: No such file or directory");
+	CHECK(vt_marker_writer_close(NULL) == 0);
+
+	/* a write the file size limit refuses (EFBIG: SIGXFSZ ignored) */
+	snprintf(path, sizeof(path), "%s/%s", dir, VT_MARKER_FILE);
+	w = vt_marker_writer_open(dir);
+	CHECK(w != NULL);
+	if (w) {
+		CHECK(vt_marker_writer_add(w, &r) == 0);
+		signal(SIGXFSZ, SIG_IGN);
+		CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+		lim = old;
+		lim.rlim_cur = VT_MARKER_REC_SIZE;
+		CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+		r.seq++;
+		CHECK(vt_marker_writer_add(w, &r) < 0);
+		CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+		signal(SIGXFSZ, SIG_DFL);
+		snprintf(want, sizeof(want), "%s: write: File too large", path);
+		CHECK_STR(vt_err_msg(), want);
+		CHECK(vt_marker_writer_close(w) == 0);
+	}
+	CHECK(vt_marker_read(path, &out, &n, &bad) == 0 && n == 1 && bad == 0);
+	free(out);
+
+	/* one record more than the reader takes (sparse) */
+	fp = fopen(path, "wb");
+	CHECK(fp && ftruncate(fileno(fp), (off_t)(VT_MARKER_MAX_RECS + 1) * VT_MARKER_REC_SIZE) == 0);
+	if (fp)
+		fclose(fp);
+	snprintf(want, sizeof(want), "%s: too large (%llu bytes, at most %u records)", path,
+		 (unsigned long long)(VT_MARKER_MAX_RECS + 1) * VT_MARKER_REC_SIZE,
+		 VT_MARKER_MAX_RECS);
+	CHECK(vt_marker_read(path, &out, &n, &bad) < 0);
+	CHECK_STR(vt_err_msg(), want);
+	unlink(path);
+	rmdir(dir);
+	CHECK(vt_marker_read("/nonexistent/markers.dat", &out, &n, &bad) < 0);
+	CHECK_STR(vt_err_msg(), "/nonexistent/markers.dat: cannot open: No such file or directory");
+	/* a regular file whose read fails: this process's memory at address 0 */
+	CHECK(vt_marker_read("/proc/self/mem", &out, &n, &bad) < 0);
+	CHECK_STR(vt_err_msg(), "/proc/self/mem: read: Input/output error");
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		exit(grown_file_child());
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* Every exit takes @before ticks before the host sees it and @after after
  * (no jitter): the truth sits at one edge of every marker's interval, the
  * midpoint is (before - after) / 2 away from it.  The bound must cover it
@@ -1038,6 +1147,7 @@ int main(void)
 	test_many();
 	test_no_source();
 	test_marker_file();
+	test_marker_io();
 	test_asymmetric();
 	test_seq_wrap();
 	test_inside_window();

@@ -6,9 +6,9 @@
  * arguments missing or of the wrong type, the idle task and tids past
  * INT32_MAX, a state unchanged, a switch out without prev_state, states
  * by letter (unknown letters as they are), prev_state as a number with
- * and without its symbolic text, syscall numbers past the name table or
- * below 0 (-1 was a slice that never ended: fixed), both tracepoints of
- * one exit, non-instants.
+ * and without its symbolic text, syscall numbers past the name table, in
+ * a hole of it or below 0 (-1 was a slice that never ended: fixed), both
+ * tracepoints of one exit, one tracepoint twice, non-instants.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +152,13 @@ static void test_syscalls(void)
 	feed(t300, MERGE_EV_INSTANT, NULL, NULL, NULL);
 	CHECK(nout == 0 && keep == 1);
 	ins(t300, "kvm_exit", "reason=1");
+	CHECK(nout == 0 && keep == 1);
+	/* a number in a hole of the name table (335), given unsigned */
+	feed(t300, MERGE_EV_INSTANT, "sys_enter", "id=#335", NULL);
+	CHECK_STR(got(), "E syscalls 300; B syscalls 300 syscall 335");
+	ins(t300, "sys_exit", "id=335 ret=0");
+	CHECK_STR(got(), "E syscalls 300");
+	ins(t300, "sys_exit", "id=335 ret=0");	/* the same tracepoint again: an instant */
 	CHECK(nout == 0 && keep == 1);
 }
 

@@ -5,7 +5,7 @@
  * same vCPU within 1 ms ends; a host injection starts an "irq" flow that
  * the guest's interrupt handling on that vCPU ends; a kick of unknown vCPU
  * serves any vCPU's exit, an exit of unknown vCPU takes the latest kick;
- * a start is ended once; the two instants of a sync marker are linked
+ * a start is ended once; vCPUs past the tracked ones count as unknown; the two instants of a sync marker are linked
  * whichever side comes first; names of neither side are marked to skip.
  */
 #include <stdint.h>
@@ -224,6 +224,31 @@ static void test_skip(void)
 	later();
 }
 
+/* vCPU numbers past the ones tracked apart share the "unknown" slot: a
+ * kick on guest CPU 5000 serves the exit of a thread of no vCPU; an
+ * interrupt handled on CPU 5000 takes the latest injection of all (the
+ * scan passes an older one after it). */
+static void test_big_vcpu(void)
+{
+	struct merge_event k = ev_at(guest_trk, "virtqueue_notify", 5000, 0);
+	struct merge_event x = ev_at(host_other, "kvm_pio", NO_VCPU, 1000);
+	struct merge_event j1 = ev_at(host_vcpu[1], "kvm_inj_virq", 0, 2000);
+	struct merge_event j0 = ev_at(host_vcpu[0], "kvm_inj_virq", 0, 3000);
+	struct merge_event j2 = ev_at(host_vcpu[2], "kvm_inj_virq", 0, 1500);
+	struct merge_event h = ev_at(guest_trk, "irq_handler_entry", 5000, 4000);
+
+	feed(&k);
+	feed(&x);
+	CHECK(k.flow_start_id && x.flow_id == k.flow_start_id);
+	feed(&j2);
+	feed(&j1);
+	feed(&j0);
+	feed(&h);
+	CHECK(j0.flow_start_id && h.flow_id == j0.flow_start_id);
+	CHECK_STR(merge_str(&tb, h.flow_name), "irq");
+	later();
+}
+
 int main(void)
 {
 	setup();
@@ -234,5 +259,6 @@ int main(void)
 	test_markers();
 	test_marker_collision();
 	test_skip();
+	test_big_vcpu();
 	return check_done();
 }

@@ -10,7 +10,9 @@
  *   - whole traces: one event sequence (host and guest tracks, arguments,
  *     flows, counters, long names) written once through the sink's own
  *     dispatcher (fast where it may) and once through event_slow() only
- *     must be the same file, with and without --machine-id.
+ *     must be the same file, with and without --machine-id;
+ *   - each packet's room refused by a failed write (/dev/full): the event
+ *     fails with the output's message.
  * The sink's source is included to reach its static encoders.
  */
 #include <stdint.h>
@@ -23,7 +25,9 @@
 
 #define NR_TRACKS	300	/* track and name ids past the 1- and 2-byte varints */
 #define NR_NAMES	300
-#define NR_SEQ		20000	/* events of the whole-trace comparison */
+#define NR_SEQ		100000	/* events of the whole-trace comparison: past the
+				 * output buffer (1 MiB), so that the fast path's
+				 * room check sends one the slow way */
 #define PKT_ROOM	256
 
 static struct merge_tables tb;		/* names and tracks (a pipeline's) */
@@ -249,6 +253,43 @@ static void test_whole_trace(int machine_ids)
 	free(b);
 }
 
+/* Each packet the sink writes can be the one whose room a failed write
+ * refuses: a process's descriptor, a thread's (its process described), a
+ * lane's (its thread described, or not yet), an event's; each fails the
+ * event with the output's message, and the close after it. */
+static void test_full_output(void)
+{
+	uint32_t pn = merge_str_intern0(&tb, "full proc"), tn = merge_str_intern0(&tb, "full thread");
+	uint32_t t1 = merge_track_get(&tb, MERGE_MACHINE_HOST, 7000, 7001, pn, tn);
+	uint32_t t2 = merge_track_get(&tb, MERGE_MACHINE_HOST, 7000, 7002, pn, tn);
+	uint32_t l1 = merge_track_get_lane(&tb, MERGE_MACHINE_HOST, 7000, 7001, 2, pn, tn);
+	uint32_t l3 = merge_track_get_lane(&tb, MERGE_MACHINE_HOST, 7000, 7003, 2, pn, tn);
+	struct merge_event ev = { .kind = MERGE_EV_INSTANT, .name = names[1] };
+	const char *want = "/dev/full: write failed: No space left on device";
+	struct psink *s;
+
+	if (access("/dev/full", W_OK)) {
+		printf("no /dev/full: the failed writes not checked\n");
+		return;
+	}
+	for (int step = 0; step < 5; step++) {
+		s = perfetto_open(&tb, "/dev/full", NULL);
+		CHECK(s != NULL);
+		if (!s)
+			continue;
+		/* what is described before the write fails */
+		ev.track = t1;
+		if (step >= 1)
+			CHECK(event_slow(s, &ev) == 0);
+		memset(s->out.buf, 0, s->out.cap);
+		s->out.len = s->out.cap - 50;	/* no room for even a fast event */
+		ev.track = step == 0 ? t1 : step == 1 ? t2 : step == 2 ? l1 : step == 3 ? l3 : t1;
+		CHECK(perfetto_event(s, &ev) < 0);
+		CHECK_STR(vt_err_msg(), want);
+		CHECK(perfetto_close(s) < 0);
+	}
+}
+
 int main(void)
 {
 	setup_tables();
@@ -256,6 +297,7 @@ int main(void)
 	test_each_event();
 	test_whole_trace(0);
 	test_whole_trace(1);
+	test_full_output();
 	unlink("each.pftrace");
 	unlink("dispatch.pftrace");
 	unlink("slow.pftrace");

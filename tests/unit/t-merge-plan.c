@@ -3,7 +3,8 @@
  * that exist nowhere: which input is the host's and which a guest's and of
  * which VM (undeclared, meta-declared, DIR@NAME, DIR@host, a single input,
  * stack samples), labels and machines, each VM's clock input (markers.dat
- * before a Python directory, a trace.dat file when no directory has one),
+ * before a Python directory, a trace.dat file when no directory has one,
+ * whichever comes first; the first of two with markers.dat),
  * align's host input, the lane of a host's uftrace data, the clock maps'
  * kinds and frequencies (the host's, given or its own; a guest's own when
  * there is no host frequency; unscaled when none), and the host facts
@@ -169,6 +170,27 @@ static void test_frequencies(void)
 	CHECK(plan.hz == 0 && src[1].tsc_hz == GHZ3 && src[0].clock.kind == ALIGN_CLOCK_NS);
 }
 
+/* A VM's clock input among several: a directory over a trace.dat file
+ * given before it, a trace.dat file never over a directory, the first of
+ * two directories that both hold markers.dat. */
+static void test_clock_inputs(void)
+{
+	dir_in(0, "h", 1, 0, MERGE_DOM_HOST, GHZ2);
+	memset(&in[1], 0, sizeof(in[1]));
+	strcpy(in[1].path, "guest.dat");
+	in[1].is_file = 1;
+	dir_in(2, "py", 0, 0, MERGE_DOM_GUEST, 0);
+	CHECK(decide(3, 0) == 0);
+	CHECK(plan.nr_vms == 1 && plan.vm_clock_in[0] == 2);
+	in[3] = in[1];
+	CHECK(decide(4, 0) == 0);	/* a file after the directory */
+	CHECK(plan.vm_clock_in[0] == 2);
+	dir_in(1, "m1", 0, 1, MERGE_DOM_GUEST, 0);
+	dir_in(2, "m2", 0, 1, MERGE_DOM_GUEST, 0);
+	CHECK(decide(3, 0) == 0);
+	CHECK(plan.vm_clock_in[0] == 1);
+}
+
 static void test_host_facts(void)
 {
 	dir_in(0, "h1", 1, 0, MERGE_DOM_HOST, GHZ2);
@@ -183,13 +205,23 @@ static void test_host_facts(void)
 	in[1].host.vthread_tid[0] = 999;
 	dir_in(2, "g", 0, 0, MERGE_DOM_GUEST, 0);
 	in[2].host.qemu_pid = 555;	/* a guest's facts are not the host's */
-	CHECK(decide(3, 0) == 0);
+	dir_in(3, "h3", 0, 0, MERGE_DOM_HOST, 0);	/* a later host's tasks: not taken */
+	in[3].host.qemu_pid = 100;
+	in[3].host.nr_qtasks = 1;
+	in[3].host.qtask_tid[0] = 300;
+	CHECK(decide(4, 0) == 0);
 	for (int i = 0; i < 2; i++) {
 		CHECK(src[i].host.qemu_pid == 100 && src[i].host.nr_qtasks == 2);
 		CHECK(src[i].host.qtask_tid[1] == 102);
 		CHECK(src[i].host.nr_vthreads == 1 && src[i].host.vthread_tid[0] == 101);
 	}
 	CHECK(src[2].host.qemu_pid == 0);
+	CHECK(src[3].host.nr_qtasks == 2 && src[3].host.qtask_tid[0] == 100);
+	/* QEMU's pid from a host input without tasks: the tasks of a later one */
+	in[1].host.nr_qtasks = 0;
+	CHECK(decide(4, 0) == 0);
+	CHECK(src[0].host.qemu_pid == 100 && src[0].host.nr_qtasks == 1);
+	CHECK(src[0].host.qtask_tid[0] == 300);
 }
 
 int main(void)
@@ -200,6 +232,7 @@ int main(void)
 	test_single_and_files();
 	test_samples();
 	test_frequencies();
+	test_clock_inputs();
 	test_host_facts();
 	return check_done();
 }

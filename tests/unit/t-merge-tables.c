@@ -1,8 +1,8 @@
 /*
  * t-merge-tables.c - merge's name and track tables (merge/tables.c) and
  * the small tables its sinks share (merge/sink.c): interning gives one id
- * per distinct string (0 for ""), ids and strings round-trip through the
- * table's growth; a track is found again by (machine, pid, tid, lane),
+ * per distinct string (0 for ""; two whose hashes collide are two), ids
+ * and strings round-trip through the table's growth; a track is found again by (machine, pid, tid, lane),
  * a second lane makes its thread's first one, renames reach the right
  * tracks; two tables are independent; merge_name_in, merge_table_grow and merge_idset behave as
  * merge.h says.
@@ -52,6 +52,17 @@ static void test_strings(void)
 		c = merge_str_intern(&tb, bad100, sizeof(bad100));
 		CHECK_STR(merge_str(&tb, c), want);
 		CHECK(merge_str_intern(&tb, bad100, sizeof(bad100)) == c);
+	}
+	/* FNV-1a collisions (found by search): the same hash, the same or
+	 * another length, are still two names */
+	{
+		uint32_t x = merge_str_intern0(&tb, "iskuks"), y = merge_str_intern0(&tb, "lprtpd");
+		uint32_t u = merge_str_intern0(&tb, "muxgarc"), v = merge_str_intern0(&tb, "bmbggz");
+
+		CHECK(x != y && u != v);
+		CHECK(merge_str_intern0(&tb, "lprtpd") == y && merge_str_intern0(&tb, "bmbggz") == v);
+		CHECK_STR(merge_str(&tb, y), "lprtpd");
+		CHECK_STR(merge_str(&tb, v), "bmbggz");
 	}
 	/* bytes after a NUL count: "a\0b" is not "a" */
 	CHECK(merge_str_intern(&tb, "a\0b", 3) != merge_str_intern0(&tb, "a"));
@@ -140,6 +151,15 @@ static void test_tracks(void)
 		      (uint32_t)(7 + i));
 	CHECK(merge_track_get(&tb, MERGE_MACHINE_HOST, 300, 1000, 0, 0) == 7);
 	CHECK(merge_track(&tb, lane)->main == 3);
+	/* the same tid under another pid right after it (the last hit's
+	 * shortcut sees the pid differ): another track */
+	h = merge_track_get(&tb, 2, 100, 101, 0, 0);
+	h2 = merge_track_get(&tb, 2, 999, 101, 0, 0);
+	CHECK(h != h2 && merge_track(&tb, h2)->pid == 999 && merge_track(&tb, h)->pid == 100);
+	CHECK(merge_track_get(&tb, 2, 100, 101, 0, 0) == h);
+	/* a process renamed to no name keeps its name */
+	merge_track_set_pname(&tb, MERGE_MACHINE_HOST, 100, 0);
+	CHECK_STR(merge_str(&tb, merge_track(&tb, 0)->pname), "qemu-system");
 	merge_tables_free(&tb);
 	CHECK(merge_track_count(&tb) == 0 && merge_str_count(&tb) == 1);
 }
