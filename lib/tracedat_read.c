@@ -154,16 +154,6 @@ out:
 #define PROBE_OK	0
 #define PROBE_FAIL	2
 
-/* gcc --coverage's writer of the counts runs at exit(): the probe child
- * leaves by _exit and calls it itself in the coverage build (make
- * coverage defines VT_COVERAGE) */
-#ifdef VT_COVERAGE
-extern void __gcov_dump(void);
-#define cov_dump()	__gcov_dump()
-#else
-#define cov_dump()	do { } while (0)
-#endif
-
 /* libtraceevent 1.7 dereferences NULL on some malformed event format texts
  * (tep_parse_event), which tracecmd_open_head parses: parse them first in
  * a child process, silenced, and refuse the file if that child crashes. */
@@ -175,13 +165,12 @@ static int formats_ok(const char *path)
 	if (pid < 0)
 		return 0;	/* no probe: libtracecmd's own checks */
 	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY), code;
+		int null = open("/dev/null", O_WRONLY);
 
 		if (null >= 0)
 			dup2(null, STDERR_FILENO);
-		code = tracecmd_open_head(path, TRACECMD_FL_LOAD_NO_PLUGINS) ? PROBE_OK : PROBE_FAIL;
-		cov_dump();
-		_exit(code);
+		_exit(tracecmd_open_head(path, TRACECMD_FL_LOAD_NO_PLUGINS) ? PROBE_OK
+									    : PROBE_FAIL);
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
