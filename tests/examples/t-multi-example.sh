@@ -1,5 +1,6 @@
 #!/bin/bash
 # timeout: 900
+# san: skip: it adds to examples/t-unikernel-example (SAN-skipped, see there) the patched uftrace (a third-party tool, never a sanitizer build) and a host uftrace directory merged with the kernel trace, which merge/t-merge-vm and merge/t-merge-uftrace-records run under ASan
 # examples/multi: the unikernel example with QEMU itself traced by the
 # TSC-patched uftrace (built here if needed: tools/build-uftrace-tsc is
 # idempotent and shared with tests/tools/t-uftrace-tsc).  Checks that the

@@ -10,7 +10,7 @@
 # gate the example must run under KVM (ACCEL=kvm: no silent fall back to
 # TCG); otherwise ACCEL=auto must say why not KVM and use TCG.  The
 # example's own bounds (boot handshake, run) keep the test bounded.
-# san: skip: the example's vmtrace steps (debugcon, align, merge) run under ASan in examples/t-multi-example and align/t-align-tcg; the recorder on real kvm events in host/t-record-kvm
+# san: skip: the example's vmtrace steps run under ASan elsewhere: debugcon decoding in guest/t-mcount-freestanding and faults/t-fault-corrupt-debugcon, recording and aligning a debugcon-marker guest in align/t-align-tcg, merging host and guest in the merge tests; the recorder on real kvm events in host/t-record-kvm
 set -eu
 . "$VT_SRC/tests/lib/kvm.sh"
 kvm_or_lab "$@"
