@@ -40,7 +40,7 @@ struct uft_task {
 };
 
 struct uft_map {
-	uint64_t start, end;
+	uint64_t start;
 	char *path;
 };
 
@@ -395,8 +395,9 @@ static int cmp_map(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-/* Add the mappings of one sid map: first mapping of each file, extended
- * over the file's following contiguous lines. */
+/* Add the mappings of one sid map: the first mapping of each file (its
+ * start places the file's symbols; the file's following contiguous lines
+ * add nothing). */
 static int read_map(struct vt_uft_reader *r, const char *sid)
 {
 	char path[PATH_MAX], *buf, *line, *last = NULL;
@@ -420,12 +421,8 @@ static int read_map(struct vt_uft_reader *r, const char *sid)
 			continue;
 		if (file[0] == '[' || end <= start)
 			continue;
-		if (last && !strcmp(last, file)) {	/* last: this map's newest */
-			m = &r->maps[r->nr_maps - 1];
-			if (end > m->end)
-				m->end = end;
+		if (last && !strcmp(last, file))	/* last: this map's newest */
 			continue;
-		}
 		if (r->nr_maps >= MAX_MAPS) {
 			vt_err_set("%s: more than %d mappings", path, MAX_MAPS);
 			free(buf);
@@ -437,7 +434,6 @@ static int read_map(struct vt_uft_reader *r, const char *sid)
 		}
 		m = &r->maps[r->nr_maps];
 		m->start = start;
-		m->end = end;
 		m->path = strdup(file);
 		if (!m->path) {
 			free(buf);
