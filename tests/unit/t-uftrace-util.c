@@ -3,7 +3,8 @@
  * uftrace reader, writer and converter share (lib/uftrace_int.h): path
  * joining past the buffer, the growing text buffer, number and timestamp
  * parsing at their limits, the names of trace files, and the listing of a
- * directory's <TID>.dat files with the entries it must skip.
+ * directory's <TID>.dat files with the entries it must skip and its cap
+ * (lib/uftrace_util.c is included with MAX_TASKS made small).
  */
 #include <errno.h>
 #include <limits.h>
@@ -17,6 +18,9 @@
 #include "fileio.h"
 #include "uftrace.h"
 #include "uftrace_int.h"
+#undef MAX_TASKS
+#define MAX_TASKS	24	/* the listing's cap, reached with 25 files */
+#include "uftrace_util.c"
 
 static char tmp[256];
 
@@ -164,6 +168,23 @@ static void test_list(void)
 	CHECK(n == 21);
 	if (n == 21) {
 		CHECK(tids[0] == 7 && tids[1] == 80 && tids[20] == 99);
+		for (int i = 1; i < n; i++)
+			CHECK(tids[i - 1] < tids[i]);
+	}
+	free(tids);
+
+	/* past the cap (24 here): the first 24 files read are listed, the
+	 * 25th ends the listing */
+	snprintf(p, sizeof(p), "%s/cap", tmp);
+	CHECK(mkdir(p, 0755) == 0 || errno == EEXIST);
+	for (int i = 1; i <= 25; i++) {
+		snprintf(name, sizeof(name), "cap/%d.dat", i);
+		put(name, "x");
+	}
+	n = uft_list_dat_tids(p, &tids);
+	CHECK(n == 24);
+	if (n == 24) {
+		CHECK(tids[0] >= 1 && tids[0] <= 2 && tids[23] >= 24 && tids[23] <= 25);
 		for (int i = 1; i < n; i++)
 			CHECK(tids[i - 1] < tids[i]);
 	}
