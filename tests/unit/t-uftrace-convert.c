@@ -349,7 +349,8 @@ static int named(const char *p)
 }
 
 /* Paths too long: a directory that leaves no room for a task's temporary
- * file (DIR/101.dat.tmpXXXXXX), for vmtrace.meta or info; an output
+ * file (DIR/101.dat.tmpXXXXXX), for vmtrace.meta's (finishing fails
+ * after the copies), for vmtrace.meta or info; an output
  * directory without room for the input's names */
 static void test_long(const char *in, const char *out)
 {
@@ -391,6 +392,26 @@ static void test_long(const char *in, const char *out)
 		int dfd = open(p, O_RDONLY | O_DIRECTORY);
 
 		CHECK(dfd >= 0 && faccessat(dfd, "101.dat", F_OK, 0) == 0);
+		close(dfd);
+	}
+	snprintf(p, sizeof(p), "%s/long", tmp);
+	rm_rf(p);
+
+	/* room for the tasks' and task.txt's temporary files, not for
+	 * vmtrace.meta's (DIR/vmtrace.meta.tmpXXXXXX): the copies are made,
+	 * the meta's new clock is not written */
+	make_dir(in, "tsc", "2000000000");
+	uft_fixture_put(in, "task.txt", "TASK timestamp=1.000000000 tid=101 pid=101\n", 43, 0);
+	snprintf(p, sizeof(p), "rm -f '%s'/sid-*.map '%s'/*.sym", in, in);
+	CHECK(system(p) == 0);
+	move_long(in, p, sizeof(p), PATH_MAX - 21);
+	CHECK(vt_uft_finish_ns(p, 0) == -1);
+	CHECK(named(p) && strstr(vt_err_msg(), "/vmtrace.meta: path too long") != NULL);
+	{
+		int dfd = open(p, O_RDONLY | O_DIRECTORY);
+
+		CHECK(dfd >= 0 && faccessat(dfd, "101.tsc", F_OK, 0) == 0 &&
+		      faccessat(dfd, "101.dat", F_OK, 0) == 0);
 		close(dfd);
 	}
 	snprintf(p, sizeof(p), "%s/long", tmp);
