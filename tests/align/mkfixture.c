@@ -54,7 +54,9 @@
  *                pwrite FD COUNT (sys_enter_pwrite64) | msr ECX (kvm_msr,
  *                a kvm event align has no use for); and
  *                "comm PID NAME" lines:
- *                the thread names of the trace (cmdlines)
+ *                the thread names of the trace (cmdlines); "page": a
+ *                new page, its first event may be stamped before the
+ *                last one (the ring buffer's time going back)
  *   -L EV:FIELD  the format of event EV (kvm_pio, sys_enter_write, ...)
  *                lacks FIELD (renamed FIELD_gone): a kernel whose event
  *                has no such field (up to 4 of them)
@@ -195,15 +197,23 @@ static void lack_field(const char **fmt, size_t *len, int n, const char *spec)
 	}
 }
 
+/* CPU @cpu's page written, a new one begun */
+static void next_page(int cpu)
+{
+	struct cpu_out *c = &cpus[cpu];
+
+	if (write(c->fd, c->page, PAGE) != PAGE)
+		die("page write");
+	vt_td_page_init(&c->pg, c->page, PAGE);
+}
+
 static void emit(int cpu, uint64_t ts, const void *data, uint32_t len)
 {
 	struct cpu_out *c = &cpus[cpu];
 	int r = vt_td_page_add(&c->pg, ts, data, len);
 
 	if (r == 1) {
-		if (write(c->fd, c->page, PAGE) != PAGE)
-			die("page write");
-		vt_td_page_init(&c->pg, c->page, PAGE);
+		next_page(cpu);
 		r = vt_td_page_add(&c->pg, ts, data, len);
 	}
 	if (r)
@@ -392,6 +402,10 @@ static void extra_events(const char *path, int cpu, char *cl, size_t clsz)
 	if (!fp)
 		die(path);
 	while (fgets(line, sizeof(line), fp)) {
+		if (!strcmp(line, "page\n")) {
+			next_page(cpu);
+			continue;
+		}
 		if (sscanf(line, "comm %d %n", &pid, &off) == 1) {
 			size_t l = strlen(cl);
 

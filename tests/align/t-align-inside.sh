@@ -44,8 +44,10 @@ grep -qF 'inside check: no host kvm_entry/kvm_exit of the vCPU threads recorded'
 
 # no meta: every thread may be a vCPU thread, its vCPU from its name.
 # 4244 "CPU 1/KVM": an exit with no entry first (no run), then a run of
-# vCPU 1; 4245 "worker": no vCPU; 4246 "CPU -1/KVM": none either; 4247:
-# no name at all.  11 runs of vCPU 0 (4242) + 1 of vCPU 1.
+# vCPU 1, then an exit stamped before its entry (a new ring-buffer page
+# whose time went back: no run); 4245 "worker": no vCPU; 4246 "CPU
+# -1/KVM": none either; 4247: no name at all.  11 runs of vCPU 0 (4242) +
+# 1 of vCPU 1.
 cat >ev.txt <<EOT
 comm 4244 CPU 1/KVM
 comm 4245 worker
@@ -53,6 +55,9 @@ comm 4246 CPU -1/KVM
 $((C + 3000000000)) 4244 exit 0
 $((C + 3000000100)) 4244 entry 1
 $((C + 3000000200)) 4244 exit 0
+$((C + 3000000260)) 4244 entry 1
+page
+$((C + 3000000250)) 4244 exit 0
 $((C + 3000000300)) 4245 entry 0
 $((C + 3000000400)) 4245 exit 0
 $((C + 3000000500)) 4246 entry 0
