@@ -312,6 +312,60 @@ static void test_stop(void)
 	align_model_free(m);
 }
 
+/* a segment from host TSC 2 whose markers sit past 2^63 ticks later: its
+ * guest start, taken from the line at the markers, wraps to 2^63 + 2; a
+ * stop between (guest 500) is below that start and cuts nothing: every
+ * guest stamp maps as without the stop (2^63 + 12 through the segment's
+ * line, wrapped to host 12) */
+static void test_stop_below_start(void)
+{
+	const uint64_t H = (1ULL << 63) + 1000;
+	struct align_offset_event off[] = { { 1, 0, 0, 0 }, { 2, 0, 0, INT64_MIN } };
+	struct align_vcpu_stop st = { 0, H - 500 };
+	struct vt_marker g[2];
+	struct align_host_marker o[2];
+	struct align_input in = { .host_hz = HZ, .offsets = off, .n_offsets = 2,
+				  .guest_markers = g, .n_guest_markers = 2, .host_markers = o,
+				  .n_host_markers = 2, .stops = &st, .n_stops = 1 };
+	const uint64_t gq[] = { 500, 1000, 1000 + HZ, (1ULL << 63) + 12 };
+	struct align_model *m, *m0;
+	uint64_t h = 0;
+
+	for (int i = 0; i < 2; i++) {
+		uint64_t hm = H + (uint64_t)i * HZ, gm = hm - (1ULL << 63);
+
+		memset(&g[i], 0, sizeof(g[i]));
+		g[i].kind = VT_MARKER_PIO;
+		g[i].size = 4;
+		g[i].addr = VT_MARKER_PORT;
+		g[i].value = VT_MARKER_VALUE(i);
+		g[i].cpu = VT_MARKER_CPU_NONE;
+		g[i].seq = (uint64_t)i;
+		g[i].tsc_guest_before = gm - 100;
+		g[i].tsc_guest_after = gm + 100;
+		o[i] = (struct align_host_marker){ hm, 0, g[i].value, 1, 0 };
+	}
+	m = align_model_build(&in);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(align_model_nr_segments(m) == 2);
+	/* every guest stamp maps as without the stop */
+	in.n_stops = 0;
+	m0 = align_model_build(&in);
+	CHECK(m0 != NULL);
+	for (int i = 0; m0 && i < 4; i++) {
+		uint64_t gs = gq[i], h0 = 1;
+		int r = align_guest_to_host(m, 0, gs, &h), r0 = align_guest_to_host(m0, 0, gs, &h0);
+
+		CHECK(r == r0 && (r < 0 || h == h0));
+		if (i == 3)
+			CHECK(r == 0 && h == 12);
+	}
+	align_model_free(m0);
+	align_model_free(m);
+}
+
 /* guest TSC of host TSC @h on vCPU @v through @m; UINT64_MAX if none */
 static uint64_t h2g(const struct align_model *m, int32_t v, uint64_t h)
 {
@@ -902,6 +956,7 @@ int main(void)
 	test_rank_and_prefer();
 	test_vcpu_without_source();
 	test_stop();
+	test_stop_below_start();
 	test_tsync();
 	test_many_warnings();
 	test_debugfs_readings();
