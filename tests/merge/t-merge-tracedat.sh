@@ -120,6 +120,26 @@ want = [9000000000 + (i * 100 + 30) * 2.096 for i in range(200)]
 assert len(g) == 200 and all(abs(a - b) < 1e-6 for a, b in zip(g, want)), g[:3]
 print("ok: a trace-cmd pair on a ns clock")
 PYEOF
+# the same pair as directories: a clock model (tsync, from TIME_SHIFT)
+# onto the host's ns clock, the guest's events where they were; a host
+# uftrace directory on the TSC listed first (not the host trace) keeps its
+# own stamps (18864009000000 ticks at 2096001000 Hz: 9000 s)
+mkdir nh ng
+mv nsh.dat nh/trace.dat && mv nsg.dat ng/trace.dat
+"$VT_BUILD/tests/merge/gen-trace" q -n 4 -D 1 -z 2096001000 -s 18864009000000 -d 1000 -f a -p 77
+"$VT_BIN" merge q@host nh@host ng -o nsd.json 2>nserr.txt || { cat nserr.txt; echo "FAIL: ns pair dirs"; exit 1; }
+! grep -q warning nserr.txt && grep -qxF '  align    guest: tsync, bound unproven (no markers) (clock from ng)' nserr.txt ||
+	{ cat nserr.txt; echo "FAIL: ns pair dirs: warned or no tsync model"; exit 1; }
+"$PY" - nsd.json <<'PYEOF'
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] != "M"]
+g = [e["ts"] for e in ev if e["pid"] >= 10000000]
+want = [9000000000 + (i * 100 + 30) * 2.096 for i in range(200)]
+assert len(g) == 200 and all(abs(a - b) < 1e-6 for a, b in zip(g, want)), g[:3]
+q = [e["ts"] for e in ev if e["pid"] == 77]
+assert q and abs(q[0] - 9000000000) < 1e-3, q
+print("ok: the ns pair as directories: a model onto the ns host clock")
+PYEOF
 # no trace clock option at all (older files): x86-tsc, no warning
 mkdir -p nc && { echo "clock -"; cat ev.txt; } | "$GTD" nc/trace.dat
 cp h/vmtrace.meta nc/
