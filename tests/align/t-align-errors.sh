@@ -148,5 +148,11 @@ check_json a.json tv.json 'j["markers"]["pairs"] == 12' \
 	'[p["seq"] for p in j["pairs"]] == list(range(10))' \
 	'[(s["vcpu"], s["source"]) for s in j["segments"]] == [(0, "markers"), (1, "none")]' \
 	'"vCPU 1: no usable source for the segment from host TSC 0" in j["warnings"]'
+# merge: vCPU 1's two marker stamps have no segment to map them, placed
+# with the offset and counted
+"$VT_BIN" merge hv gv -o v.json 2>merr.txt || fail "merge hv gv: $(cat merr.txt)"
+grep -qxF 'vmtrace: warning: align guest: vCPU 1: no usable source for the segment from host TSC 0' merr.txt &&
+	grep -qxF '  align    guest: 2 stamps outside the model, placed with the offset' merr.txt ||
+	fail "merge of a vCPU without source: $(cat merr.txt)"
 "$VT_BIN" align hv gv --pairs >text.txt 2>/dev/null
 [ "$(grep -c '^  seq ' text.txt)" = 10 ] || fail "--pairs of a vCPU without source: $(cat text.txt)"
