@@ -154,5 +154,15 @@ check_json a.json tv.json 'j["markers"]["pairs"] == 12' \
 grep -qxF 'vmtrace: warning: align guest: vCPU 1: no usable source for the segment from host TSC 0' merr.txt &&
 	grep -qxF '  align    guest: 2 stamps outside the model, placed with the offset' merr.txt ||
 	fail "merge of a vCPU without source: $(cat merr.txt)"
+# ... with guest stack samples stamped on the host (domain=host) in the
+# same VM: host ticks, not through the model (L ticks: 2387.881 s)
+mkdir s
+{ printf '# vmtrace-samples 1\n# clock=tsc rate_hz=100\n# time\terror\tmono_ns\tvcpu\tpc\tstack\n'
+  printf '%d\t2000\t5\t1\t0x100010\tlong_mode;spin\n' $L; } >s/samples.tsv
+"$VT_BIN" meta s clock=tsc domain=host producer=vmtrace-sample tsc.hz=2096001000 format=samples
+"$VT_BIN" merge hv gv s -o vs.json 2>merr.txt || fail "merge hv gv s: $(cat merr.txt)"
+grep -qE '^  guest +s +1 events, 2387\.880540133 \.\. 2387\.880540133 s$' merr.txt &&
+	grep -qxF '  align    guest: 2 stamps outside the model, placed with the offset' merr.txt ||
+	fail "merge of host-clock samples in a VM with a model: $(cat merr.txt)"
 "$VT_BIN" align hv gv --pairs >text.txt 2>/dev/null
 [ "$(grep -c '^  seq ' text.txt)" = 10 ] || fail "--pairs of a vCPU without source: $(cat text.txt)"
