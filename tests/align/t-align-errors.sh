@@ -154,6 +154,11 @@ check_json a.json tv.json 'j["markers"]["pairs"] == 12' \
 grep -qxF 'vmtrace: warning: align guest: vCPU 1: no usable source for the segment from host TSC 0' merr.txt &&
 	grep -qxF '  align    guest: 2 stamps outside the model, placed with the offset' merr.txt ||
 	fail "merge of a vCPU without source: $(cat merr.txt)"
+# ... the VM named: the model's warnings and the count name it
+"$VT_BIN" merge hv gv@vm1 -o vn.json 2>merr.txt || fail "merge hv gv@vm1: $(cat merr.txt)"
+grep -qxF 'vmtrace: warning: align vm1: vCPU 1: no usable source for the segment from host TSC 0' merr.txt &&
+	grep -qxF '  align    vm1: 2 stamps outside the model, placed with the offset' merr.txt ||
+	fail "merge of a named VM with a vCPU without source: $(cat merr.txt)"
 # ... with guest stack samples stamped on the host (domain=host) in the
 # same VM: host ticks, not through the model (L ticks: 2387.881 s)
 mkdir s
