@@ -169,5 +169,15 @@ mkdir s
 grep -qE '^  guest +s +1 events, 2387\.880540133 \.\. 2387\.880540133 s$' merr.txt &&
 	grep -qxF '  align    guest: 2 stamps outside the model, placed with the offset' merr.txt ||
 	fail "merge of host-clock samples in a VM with a model: $(cat merr.txt)"
+# ... a guest uftrace directory on the ns clock holding the markers: the
+# VM's model is built from them, its events keep their ns stamps; with no
+# guest-TSC input to go with, the marker pairs are not shown (no flows)
+"$VT_BUILD/tests/merge/gen-trace" u -n 4 -D 1 -c ns -s 2387000000000 -d 1000 -f a -p 77
+rm -f u/vmtrace.meta
+cp gv/markers.dat u/
+"$VT_BIN" merge hv u -o vu.json 2>merr.txt || fail "merge hv u: $(cat merr.txt)"
+grep -qE '^  guest +u +4 events, 2387\.000000000 \.\. 2387\.000003000 s$' merr.txt &&
+	grep -qxF '  align    guest: markers (12 marker pairs), bound 207 ns (some segments unproven) (clock from u)' merr.txt &&
+	grep -qxF '  flows    0' merr.txt || fail "merge of a ns guest input with the markers: $(cat merr.txt)"
 "$VT_BIN" align hv gv --pairs >text.txt 2>/dev/null
 [ "$(grep -c '^  seq ' text.txt)" = 10 ] || fail "--pairs of a vCPU without source: $(cat text.txt)"
