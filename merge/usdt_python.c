@@ -64,7 +64,7 @@ int merge_usdt_kind(const char *system, const char *name)
 	/* "function__return" or, for a marker's further sites, "function__return_2" */
 	size_t n = strlen(name), d = n;
 
-	while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+	while (d > 0 && (unsigned int)(name[d - 1] - '0') <= 9)
 		d--;
 	if (d < n && d > 1 && name[d - 1] == '_')
 		n = d - 1;

@@ -148,5 +148,36 @@ check_json a.json tv.json 'j["markers"]["pairs"] == 12' \
 	'[p["seq"] for p in j["pairs"]] == list(range(10))' \
 	'[(s["vcpu"], s["source"]) for s in j["segments"]] == [(0, "markers"), (1, "none")]' \
 	'"vCPU 1: no usable source for the segment from host TSC 0" in j["warnings"]'
+# merge: vCPU 1's two marker stamps have no segment to map them, placed
+# with the offset and counted
+"$VT_BIN" merge hv gv -o v.json 2>merr.txt || fail "merge hv gv: $(cat merr.txt)"
+grep -qxF 'vmtrace: warning: align guest: vCPU 1: no usable source for the segment from host TSC 0' merr.txt &&
+	grep -qxF '  align    guest: 2 stamps outside the model, placed with the offset' merr.txt ||
+	fail "merge of a vCPU without source: $(cat merr.txt)"
+# ... the VM named: the model's warnings and the count name it
+"$VT_BIN" merge hv gv@vm1 -o vn.json 2>merr.txt || fail "merge hv gv@vm1: $(cat merr.txt)"
+grep -qxF 'vmtrace: warning: align vm1: vCPU 1: no usable source for the segment from host TSC 0' merr.txt &&
+	grep -qxF '  align    vm1: 2 stamps outside the model, placed with the offset' merr.txt ||
+	fail "merge of a named VM with a vCPU without source: $(cat merr.txt)"
+# ... with guest stack samples stamped on the host (domain=host) in the
+# same VM: host ticks, not through the model (L ticks: 2387.881 s)
+mkdir s
+{ printf '# vmtrace-samples 1\n# clock=tsc rate_hz=100\n# time\terror\tmono_ns\tvcpu\tpc\tstack\n'
+  printf '%d\t2000\t5\t1\t0x100010\tlong_mode;spin\n' $L; } >s/samples.tsv
+"$VT_BIN" meta s clock=tsc domain=host producer=vmtrace-sample tsc.hz=2096001000 format=samples
+"$VT_BIN" merge hv gv s -o vs.json 2>merr.txt || fail "merge hv gv s: $(cat merr.txt)"
+grep -qE '^  guest +s +1 events, 2387\.880540133 \.\. 2387\.880540133 s$' merr.txt &&
+	grep -qxF '  align    guest: 2 stamps outside the model, placed with the offset' merr.txt ||
+	fail "merge of host-clock samples in a VM with a model: $(cat merr.txt)"
+# ... a guest uftrace directory on the ns clock holding the markers: the
+# VM's model is built from them, its events keep their ns stamps; with no
+# guest-TSC input to go with, the marker pairs are not shown (no flows)
+"$VT_BUILD/tests/merge/gen-trace" u -n 4 -D 1 -c ns -s 2387000000000 -d 1000 -f a -p 77
+rm -f u/vmtrace.meta
+cp gv/markers.dat u/
+"$VT_BIN" merge hv u -o vu.json 2>merr.txt || fail "merge hv u: $(cat merr.txt)"
+grep -qE '^  guest +u +4 events, 2387\.000000000 \.\. 2387\.000003000 s$' merr.txt &&
+	grep -qxF '  align    guest: markers (12 marker pairs), bound 207 ns (some segments unproven) (clock from u)' merr.txt &&
+	grep -qxF '  flows    0' merr.txt || fail "merge of a ns guest input with the markers: $(cat merr.txt)"
 "$VT_BIN" align hv gv --pairs >text.txt 2>/dev/null
 [ "$(grep -c '^  seq ' text.txt)" = 10 ] || fail "--pairs of a vCPU without source: $(cat text.txt)"

@@ -152,12 +152,17 @@ rc=0; "$VT_BIN" merge h -o x.weird 2>err.txt || rc=$?
 [ $rc = 2 ] || fail "x.weird: exit $rc"
 has err.txt 'vmtrace: merge: x.weird: unknown output format (use --format perfetto|chrome|uftrace or .pftrace/.json/a directory)'
 
-# on a terminal: a progress line every 2^20 events (at most once a second)
+# on a terminal: a progress line after 2^20 events, then at most one a
+# second (checked every 2^20: four checks here, seldom a second apart),
 # and a last one, then the summary
-"$GEN" big -n 1100000 -D 1 -z 1000000000 -s 1000 -d 1000 -f a
-script -qec "\"$VT_BIN\" merge big -o big.json" /dev/null | tr '\r' '\n' >big.txt
+"$GEN" big -n 4200000 -D 1 -z 1000000000 -s 1000 -d 1000 -f a
+t0=$(date +%s)
+script -qec "\"$VT_BIN\" merge big --format chrome -o /dev/null" /dev/null | tr '\r' '\n' >big.txt
+t1=$(date +%s)
 has big.txt 'vmtrace: merge: 1048576 events, at 1.049 s   ' \
-	'vmtrace: merge: 1100000 events, at 1.100 s' \
-	'vmtrace: merge: 1100000 events -> big.json (chrome)'
-rm -rf big big.json
+	'vmtrace: merge: 4200000 events, at 4.200 s' \
+	'vmtrace: merge: 4200000 events -> /dev/null (chrome)'
+n=$(grep -c ' events, at .*   $' big.txt)
+[ "$n" -le $((t1 - t0 + 1)) ] || fail "$n progress lines in $((t1 - t0)) s: $(cat big.txt)"
+rm -rf big
 echo "ok: args"

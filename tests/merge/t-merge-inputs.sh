@@ -29,6 +29,17 @@ if grep -q 'vm/empty' v.txt; then fail "vm/empty taken as an input"; fi
 has w.txt '  align    web: markers (20 marker pairs), bound 198 ns (clock from vm/markers)'
 grep -qE '^  guest web vm/markers +20 events' w.txt || fail "vm@web: $(cat w.txt)"
 cmp -s v.json w.json && fail "vm@web: the VM's name is not in the output"
+# ... 3999 characters deep: a subdirectory whose path would pass 4199
+# characters is passed over (only markers/ taken)
+long=$(printf 'd%.0s' $(seq 199))
+long=$(for i in $(seq 20); do printf '%s/' "$long"; done)
+long=${long%/}
+mkdir -p "$long"
+cp -r g "$long/markers"
+( cd "$long" && cp -r "$VT_TMP/g" "$(printf 'e%.0s' $(seq 250))" )
+"$VT_BIN" merge h "$long" -o l.json 2>l.txt
+has l.txt "$span" '  flows    20'
+[ "$(grep -c '^  guest ' l.txt)" = 1 ] && grep -qF "/markers " l.txt || fail "deep vm: $(cat l.txt)"
 
 # tsc.hz=2096001000.4: rounded, the same timeline
 cp -r h hf

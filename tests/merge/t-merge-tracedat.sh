@@ -120,6 +120,26 @@ want = [9000000000 + (i * 100 + 30) * 2.096 for i in range(200)]
 assert len(g) == 200 and all(abs(a - b) < 1e-6 for a, b in zip(g, want)), g[:3]
 print("ok: a trace-cmd pair on a ns clock")
 PYEOF
+# the same pair as directories: a clock model (tsync, from TIME_SHIFT)
+# onto the host's ns clock, the guest's events where they were; a host
+# uftrace directory on the TSC listed first (not the host trace) keeps its
+# own stamps (18864009000000 ticks at 2096001000 Hz: 9000 s)
+mkdir nh ng
+mv nsh.dat nh/trace.dat && mv nsg.dat ng/trace.dat
+"$VT_BUILD/tests/merge/gen-trace" q -n 4 -D 1 -z 2096001000 -s 18864009000000 -d 1000 -f a -p 77
+"$VT_BIN" merge q@host nh@host ng -o nsd.json 2>nserr.txt || { cat nserr.txt; echo "FAIL: ns pair dirs"; exit 1; }
+! grep -q warning nserr.txt && grep -qxF '  align    guest: tsync, bound unproven (no markers) (clock from ng)' nserr.txt ||
+	{ cat nserr.txt; echo "FAIL: ns pair dirs: warned or no tsync model"; exit 1; }
+"$PY" - nsd.json <<'PYEOF'
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] != "M"]
+g = [e["ts"] for e in ev if e["pid"] >= 10000000]
+want = [9000000000 + (i * 100 + 30) * 2.096 for i in range(200)]
+assert len(g) == 200 and all(abs(a - b) < 1e-6 for a, b in zip(g, want)), g[:3]
+q = [e["ts"] for e in ev if e["pid"] == 77]
+assert q and abs(q[0] - 9000000000) < 1e-3, q
+print("ok: the ns pair as directories: a model onto the ns host clock")
+PYEOF
 # no trace clock option at all (older files): x86-tsc, no warning
 mkdir -p nc && { echo "clock -"; cat ev.txt; } | "$GTD" nc/trace.dat
 cp h/vmtrace.meta nc/
@@ -202,7 +222,9 @@ PYEOF
 # kvm_exit slices named from formats other than this kernel's: with no
 # "reason " in its print format the slice is named by exit_reason's number,
 # also past 128 distinct reasons; with no exit_reason field, "exit: 0"; a
-# symbolic field that prints as nothing stays a number
+# symbolic field that prints as nothing stays a number, so does one whose
+# text is past 63 characters (flag 0x100000); values sharing the text
+# cache's slot with 1 (3612 or 1052, by the field's index) get their own
 fake_tracefs fa
 fake_tracefs fb
 mkdir -p fa/events/kvm/kvm_exit fb/events/kvm/kvm_exit xa xb
@@ -211,11 +233,16 @@ COMMON='	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
 	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
 	field:int common_pid;	offset:4;	size:4;	signed:1;
 '
-printf 'name: kvm_exit\nID: 900\nformat:\n%s\n\tfield:unsigned int vcpu_id;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:unsigned int fl;\toffset:12;\tsize:4;\tsigned:0;\n\nprint fmt: "vcpu %%u fl=%%s", REC->vcpu_id, __print_flags(REC->fl, "|", { 1, "A" })\n' \
+printf 'name: kvm_exit\nID: 900\nformat:\n%s\n\tfield:unsigned int vcpu_id;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:unsigned int fl;\toffset:12;\tsize:4;\tsigned:0;\n\nprint fmt: "vcpu %%u fl=%%s", REC->vcpu_id, __print_flags(REC->fl, "|", { 1, "A" }, { 0x100000, "LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL" })\n' \
 	"$COMMON" >fa/events/kvm/kvm_exit/format
 printf 'name: kvm_exit\nID: 901\nformat:\n%s\n\tfield:unsigned int exit_reason;\toffset:8;\tsize:4;\tsigned:0;\n\nprint fmt: "vcpu 0 reason ", REC->exit_reason\n' \
 	"$COMMON" >fb/events/kvm/kvm_exit/format
-printf 'comm 4243 CPU 0/KVM\nev 0 1000000000 4243 kvm/kvm_exit vcpu_id=0 fl=0\nev 0 1000001000 4243 kvm/kvm_exit vcpu_id=0 fl=1\n' |
+{ echo "comm 4243 CPU 0/KVM"
+  i=0
+  for v in 0 1 3612 1 1052 1 1048576; do
+	echo "ev 0 $((1000000000 + i * 1000)) 4243 kvm/kvm_exit vcpu_id=0 fl=$v"; i=$((i + 1))
+  done
+} |
 	"$GTD" xa/trace.dat "$PWD/fa"
 { echo "comm 4243 CPU 0/KVM"
   for i in $(seq 0 129); do echo "ev 0 $((1000000000 + i * 1000)) 4243 kvm/kvm_exit exit_reason=$i"; done
@@ -227,7 +254,8 @@ cp h/vmtrace.meta xb/
 "$PY" - xa.json xb.json <<'PYEOF'
 import json, sys
 a = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "B"]
-assert [(e["name"], e["args"]["fl"]) for e in a] == [("exit: 0", 0), ("exit: 0", "A")], a
+fl = [0, "A", 3612, "A", 1052, "A", 1048576]
+assert [(e["name"], e["args"]["fl"]) for e in a] == [("exit: 0", f) for f in fl], a
 b = [e["name"] for e in json.load(open(sys.argv[2]))["traceEvents"] if e["ph"] == "B"]
 assert b == ["exit: %d" % i for i in range(130)], b[125:]
 print("ok: kvm_exit names from other formats")

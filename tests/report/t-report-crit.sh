@@ -14,7 +14,8 @@
 # exit_qemu (mkcrit.py qemu).  A vCPU thread known by nothing but the name
 # its sched_switch events give it ("CPU 0/KVM"), beside threads whose
 # names only look like one: the same headline, one vCPU (mkcrit.py byname).
-# -n 1 cuts the thread list; a report that cannot be written is named.
+# -n 1 cuts the thread list, -n 0 the html's headline bars and timeline;
+# a report that cannot be written is named.
 set -eu
 . "$VT_SRC/tests/report/common.sh"
 [ -r /sys/kernel/tracing/events/sched/sched_switch/format ] ||
@@ -122,6 +123,13 @@ for bars in fs:
             sys.exit("FAIL: %s bar %.1f px" % (p, x))
 print("ok: html stacked bars of %d fsyncs in proportion to their parts" % len(fs))
 PYEOF
+# -n 0: the block requests' stage histograms, but no headline bars and no
+# timeline of the slowest (there is one at -n 20)
+"$VT_BIN" report h g --no-align -q -n 0 --html r0.html >/dev/null
+grep -qF '<h2>Timeline of the ' r.html || { echo "FAIL: -n 20: no timeline"; exit 1; }
+grep -qF '<h2>Per-stage histograms</h2>' r0.html || { echo "FAIL: -n 0: no histograms"; exit 1; }
+if grep -qF '<h2>Timeline of the ' r0.html; then echo "FAIL: -n 0: a timeline"; exit 1; fi
+if grep -qF '<div class=stk>' r0.html; then echo "FAIL: -n 0: headline bars"; exit 1; fi
 
 # a vCPU thread merge does not know by name or meta (a KVM run where the
 # recording saw the thread first as "qemu-system-x86"): found by its
