@@ -1825,6 +1825,10 @@ static void test_match_edges(void)
 	qsys(AT(15) + 4 * US, "pread64", a, 4096);
 	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(5000));
 	qsys(AT(15) + 5 * US, "pread64", a, 4096);
+	/* ... and a write of the next block before it, no read */
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(5008));
+	qsys(AT(15) + 6 * US, "pwritev", a, 4096);
+	snprintf(a, sizeof(a), "fd=12 count=4096 pos=%llu", POS(5000));
 	qsys(AT(15) + 7 * US, "pwrite64", a, 4096);
 	/* two 512-byte writes of one block: the first takes the read; a
 	 * read request after them finds it taken */
