@@ -766,6 +766,26 @@ static void test_qemu_misc(void)
 	CHECK(q->t[RL_SYS_ENTER] == T0 + 21 * US && q->t[RL_SYS_EXIT] == T0 + 24 * US);
 }
 
+/* more guest threads than the report names from their tracks (CRIT_KEEP):
+ * each is listed with its states, one after the other on CPU 0 */
+static void test_many_threads(void)
+{
+	char a[128];
+
+	setup();
+	for (int i = 0; i < 70; i++) {
+		snprintf(a, sizeof(a), "prev_pid=%d prev_state=1 next_pid=%d", 400 + i, 401 + i);
+		ins(gk, "sched_switch", T0 + (uint64_t)i * US, 0, a);
+	}
+	finish();
+	CHECK(report_nr_threads(r) > CRIT_KEEP);
+	for (size_t i = 0; i < report_nr_threads(r); i++) {
+		const struct report_thread *t = report_thread_at(r, i);
+
+		CHECK(t->machine == 1 && t->tid >= 400 && t->tid <= 470);
+	}
+}
+
 /* The states, the rest: a sched_switch without prev_pid and a
  * sched_wakeup without pid are no change; an irq exit with no entry
  * leaves the thread out of irqs; an irq on a host thread of QEMU none:
@@ -1495,7 +1515,8 @@ static const char *sq1(sqlite3 *db, const char *sql)
  * (cut: still JSON); a signed array and one whose numbers run past the
  * event's 16 (cut there); a counter; an end with no slice open (no row);
  * a request of a syscall outside any Python call (no stack); past 2^20
- * rows (a commit between: every row kept) */
+ * rows (a commit between: every row kept); a slice on a track past the
+ * first 64 (the sink's stacks grow twice) */
 static void test_sqlite_sink(void)
 {
 	const struct report_opts o = { 0 };
@@ -1503,6 +1524,7 @@ static void test_sqlite_sink(void)
 	char big[1500];
 	struct merge_event ev;
 	sqlite3 *q = NULL;
+	uint32_t far = 0;
 	void *s;
 	int bad = 0;
 
@@ -1559,6 +1581,14 @@ static void test_sqlite_sink(void)
 	EV(ev);
 	ev = mk(gpy, MERGE_EV_INSTANT, "sys_exit_fsync", T0 + 9, 0, "ret=0");
 	EV(ev);
+	/* a slice on a track past the first 64 the sink's stacks were
+	 * given (by the end above): they grow a second time */
+	for (int i = 0; i < 70; i++)
+		far = merge_track_get(&tb, MERGE_MACHINE_HOST, 9100 + i, 9100 + i, 0, 0);
+	ev = mk(far, MERGE_EV_BEGIN, "far", T0 + 9, 0, NULL);
+	EV(ev);
+	ev = mk(far, MERGE_EV_END, NULL, T0 + 10, 0, NULL);
+	EV(ev);
 	ev = mk(hother, MERGE_EV_INSTANT, "tick", T0 + 10, 1, NULL);
 	for (int i = 0; i < (1 << 20); i++)
 		EV(ev);
@@ -1580,7 +1610,8 @@ static void test_sqlite_sink(void)
 		      "FROM instants WHERE name = 'cut'"), "1");
 	CHECK_STR(sq1(q, "SELECT value || ' ' || utid FROM counters WHERE name = 'queue depth'"),
 		  "42 0");
-	CHECK_STR(sq1(q, "SELECT count(*) FROM slices"), "0");
+	CHECK_STR(sq1(q, "SELECT count(*) FROM slices"), "1");
+	CHECK_STR(sq1(q, "SELECT name || ' ' || dur FROM slices"), "far 1");
 	CHECK_STR(sq1(q, "SELECT syscall || ' ' || links || ' ' || coalesce(python_stack, 'none') "
 		      "FROM requests"), "fsync .S.I.....CX. none");
 	CHECK_STR(sq1(q, "SELECT count(*) FROM instants WHERE name = 'tick'"), "1048576");
@@ -2062,6 +2093,7 @@ int main(void)
 	test_vstate_cpu();
 	test_vstate_saturate();
 	test_sqlite_sink();
+	test_many_threads();
 	test_outputs();
 	test_match_edges();
 	test_latency_zero();
