@@ -19,10 +19,11 @@ uint64_t report_req_latency(const struct report_req *q)
 			a = q->t[first[i]];
 			break;
 		}
-	for (size_t i = 0; i < sizeof(last) / sizeof(*last) && !end; i++)
+	for (size_t i = 0; i < sizeof(last) / sizeof(*last); i++)
 		if (chain_has(q, last[i])) {
 			b = q->t[last[i]];
 			end = 1;
+			break;
 		}
 	return end && b > a ? b - a : 0;
 }
