@@ -31,6 +31,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "tsc.h"
 #include "uftrace.h"
 
 #define VT_PYSTAGE_SUFFIX	".stage"
@@ -68,6 +69,14 @@ static inline VT_NOTRACE void vt_pystage_put(struct vt_uft_record *r, uint64_t t
 	r->bits = bits;
 }
 
+/* The same, stamped with the TSC read now. */
+static inline VT_NOTRACE void vt_pystage_put_tsc(struct vt_uft_record *r, uint64_t bits)
+{
+	vt_rdtsc_store(&r->time);
+	__asm__ __volatile__("" ::: "memory");
+	r->bits = bits;
+}
+
 /* Writer, after the @n records at @recs were copied into the .dat (or
  * counted as lost): clear their magic words, then move the header on to
  * @dat_off, the .dat offset the next record 0 belongs at. */
@@ -75,6 +84,7 @@ static inline VT_NOTRACE void vt_pystage_clear(struct vt_pystage_hdr *h,
 					       struct vt_uft_record *recs, size_t n,
 					       uint64_t dat_off)
 {
+#pragma GCC unroll 8
 	for (size_t i = 0; i < n; i++)
 		recs[i].bits = 0;
 	__asm__ __volatile__("" ::: "memory");

@@ -98,6 +98,13 @@ static inline VT_NOTRACE uint64_t vt_uft_pack(unsigned type, unsigned depth, uin
 	       ((uint64_t)(depth & VT_UFT_MAX_DEPTH) << 6) | ((addr & VT_UFT_ADDR_MASK) << 16);
 }
 
+/* The same from @w = vt_uft_pack(0, 0, addr) computed once (its magic and
+ * address): @type and @depth (<= VT_UFT_MAX_DEPTH, unchecked) added. */
+static inline VT_NOTRACE uint64_t vt_uft_pack_word(uint64_t w, unsigned type, unsigned depth)
+{
+	return w | type | ((uint64_t)depth << 6);
+}
+
 static inline unsigned vt_uft_type(uint64_t bits) { return bits & 3; }
 static inline unsigned vt_uft_more(uint64_t bits) { return (bits >> 2) & 1; }
 static inline unsigned vt_uft_magic(uint64_t bits) { return (bits >> 3) & 7; }

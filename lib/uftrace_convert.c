@@ -106,10 +106,25 @@ static int convert_dat_fd(struct vt_uft_reader *r, int idx, int fd, const char *
 		return -1;
 	}
 	vt_tsc_ns_init(&conv, hz);	/* hz != 0: checked by the caller */
-	while ((ret = vt_uft_stream_next(s, &rec)) == 1) {
+	for (;;) {
 		const void *pl;
-		size_t plen, total = sizeof(rec);
+		size_t plen, total = sizeof(rec), n;
+		const uint8_t *run = vt_uft_stream_run(s, (sizeof(out) - used) / sizeof(rec), &n);
 
+		/* the plain records already read, converted in one go: no call
+		 * per record (a finish converts every record a tracer wrote) */
+		for (size_t k = 0; k < n; k++) {
+			memcpy(&rec, run + k * sizeof(rec), sizeof(rec));
+			rec.time = vt_tsc_ns(&conv, rec.time);
+			memcpy(out + used + k * sizeof(rec), &rec, sizeof(rec));
+		}
+		used += n * sizeof(rec);
+		if (n)
+			continue;
+		/* a record with data, the end, corruption, or out full */
+		ret = vt_uft_stream_next(s, &rec);
+		if (ret != 1)
+			break;
 		rec.time = vt_tsc_ns(&conv, rec.time);
 		pl = vt_uft_stream_payload(s, &plen);
 		if (pl)

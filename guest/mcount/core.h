@@ -25,7 +25,9 @@ enum {
 struct mcount_frame {
 	uint64_t *parent_loc;	/* the stack slot we overwrote */
 	uint64_t ret_addr;	/* the original return address */
-	uint64_t child_ip;	/* address recorded for the function */
+	/* the entry record's second word, vt_uft_pack(VT_UFT_ENTRY, depth,
+	 * address of the function): its exit's is this | VT_UFT_EXIT */
+	uint64_t word;
 };
 
 /* Per-thread (Linux) or per-buffer (freestanding) recording state.  The
@@ -47,14 +49,20 @@ struct mcount_ctx {
 /* The return trampoline (mcount.S): hooked functions return into it. */
 void mcount_return_trampoline(void) __attribute__((visibility("hidden")));
 
-/* Store one record (the caller checked that pos < end). */
-static inline VT_NOTRACE void mcount_put(struct mcount_ctx *c, unsigned type,
-					 unsigned depth, uint64_t addr)
+/* Store one record whose second word is @bits (the caller checked that
+ * pos < end). */
+static inline VT_NOTRACE void mcount_put_bits(struct mcount_ctx *c, uint64_t bits)
 {
 	struct vt_uft_record *r = c->pos++;
 
-	r->time = vt_rdtsc();
-	r->bits = vt_uft_pack(type, depth, addr);
+	vt_rdtsc_store(&r->time);
+	r->bits = bits;
+}
+
+static inline VT_NOTRACE void mcount_put(struct mcount_ctx *c, unsigned type,
+					 unsigned depth, uint64_t addr)
+{
+	mcount_put_bits(c, vt_uft_pack(type, depth, addr));
 }
 
 /* Depth of the next shadow frame. */
@@ -74,6 +82,7 @@ static inline VT_NOTRACE void mcount_core_enter(struct mcount_ctx *c, uint64_t *
 						uint64_t child_ip)
 {
 	struct mcount_frame *f = c->top;
+	uint64_t w;
 
 	if (unlikely(f >= c->limit)) {
 		if (c->entries_only)
@@ -84,10 +93,11 @@ static inline VT_NOTRACE void mcount_core_enter(struct mcount_ctx *c, uint64_t *
 	}
 	f->parent_loc = parent_loc;
 	f->ret_addr = *parent_loc;
-	f->child_ip = child_ip;
+	w = vt_uft_pack(VT_UFT_ENTRY, (unsigned)(f - c->base), child_ip);
+	f->word = w;
 	c->top = f + 1;
 	*parent_loc = (uint64_t)(uintptr_t)mcount_return_trampoline;
-	mcount_put(c, VT_UFT_ENTRY, (unsigned)(f - c->base), child_ip);
+	mcount_put_bits(c, w);
 }
 
 /* Is there room for one more record?  Each build defines it: the Linux
@@ -109,19 +119,33 @@ static inline VT_NOTRACE int mcount_room_or_lost(struct mcount_ctx *c)
  * @sp (the stack pointer after the hooked function's `ret`), record its
  * exit and return its original return address.  Frames left deeper on
  * the shadow stack (their function was left by longjmp) get their exit
- * recorded and are popped on the way.
+ * recorded and are popped on the way.  mcount_core_exit() is the common
+ * case as a leaf (no frame to skip, room in the buffer); the rest is
+ * mcount_core_exit_slow(), which may flush.
  */
-static inline VT_NOTRACE uint64_t mcount_core_exit(struct mcount_ctx *c, uint64_t *sp)
+static __attribute__((noinline)) VT_NOTRACE uint64_t
+mcount_core_exit_slow(struct mcount_ctx *c, uint64_t *sp)
 {
 	struct mcount_frame *f = c->top - 1;
 
 	while (unlikely(f > c->base && f->parent_loc < sp - 1)) {
 		if (mcount_room_or_lost(c))
-			mcount_put(c, VT_UFT_EXIT, (unsigned)(f - c->base), f->child_ip);
+			mcount_put_bits(c, f->word | VT_UFT_EXIT);
 		f--;
 	}
 	if (likely(mcount_room_or_lost(c)))
-		mcount_put(c, VT_UFT_EXIT, (unsigned)(f - c->base), f->child_ip);
+		mcount_put_bits(c, f->word | VT_UFT_EXIT);
+	c->top = f;
+	return f->ret_addr;
+}
+
+static inline VT_NOTRACE uint64_t mcount_core_exit(struct mcount_ctx *c, uint64_t *sp)
+{
+	struct mcount_frame *f = c->top - 1;
+
+	if (unlikely((f > c->base && f->parent_loc < sp - 1) || c->pos >= c->end))
+		return mcount_core_exit_slow(c, sp);
+	mcount_put_bits(c, f->word | VT_UFT_EXIT);
 	c->top = f;
 	return f->ret_addr;
 }
@@ -134,16 +158,16 @@ static inline VT_NOTRACE void mcount_core_unwind_all(struct mcount_ctx *c)
 
 	for (f = c->top; f > c->base; f--)
 		if (mcount_room_or_lost(c))
-			mcount_put(c, VT_UFT_EXIT, (unsigned)(f - 1 - c->base), f[-1].child_ip);
+			mcount_put_bits(c, f[-1].word | VT_UFT_EXIT);
 	while (c->cyg_depth > 0) {
 		unsigned d = --c->cyg_depth;
 
 		if (d < c->record_below && mcount_room_or_lost(c))
-			mcount_put(c, VT_UFT_EXIT, d, c->base[d].child_ip);
+			mcount_put_bits(c, c->base[d].word | VT_UFT_EXIT);
 	}
 }
 
-/* -finstrument-functions entry at depth cyg_depth (its address is kept
+/* -finstrument-functions entry at depth cyg_depth (its record word is kept
  * in the shadow frame of that depth, for mcount_core_unwind_all()). */
 static inline VT_NOTRACE void mcount_core_cyg_enter(struct mcount_ctx *c, void *fn)
 {
@@ -153,9 +177,9 @@ static inline VT_NOTRACE void mcount_core_cyg_enter(struct mcount_ctx *c, void *
 		c->skipped++;
 		return;
 	}
-	c->base[d].child_ip = (uint64_t)(uintptr_t)fn;
+	c->base[d].word = vt_uft_pack(VT_UFT_ENTRY, d, (uint64_t)(uintptr_t)fn);
 	if (likely(mcount_room_or_lost(c)))
-		mcount_put(c, VT_UFT_ENTRY, d, (uint64_t)(uintptr_t)fn);
+		mcount_put_bits(c, c->base[d].word);
 }
 
 /* -finstrument-functions exit: the depth of its entry. */

@@ -98,8 +98,8 @@ VT_NOTRACE void __cyg_profile_func_enter(void *fn, void *call_site)
 		return;
 	}
 	c->cyg_depth++;
-	c->base[d].child_ip = (uint64_t)(uintptr_t)fn;
-	mcount_put(c, VT_UFT_ENTRY, d - free_cyg_floor, (uint64_t)(uintptr_t)fn);
+	c->base[d].word = vt_uft_pack(VT_UFT_ENTRY, d - free_cyg_floor, (uint64_t)(uintptr_t)fn);
+	mcount_put_bits(c, c->base[d].word);
 }
 
 VT_NOTRACE void __cyg_profile_func_exit(void *fn, void *call_site)

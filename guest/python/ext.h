@@ -138,18 +138,23 @@ struct vtpy_code_extra {
 	void *ce_extras[1];
 };
 
-/* The record word cached in @code's co_extra; 0 if @code is not a code
- * object or has none yet. */
-static inline uint64_t code_word(PyObject *code)
+/* The record word cached in code object @co's co_extra; 0 if it has none
+ * yet. */
+static inline uint64_t code_word_co(PyCodeObject *co)
 {
-	const struct vtpy_code_extra *ex;
+	const struct vtpy_code_extra *ex = co->co_extra;
 
-	if (unlikely(!PyCode_Check(code)))
-		return 0;
-	ex = ((PyCodeObject *)code)->co_extra;
 	if (unlikely(!ex || ext_st.extra_index >= ex->ce_size))
 		return 0;
 	return (uint64_t)(uintptr_t)ex->ce_extras[ext_st.extra_index];
+}
+
+/* The same for any object: 0 if @code is not a code object. */
+static inline uint64_t code_word(PyObject *code)
+{
+	if (unlikely(!PyCode_Check(code)))
+		return 0;
+	return code_word_co((PyCodeObject *)code);
 }
 
 /* The symbol of code object @co (named on its first sight), or -1. */
@@ -179,21 +184,24 @@ VTPY_SLOW void ext_code_exit_slow(PyObject *code, uint64_t flags);
 /* A marker "call" of zero length named vmtrace.@name: trace start/stop. */
 void ext_mark(const char *name);
 
-/* Per event: the word from co_extra, a TSC read, one record (vtpy.h). */
-static inline void ev_code_entry_fast(PyObject *code, uint64_t flags)
+/* Per event: the word from co_extra, a TSC read, one record (vtpy.h).
+ * @co is a code object: the frame's own, which is what CPython passes
+ * for every PY_* event of sys.monitoring (_PyFrame_GetCode) and what
+ * PyFrame_GetCode gives the profile function; no type check per event. */
+static inline void ev_code_entry_fast(PyCodeObject *co, uint64_t flags)
 {
-	uint64_t w = code_word(code);
+	uint64_t w = code_word_co(co);
 
 	if (unlikely(!w || vtpy_entry_fast(w | vt_uft_pack(0, 0, flags)) < 0))
-		ext_code_entry_slow(code, flags);
+		ext_code_entry_slow((PyObject *)co, flags);
 }
 
-static inline void ev_code_exit_fast(PyObject *code, uint64_t flags)
+static inline void ev_code_exit_fast(PyCodeObject *co, uint64_t flags)
 {
-	uint64_t w = code_word(code);
+	uint64_t w = code_word_co(co);
 
 	if (unlikely(!w || vtpy_exit_fast(w | vt_uft_pack(0, 0, flags)) < 0))
-		ext_code_exit_slow(code, flags);
+		ext_code_exit_slow((PyObject *)co, flags);
 }
 
 /* Entry / exit of the C callable @callable (--no-c-calls: never called). */

@@ -49,11 +49,16 @@ static VTPY_SLOW PyObject *hk_py_start_slow(PyObject *code)
 	RET_NONE;
 }
 
-/* --lines needs the general path here (fast_end is NULL then). */
+/*
+ * The PY_* hooks: args[0] is the frame's code object, always (CPython
+ * passes _PyFrame_GetCode(frame)), so the fast path reads its co_extra
+ * with no type check.  --lines needs the general path here (fast_end is
+ * NULL then).
+ */
 static PyObject *hk_py_start(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw)
 {
 	PyObject *code = args[0];
-	uint64_t w = code_word(code);
+	uint64_t w = code_word_co((PyCodeObject *)code);
 
 	if (unlikely(!w || vtpy_entry_fast(w) < 0))
 		return hk_py_start_slow(code);
@@ -62,25 +67,25 @@ static PyObject *hk_py_start(PyObject *self, PyObject *const *args, size_t nargs
 
 static PyObject *hk_py_resume(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw)
 {
-	ev_code_entry_fast(args[0], VTPY_ADDR_GEN);
+	ev_code_entry_fast((PyCodeObject *)args[0], VTPY_ADDR_GEN);
 	RET_NONE;
 }
 
 static PyObject *hk_py_return(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw)
 {
-	ev_code_exit_fast(args[0], 0);
+	ev_code_exit_fast((PyCodeObject *)args[0], 0);
 	RET_NONE;
 }
 
 static PyObject *hk_py_yield(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw)
 {
-	ev_code_exit_fast(args[0], VTPY_ADDR_GEN);
+	ev_code_exit_fast((PyCodeObject *)args[0], VTPY_ADDR_GEN);
 	RET_NONE;
 }
 
 static PyObject *hk_py_unwind(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw)
 {
-	ev_code_exit_fast(args[0], VTPY_ADDR_UNWIND);
+	ev_code_exit_fast((PyCodeObject *)args[0], VTPY_ADDR_UNWIND);
 	RET_NONE;
 }
 

@@ -73,12 +73,12 @@ static VTPY_SLOW int prof_c(int what, PyObject *arg)
 static int prof_func(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
 	if (what == PyTrace_CALL) {
-		ev_code_entry_fast((PyObject *)frame_code(frame), 0);
+		ev_code_entry_fast(frame_code(frame), 0);
 		return 0;
 	}
 	if (what == PyTrace_RETURN) {
 		/* arg is NULL when the frame is left by an exception */
-		ev_code_exit_fast((PyObject *)frame_code(frame), arg ? 0 : VTPY_ADDR_UNWIND);
+		ev_code_exit_fast(frame_code(frame), arg ? 0 : VTPY_ADDR_UNWIND);
 		return 0;
 	}
 	return prof_c(what, arg);

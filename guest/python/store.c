@@ -36,7 +36,8 @@
 /* Threads recorded in the info file. */
 #define MAX_TIDS	4096
 
-__thread struct vtpy_store *vtpy_tls VTPY_TLS_MODEL;
+struct vtpy_store vtpy_store_none = { .fd = -1 };
+__thread struct vtpy_store *vtpy_tls VTPY_TLS_MODEL = &vtpy_store_none;
 unsigned vtpy_max_depth = VT_UFT_MAX_DEPTH + 1;
 int vtpy_clock_ns;
 
@@ -363,7 +364,7 @@ static void store_destroy(void *arg)
 		}
 	pthread_mutex_unlock(&g_lock);
 	if (vtpy_tls == s)
-		vtpy_tls = NULL;
+		vtpy_tls = &vtpy_store_none;
 	free(s->line_addr);
 	free(s);
 }
@@ -379,7 +380,7 @@ struct vtpy_store *vtpy_store_get(void)
 
 	if (!g.sess)
 		return NULL;
-	if (!s) {
+	if (s == &vtpy_store_none) {
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return NULL;

@@ -51,11 +51,14 @@ struct vtpy_store {
 	struct vtpy_store *next;
 };
 
-/* The calling thread's store (NULL until its first event).  initial-exec:
- * a plain %fs-relative load, no __tls_get_addr call per event (the
- * extension is dlopen'ed, but one pointer fits glibc's static TLS reserve). */
+/* The calling thread's store; until its first event, vtpy_store_none: a
+ * store of no session whose fast_end (NULL) stops every fast path, so the
+ * fast paths test no NULL pointer.  initial-exec: a plain %fs-relative
+ * load, no __tls_get_addr call per event (the extension is dlopen'ed, but
+ * one pointer fits glibc's static TLS reserve). */
 #define VTPY_TLS_MODEL __attribute__((tls_model("initial-exec")))
 extern __thread struct vtpy_store *vtpy_tls VTPY_TLS_MODEL;
+extern struct vtpy_store vtpy_store_none;
 /* Records deeper than this are not written (depth is still counted). */
 extern unsigned vtpy_max_depth;
 /* Timestamps in CLOCK_MONOTONIC ns instead of the TSC (test option). */
@@ -94,7 +97,7 @@ static inline struct vtpy_store *vtpy_cur(void)
 {
 	struct vtpy_store *s = vtpy_tls;
 
-	if (unlikely(!s || s->sess == 0))
+	if (unlikely(s->sess == 0))
 		s = vtpy_store_get();
 	return s;
 }
@@ -122,17 +125,14 @@ static inline void vtpy_entry(uint64_t addr)
 static inline int vtpy_entry_fast(uint64_t w)
 {
 	struct vtpy_store *s = vtpy_tls;
-	struct vt_uft_record *r;
+	struct vt_uft_record *r = s->pos;
 	unsigned d;
 
-	if (unlikely(!s))
-		return -1;
-	r = s->pos;
 	d = s->depth;
 	if (unlikely(r >= s->fast_end || d >= VT_UFT_MAX_DEPTH))
 		return -1;
 	s->depth = d + 1;
-	vt_pystage_put(r, vt_rdtsc(), w | vt_uft_pack(VT_UFT_ENTRY, d, 0));
+	vt_pystage_put_tsc(r, vt_uft_pack_word(w, VT_UFT_ENTRY, d));
 	s->pos = r + 1;
 	return 0;
 }
@@ -140,18 +140,15 @@ static inline int vtpy_entry_fast(uint64_t w)
 static inline int vtpy_exit_fast(uint64_t w)
 {
 	struct vtpy_store *s = vtpy_tls;
-	struct vt_uft_record *r;
+	struct vt_uft_record *r = s->pos;
 	unsigned d;
 
-	if (unlikely(!s))
-		return -1;
-	r = s->pos;
 	/* depth 0 wraps: an exit with no entry seen goes the general way */
 	d = s->depth - 1;
 	if (unlikely(r >= s->fast_end || d >= VT_UFT_MAX_DEPTH))
 		return -1;
 	s->depth = d;
-	vt_pystage_put(r, vt_rdtsc(), w | vt_uft_pack(VT_UFT_EXIT, d, 0));
+	vt_pystage_put_tsc(r, vt_uft_pack_word(w, VT_UFT_EXIT, d));
 	s->pos = r + 1;
 	return 0;
 }

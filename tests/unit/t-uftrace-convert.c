@@ -202,6 +202,70 @@ static void test_records(const char *in, const char *out)
 	vt_meta_free(m);
 }
 
+/* Runs of plain records of every length from 1 to a whole copy buffer
+ * and more (converted in bulk), each ended by a record with data: every
+ * record read back in order, each time converted, each word and payload
+ * kept. */
+static void test_runs(const char *in, const char *out)
+{
+	enum { N = 30000 };
+	static uint8_t buf[N * 24];
+	struct vt_uft_reader *r;
+	struct vt_uft_stream *s;
+	struct vt_uft_record rec;
+	size_t used = 0, run = 0, want_run = 1;
+	uint64_t want_bits[N];
+	int n = 0, bad = 0;
+
+	make_dir(in, "tsc", "2000000000");
+	for (int i = 0; i < N; i++) {
+		struct vt_uft_record w = { HZ + 2 * (uint64_t)i,
+					   vt_uft_pack(i % 2, i % 7, BASE + 0x10 * (uint64_t)i) };
+
+		if (run == want_run) {
+			uint16_t len = 3;
+
+			/* the run's end: an event with data; the next run is longer */
+			w.bits = vt_uft_pack(VT_UFT_EVENT, 0, (uint64_t)i) | 1ULL << 2;
+			memcpy(buf + used, &w, sizeof(w));
+			memcpy(buf + used + 16, &len, 2);
+			memcpy(buf + used + 18, "xyz", 3);
+			memset(buf + used + 21, 0, 3);
+			used += 24;
+			run = 0;
+			want_run = want_run < 5000 ? want_run * 3 + 1 : 1;
+		} else {
+			memcpy(buf + used, &w, sizeof(w));
+			used += 16;
+			run++;
+		}
+		want_bits[i] = w.bits;
+	}
+	uft_fixture_put(in, "101.dat", buf, used, 0);
+	CHECK(vt_uft_convert_ns(in, out, 0, 1) == 0);
+	r = vt_uft_open(out);
+	CHECK(r != NULL);
+	s = NULL;
+	for (int i = 0; r && i < vt_uft_nr_tasks(r); i++)
+		if (vt_uft_task_tid(r, i) == 101)
+			s = vt_uft_stream_open(r, i);
+	CHECK(s != NULL);
+	while (s && vt_uft_stream_next(s, &rec) == 1) {
+		size_t len;
+		const char *pl = vt_uft_stream_payload(s, &len);
+
+		if (n >= N || rec.time != 1000000000ULL + (uint64_t)n || rec.bits != want_bits[n] ||
+		    (vt_uft_type(rec.bits) == VT_UFT_EVENT) != (pl != NULL) ||
+		    (pl && (len != 3 || memcmp(pl, "xyz", 3))))
+			bad++;
+		n++;
+	}
+	CHECK(n == N);
+	CHECK(bad == 0);
+	vt_uft_stream_close(s);
+	vt_uft_close(r);
+}
+
 /* What the copy takes: trace files (not others), no subdirectory, no task
  * that has no records file */
 static void test_copy(const char *in, const char *out)
@@ -428,6 +492,7 @@ int main(void)
 	snprintf(out, sizeof(out), "%s.ns", in);
 	test_refused(in, out);
 	test_records(in, out);
+	test_runs(in, out);
 	test_copy(in, out);
 	test_partial(in, out);
 	test_task_txt(in, out);
