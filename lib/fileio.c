@@ -17,6 +17,16 @@
 
 #define READ_ALL_FIRST	(64 * 1024)	/* first buffer when the size is unknown */
 
+void *vt_io_alloc(size_t len)
+{
+	/* aligned_alloc wants a multiple of the alignment */
+	size_t whole = (len + VT_IO_ALIGN - 1) & ~(size_t)(VT_IO_ALIGN - 1);
+
+	if (unlikely(whole < len))
+		return NULL;
+	return aligned_alloc(VT_IO_ALIGN, whole ? whole : VT_IO_ALIGN);
+}
+
 char *vt_file_read_all(const char *path, uint64_t max, size_t *len)
 {
 	struct stat st;

@@ -12,6 +12,18 @@
 
 #define VT_FILE_FSYNC	1	/* flag: fsync the data before the rename */
 
+/* Alignment of the buffers bulk read() and write() copy from and to: the
+ * kernel's copy between a user buffer and the page cache runs several
+ * times slower when the two sit a few bytes apart modulo 4096 (measured
+ * here: 5x for a read into a buffer at page offset 16, 2.3x for a write
+ * from page offset 4072; docs/benchmarks.md), so these buffers start on
+ * a page. */
+#define VT_IO_ALIGN	4096
+
+/* A buffer of @len bytes for bulk file I/O, aligned to VT_IO_ALIGN (free()
+ * it); NULL when out of memory (no message: the caller names the file). */
+void *vt_io_alloc(size_t len);
+
 /* Read all of @path, a regular file of at most @max bytes (a /proc or
  * tracefs file counts: its size reads 0, the buffer grows as it is read),
  * into a NUL-terminated buffer: the buffer (free() it) with its length in

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <trace-cmd/trace-cmd.h>
 #include "err.h"
+#include "fileio.h"
 #include "filekind.h"
 #include "tracedat.h"
 #include "tracedat_check.h"
@@ -92,7 +93,7 @@ static struct tracecmd_input *clipped_open(const char *path, const struct hdr_cu
 	snprintf(tmp, sizeof(tmp), "%s/vmtrace-td.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
 	src = open(path, O_RDONLY | O_CLOEXEC);
 	dst = mkstemp(tmp);
-	buf = malloc(COPY_CHUNK);
+	buf = vt_io_alloc(COPY_CHUNK);
 	if (src < 0 || dst < 0 || !buf) {
 		vt_err_errno("%s: CPU data truncated, and no clipped copy could be made", path);
 		goto out;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "err.h"
+#include "fileio.h"
 #include "tracedat.h"
 #include "tracedat_check.h"
 
@@ -760,7 +761,7 @@ int vt_td_write_cpu_data(struct vt_td_writer *w, unsigned nr_cpus, const int *fd
 	if (td_step(w, TD_S_CMDLINES, "cpu data"))
 		return -1;
 	sizes = calloc(nr_cpus ? nr_cpus : 1, sizeof(*sizes));
-	buf = malloc((size_t)w->page_size * TD_COPY_PAGES);
+	buf = vt_io_alloc((size_t)w->page_size * TD_COPY_PAGES);
 	if (!sizes || !buf) {
 		vt_err_set("%s: out of memory", w->path);
 		goto out;

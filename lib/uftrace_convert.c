@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "err.h"
+#include "fileio.h"
 #include "meta.h"
 #include "tsc.h"
 #include "uftrace_int.h"
@@ -96,7 +97,7 @@ static int convert_dat_fd(struct vt_uft_reader *r, int idx, int fd, const char *
 {
 	struct vt_uft_stream *s = vt_uft_stream_open(r, idx);
 	struct vt_uft_record rec;
-	uint8_t out[COPY_BUF_BYTES];
+	uint8_t out[COPY_BUF_BYTES] __attribute__((aligned(VT_IO_ALIGN)));
 	size_t used = 0;
 	int ret, partial = 0;
 	struct vt_tsc_ns conv = { 0 };

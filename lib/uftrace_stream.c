@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "err.h"
+#include "fileio.h"
 #include "pystage.h"
 #include "uftrace.h"
 
@@ -24,10 +25,11 @@
 #define STREAM_BUF_BYTES	(64 * 1024)
 
 struct vt_uft_stream {
+	/* first: on a page (vt_io_alloc), as the kernel copies fastest */
+	uint8_t buf[STREAM_BUF_BYTES];
 	char *path;
 	int fd;
 	uint64_t off;		/* file offset of buf[pos] */
-	uint8_t buf[STREAM_BUF_BYTES];
 	size_t pos, len;
 	int eof, truncated, failed;
 	uint8_t payload[EVENT_MAX_PAYLOAD];
@@ -50,7 +52,9 @@ struct vt_uft_stream *vt_uft_stream_open(struct vt_uft_reader *r, int idx)
 	}
 	if (vt_uft_raw_path(path, sizeof(path), vt_uft_reader_dir(r), vt_uft_task_tid(r, idx)))
 		return NULL;
-	s = calloc(1, sizeof(*s));
+	s = vt_io_alloc(sizeof(*s));
+	if (s)
+		memset(s, 0, sizeof(*s));
 	if (!s || !(s->path = strdup(path))) {
 		free(s);
 		vt_err_set("out of memory");

@@ -37,7 +37,7 @@ int merge_out_open(struct merge_out *o, const char *path)
 	if (o->fd < 0)
 		return vt_err_errno("%s: cannot create", path);
 	o->cap = OUT_BUF_SIZE;
-	o->buf = malloc(o->cap);
+	o->buf = vt_io_alloc(o->cap);
 	if (!o->buf) {
 		close(o->fd);
 		o->fd = -1;

@@ -12,9 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "err.h"
+#include "fileio.h"
+#include "merge.h"
 #include "meta.h"
 #include "uftrace.h"
-#include "merge.h"
 
 #define UFT_EXE		"/vmtrace-merged"	/* synthetic executable */
 #define UFT_BASE	0x400000ULL	/* its load address */
@@ -91,7 +92,7 @@ static struct utrack *get_track(struct usink *s, uint32_t idx, uint64_t ts)
 	if (!u->stack)
 		u->stack = malloc((VT_UFT_MAX_DEPTH + 1) * sizeof(*u->stack));
 	if (!u->buf)
-		u->buf = malloc(UFT_FILE_BUF);
+		u->buf = vt_io_alloc(UFT_FILE_BUF);
 	if (!u->stack || !u->buf) {
 		vt_err_set("out of memory");
 		return NULL;

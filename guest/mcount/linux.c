@@ -127,7 +127,10 @@ static void info_write(int exit_status);
 
 static int thread_start(struct mcount_thread *t)
 {
-	size_t shadow = (size_t)mcount_max_depth * sizeof(struct mcount_frame);
+	/* the records start on a page: write() copies from there 2.3x faster
+	 * than from a few bytes before a page's end (lib/fileio.h) */
+	size_t shadow = ((size_t)mcount_max_depth * sizeof(struct mcount_frame) + 4095) &
+			~(size_t)4095;
 	char path[PATH_MAX];
 	void *map;
 

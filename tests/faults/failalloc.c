@@ -3,8 +3,8 @@
  * exactly one allocation of the program fail, so that the "out of memory"
  * paths of vmtrace's host-side tools (lib/, align/, merge/) run in a test.
  *
- * Counted are the calls of malloc, calloc, realloc, strdup, strndup,
- * asprintf, vasprintf and open_memstream made from the main executable's
+ * Counted are the calls of malloc, calloc, realloc, aligned_alloc, strdup,
+ * strndup, asprintf, vasprintf and open_memstream made from the main executable's
  * own text (its executable PT_LOAD segments, found once with
  * dl_iterate_phdr: the first object it lists is the main program);
  * allocations inside libc, libtraceevent, libtracecmd, libzstd, ... are
@@ -43,6 +43,7 @@
 static void *(*real_malloc)(size_t);
 static void *(*real_calloc)(size_t, size_t);
 static void *(*real_realloc)(void *, size_t);
+static void *(*real_aligned_alloc)(size_t, size_t);
 static void (*real_free)(void *);
 static char *(*real_strdup)(const char *);
 static char *(*real_strndup)(const char *, size_t);
@@ -113,6 +114,7 @@ static void init(void)
 	initing = 1;
 	real_calloc = dlsym(RTLD_NEXT, "calloc");
 	real_realloc = dlsym(RTLD_NEXT, "realloc");
+	real_aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
 	real_free = dlsym(RTLD_NEXT, "free");
 	real_strdup = dlsym(RTLD_NEXT, "strdup");
 	real_strndup = dlsym(RTLD_NEXT, "strndup");
@@ -228,6 +230,16 @@ EXPORT void *realloc(void *ptr, size_t size)
 	if (p)
 		memcpy(p, ptr, keep);
 	return p;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	init();
+	if (!real_malloc)
+		return NULL;	/* not asked for while dlsym runs */
+	if (fail_now(__builtin_return_address(0)))
+		return NULL;
+	return real_aligned_alloc(align, size);
 }
 
 EXPORT void free(void *ptr)
