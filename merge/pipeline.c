@@ -689,15 +689,31 @@ int merge_run(struct merge_ctx *mc, const struct merge_sink_ops *sink, const cha
 			}
 		if (unlikely(ret != VT_EXIT_OK))
 			break;
+		/* the per-source counts only: the totals are theirs, summed
+		 * after the loop (output in time order: the first and the last
+		 * of all are the earliest first and the latest last) */
 		if (unlikely(!s->events))
 			s->first_ns = e->ts_ns;
 		s->events++;
 		s->last_ns = e->ts_ns;
-		if (unlikely(!total))
-			first_ns = e->ts_ns;
-		last_ns = e->ts_ns;
-		if (unlikely(++total % PROGRESS_EVERY == 0) && tty)
-			progress(mc, total, e->ts_ns, first_ns, 0);
+		if (unlikely(tty)) {
+			if (unlikely(!total))
+				first_ns = e->ts_ns;
+			if (++total % PROGRESS_EVERY == 0)
+				progress(mc, total, e->ts_ns, first_ns, 0);
+		}
+	}
+	total = 0;
+	for (int i = 0; i < mc->nr_sources; i++) {
+		const struct merge_source *s = &mc->sources[i];
+
+		if (!s->events)
+			continue;
+		if (!total || s->first_ns < first_ns)
+			first_ns = s->first_ns;
+		if (s->last_ns > last_ns)
+			last_ns = s->last_ns;
+		total += s->events;
 	}
 	/* a stream that ran out of memory ended early: no output is whole */
 	for (int i = 0; ret == VT_EXIT_OK && i < mc->plan.nin; i++)
