@@ -24,6 +24,7 @@
 #include <link.h>
 #include "cli.h"
 #include "err.h"
+#include "fileio.h"
 #include "meta.h"
 #include "uftrace.h"
 #include "guest/mcount/core.h"
@@ -129,8 +130,8 @@ static int thread_start(struct mcount_thread *t)
 {
 	/* the records start on a page: write() copies from there 2.3x faster
 	 * than from a few bytes before a page's end (lib/fileio.h) */
-	size_t shadow = ((size_t)mcount_max_depth * sizeof(struct mcount_frame) + 4095) &
-			~(size_t)4095;
+	size_t shadow = ((size_t)mcount_max_depth * sizeof(struct mcount_frame) +
+			 VT_IO_ALIGN - 1) & ~(size_t)(VT_IO_ALIGN - 1);
 	char path[PATH_MAX];
 	void *map;
 

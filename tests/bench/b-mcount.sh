@@ -67,7 +67,8 @@ table = "\n".join([
     "| **ratio vmtrace/uftrace** | **%.3f** | **%.3f** | |" % (ratio_w, ratio_c)])
 print(table)
 print("target: ratio < 0.333 -> %s" % ("met" if ratio_w < 1 / 3 else "NOT met"))
-section = """## mcount: cost per traced call (b-mcount)
+section = """<!-- b-mcount begin -->
+## mcount: cost per traced call (b-mcount)
 
 Command: `make bench B=mcount` (tests/bench/b-mcount.sh). The same `-pg`
 binary (tests/guest/progs/loop.c, %d calls of a tiny function) under
@@ -80,11 +81,13 @@ of all processes). One call = one entry + one exit record.
 
 Base loop: %.0f ms wall. Machine: %s, 2 shared cores, output on the
 local disk ($TMPDIR).
+<!-- b-mcount end -->
 """ % (n, runs, table, med(wall, "base") / 1e6, platform.machine())
 text = open(doc).read()
-pat = re.compile(r"## mcount: cost per traced call \(b-mcount\)\n.*?(?=\n## |\Z)", re.S)
+# between its markers: what is written by hand after it stays
+pat = re.compile(r"<!-- b-mcount begin -->.*?<!-- b-mcount end -->\n", re.S)
 if pat.search(text):
-    text = pat.sub(lambda m: section.rstrip("\n") + "\n", text)
+    text = pat.sub(lambda m: section, text)
 else:
     text = text.rstrip("\n") + "\n\n" + section
 open(doc, "w").write(text.rstrip("\n") + "\n")

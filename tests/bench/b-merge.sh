@@ -88,10 +88,11 @@ for n in $SIZES; do
 done
 cat "$table"
 
-doc="$VT_SRC/docs/benchmarks.md"
-sec="## merge: vmtrace merge vs uftrace dump --chrome"
+# only the harness's own part (between its markers): the sections
+# written by hand below it (before/after figures of issues) stay
 {
-	echo "$sec"
+	echo "<!-- b-merge begin -->"
+	echo "## merge: vmtrace merge vs uftrace dump --chrome"
 	echo
 	echo "Command: \`make bench B=merge\` (tests/bench/b-merge.sh, B_SIZES=\"$SIZES\" B_ROUNDS=$ROUNDS;"
 	echo "$(date -u +%Y-%m-%d), $(nproc) CPUs shared, load average at the start: $load0)."
@@ -104,19 +105,6 @@ sec="## merge: vmtrace merge vs uftrace dump --chrome"
 	echo "The per-event path (batched reads, heap, the Perfetto fast path): docs/merge.md, Pipeline."
 	echo
 	cat "$table"
-	echo
+	echo "<!-- b-merge end -->"
 } >"$W/section"
-if [ -f "$doc" ]; then
-	"${PY:-/usr/bin/python3}" - "$doc" "$W/section" "$sec" <<'PYEOF'
-import sys
-doc, secf, head = sys.argv[1:4]
-text = open(doc).read(); sec = open(secf).read()
-i = text.find(head)
-if i < 0:
-    text = text.rstrip("\n") + "\n\n" + sec
-else:
-    j = text.find("\n## ", i + len(head))
-    text = text[:i] + sec + (text[j + 1:] if j >= 0 else "")
-open(doc, "w").write(text)
-PYEOF
-fi
+"$VT_SRC/tests/bench/doc-section" b-merge "$(cat "$W/section")"

@@ -160,7 +160,9 @@ bare metal.
 text = open(doc).read()
 start = text.find("## usdt: ")
 if start >= 0:
-    end = text.find("\n## ", start + 1)
+    # to the next section, or to the marker line before it
+    ends = [e for e in (text.find("\n## ", start + 1), text.find("\n<!-- ", start + 1)) if e >= 0]
+    end = min(ends) if ends else -1
     text = text[:start] + sec + (text[end + 1:] if end >= 0 else "")
 else:
     text = text.rstrip("\n") + "\n\n" + sec

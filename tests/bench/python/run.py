@@ -3,6 +3,7 @@ under no tracer, vmtrace, cProfile and yappi, on each interpreter; prints a
 Markdown table of medians and writes it into docs/benchmarks.md."""
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -117,7 +118,8 @@ def main():
     table = fmt(rows)
     print(table)
     bdtext = "\n\n".join(breakdowns)
-    section = f"""## python: tracing cost per call (b-python)
+    section = f"""<!-- b-python begin -->
+## python: tracing cost per call (b-python)
 
 Command: `make bench B=python` (tests/bench/b-python.sh, {time.strftime('%Y-%m-%d')},
 {os.cpu_count()} CPUs shared; B_ROUNDS=N for more rounds, B_CALLGRIND=0 skips the
@@ -150,29 +152,36 @@ exactly (it does not see kernel time, nor what a page fault costs).
 {bdtext}
 
 Reading it: what vmtrace adds to a call beyond CPython's own dispatch and
-the two TSC reads is two leaf callbacks of ~35 instructions each (3.13;
-~48 on 3.11): the record word cached in co_extra, the thread's store from
-an initial-exec TLS pointer, one bounds and one depth compare, rdtsc, two
-8-byte stores into a reused 256 KiB stage mapping, plus one pwrite() of the
-stage into the .dat every 16383 records (~3.5 ns of kernel time per record
-here; it replaced writing through a fresh mapping of the .dat, whose first
-touch of each page cost ~5 us under this hypervisor's shadow paging: that
-change alone took 3.13 fib(28) from 76 to 44 ns per call, measured in the same
-hour). CPython's dispatch dominates: ~400 instructions per call on 3.13
-(a new int object for the offset argument, the tool loop, the vectorcall)
-and ~1400 on 3.11 (a frame object per call for the profile function). The
-TSC read costs 11-60 ns in a back-to-back loop on this PVM guest depending
-on the host's load (the "one rdtsc" row), less inside the callbacks where
-it overlaps other work. CPU figures move by +-10 ns between runs on the
-shared machine; the instruction counts repeat exactly.
-
+the two TSC reads is two leaf callbacks of 29 instructions each on 3.13
+(36 before issue #28's round of 2026-11-29, below): the record word cached
+in co_extra (no type check: CPython passes the frame's code object), the
+thread's store from an initial-exec TLS pointer (never NULL: a store of no
+session stands in until the first event), one bounds and one depth
+compare, rdtsc stored as its two halves, the word, into a reused 256 KiB
+stage mapping, plus one pwrite() of the stage into the .dat every 16383
+records (~3.5 ns of kernel time per record here; it replaced writing
+through a fresh mapping of the .dat, whose first touch of each page cost
+~5 us under this hypervisor's shadow paging: that change alone took 3.13
+fib(28) from 76 to 44 ns per call, measured in the same hour). The
+instruction column also holds what vmtrace.stop() does per record since
+the tracers finish their directory for uftrace (the .dat rewritten in ns,
+13 instructions per record, 26 per call). CPython's dispatch dominates:
+~400 instructions per call on 3.13 (a new int object for the offset
+argument, the tool loop, the vectorcall) and ~1400 on 3.11 (a frame object
+per call for the profile function). The TSC read costs 11-60 ns in a
+back-to-back loop on this PVM guest depending on the host's load (the "one
+rdtsc" row), less inside the callbacks where it overlaps other work. CPU
+figures move by +-10 ns between runs on the shared machine, and by 2x
+between days (the untraced call: 33.6 ns on 2026-11-22, 66.5 ns on
+2026-11-29); the instruction counts repeat exactly.
+<!-- b-python end -->
 """
     doc = os.path.join(src, "docs", "benchmarks.md")
     text = open(doc).read() if os.path.exists(doc) else "# vmtrace benchmarks\n"
-    start = text.find("## python: tracing cost per call")
-    if start >= 0:
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
+    # between its markers: what is written by hand after it stays
+    pat = re.compile(r"<!-- b-python begin -->.*?<!-- b-python end -->\n", re.S)
+    if pat.search(text):
+        text = pat.sub(lambda m: section, text)
     else:
         text = text.rstrip("\n") + "\n\n" + section
     with open(doc, "w") as f:
