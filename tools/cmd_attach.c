@@ -1,13 +1,22 @@
 /*
  * cmd_attach.c - `vmtrace attach PID`: start (and later stop) the Python tracer
  * inside a running CPython process that was not prepared for it.  gdb, in
- * batch mode, calls PyGILState_Ensure, PyRun_SimpleString("import vmtrace;
- * vmtrace.start(...)") and PyGILState_Release in the target.  Runs in the
- * vmtrace command; forks gdb, blocks while it works.
+ * batch mode, waits for a thread of the target to release the GIL (a
+ * breakpoint on PyEval_SaveThread: the interpreter's state is whole there,
+ * as releasing the GIL needs), then calls PyGILState_Ensure,
+ * PyRun_SimpleString("import vmtrace; vmtrace.start(...)") and
+ * PyGILState_Release in that thread.  Python code run where gdb happened
+ * to stop the process (inside a bytecode, an allocator, a dict resize)
+ * could crash it.  A process that releases no GIL within
+ * ATTACH_SAFE_WAIT_MS (pure computation in one thread) is stopped where it
+ * is, as before.  Runs in the vmtrace command; forks gdb, blocks while it
+ * works.
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +32,9 @@
 #define YAMA_PTRACE_SCOPE	"/proc/sys/kernel/yama/ptrace_scope"
 /* yama: 3 = no process may be traced, whatever its privileges */
 #define YAMA_NO_ATTACH		3
+/* How long gdb waits for the target to release the GIL before it is
+ * interrupted (SIGINT: gdb stops the target where it is and goes on). */
+#define ATTACH_SAFE_WAIT_MS	2000
 
 static volatile sig_atomic_t attach_quit;
 
@@ -31,13 +43,25 @@ static void attach_on_signal(int sig)
 	attach_quit = 1;
 }
 
-/* Run gdb on @pid calling PyRun_SimpleString(@code) with the GIL held.
- * 0 when the code ran without an exception. */
-static int attach_run(int pid, const char *code, int *exit_code)
+static uint64_t attach_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Run gdb on @pid calling PyRun_SimpleString(@code) with the GIL held, at
+ * the target's next release of the GIL (or where it is after
+ * ATTACH_SAFE_WAIT_MS: *@stopped set).  0 when the code ran without an
+ * exception. */
+static int attach_run(int pid, const char *code, int *exit_code, int *stopped)
 {
 	char pidbuf[32], ensure[] = "call (int)PyGILState_Ensure()";
 	char run[ATTACH_CODE_MAX + 64], out[ATTACH_OUT_MAX];
 	int fds[2], status, gil = -1, rc_run = -2;
+	struct pollfd pfd;
+	uint64_t t0;
 	size_t len = 0;
 	ssize_t n;
 	pid_t child;
@@ -55,18 +79,42 @@ static int attach_run(int pid, const char *code, int *exit_code)
 		dup2(fds[1], 2);
 		close(fds[0]);
 		close(fds[1]);
+		/* SIGINT (the fallback below) stops the target but is not
+		 * passed on to it, not even at the detach */
 		execlp("gdb", "gdb", "-nx", "-batch", "-p", pidbuf, "-ex", "set confirm off",
-		       "-ex", ensure, "-ex", run, "-ex", "call (void)PyGILState_Release($1)",
-		       "-ex", "detach", (char *)NULL);
+		       "-ex", "handle SIGINT stop nopass", "-ex", "break PyEval_SaveThread",
+		       "-ex", "continue", "-ex", "delete", "-ex", ensure, "-ex", run,
+		       "-ex", "call (void)PyGILState_Release($1)", "-ex", "detach", (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
-	while (len < sizeof(out) - 1 && (n = read(fds[0], out + len, sizeof(out) - 1 - len)) != 0) {
+	*stopped = 0;
+	t0 = 0;		/* the wait starts once the breakpoint is set */
+	pfd.fd = fds[0];
+	pfd.events = POLLIN;
+	while (len < sizeof(out) - 1) {
+		int pr = poll(&pfd, 1, 100);
+
+		if (pr == 0 || (pr < 0 && errno == EINTR)) {
+			if (t0 && !*stopped && attach_now_ms() - t0 >= ATTACH_SAFE_WAIT_MS) {
+				/* no GIL released: gdb stops the target where it is */
+				kill(child, SIGINT);
+				*stopped = 1;
+			}
+			continue;
+		}
+		n = read(fds[0], out + len, sizeof(out) - 1 - len);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
+		if (n <= 0)
 			break;
 		len += (size_t)n;
+		out[len] = '\0';
+		/* gdb attached and went on to `continue` (with the breakpoint,
+		 * or without it in a Python that has no such symbol) */
+		if (!t0 && (strstr(out, "Breakpoint 1 at") ||
+			    strstr(out, "\"PyEval_SaveThread\" not defined")))
+			t0 = attach_now_ms();
 	}
 	out[len] = '\0';
 	close(fds[0]);
@@ -159,7 +207,7 @@ int cmd_attach(int argc, char **argv)
 	char code[ATTACH_CODE_MAX], pypath[PATH_MAX], dirbuf[PATH_MAX], absdir[PATH_MAX];
 	const char *dir = NULL, *pp = NULL;
 	double duration = -1;
-	int pid = 0, code_rc = VT_EXIT_FAIL;
+	int pid = 0, code_rc = VT_EXIT_FAIL, stopped = 0;
 	FILE *f;
 
 	for (int i = 1; i < argc; i++) {
@@ -237,10 +285,13 @@ int cmd_attach(int argc, char **argv)
 	}
 	snprintf(code, sizeof(code),
 		 "import sys; sys.path.insert(0, '%s'); import vmtrace; vmtrace.start('%s')", pp, dir);
-	if (attach_run(pid, code, &code_rc) < 0) {
+	if (attach_run(pid, code, &code_rc, &stopped) < 0) {
 		vt_err_print("attach");
 		return code_rc;
 	}
+	if (stopped)
+		fprintf(stderr, "vmtrace: attach: process %d released no GIL in %d ms: "
+			"tracing started where it was stopped\n", pid, ATTACH_SAFE_WAIT_MS);
 	fprintf(stderr, "vmtrace: attach: tracing process %d into %s\n", pid, dir);
 	signal(SIGINT, attach_on_signal);
 	signal(SIGTERM, attach_on_signal);
@@ -258,7 +309,7 @@ int cmd_attach(int argc, char **argv)
 		fprintf(stderr, "vmtrace: attach: process %d ended; its trace is in %s\n", pid, dir);
 		return VT_EXIT_OK;
 	}
-	if (attach_run(pid, "import vmtrace; vmtrace.stop()", &code_rc) < 0) {
+	if (attach_run(pid, "import vmtrace; vmtrace.stop()", &code_rc, &stopped) < 0) {
 		vt_err_print("attach");
 		return code_rc;
 	}
