@@ -7,11 +7,24 @@ command -v gdb >/dev/null || vt_skip "no gdb"
 scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
 [ "$scope" -lt 3 ] || vt_skip "ptrace disabled (yama ptrace_scope=$scope)"
 
-LD_PRELOAD=$VT_PRELOAD "$PY" "$SCRIPTS/busy.py" 30 0.001 > out 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
-for _ in $(seq 300); do grep -q ready out && break; sleep 0.1; done
-grep -q ready out || vt_fail "busy.py not ready in 30 s (a loaded machine?): $(cat out)"
+# start_target OUT SCRIPT ARGS...: run tests/python/scripts/SCRIPT in the
+# background (output in OUT), wait until it says "ready"; its pid in $tpid,
+# killed at the end
+pids=
+trap 'kill $pids 2>/dev/null || true' EXIT
+start_target() {
+	local out=$1 script=$2
+
+	shift 2
+	LD_PRELOAD=$VT_PRELOAD "$PY" "$SCRIPTS/$script" "$@" > "$out" 2>&1 &
+	tpid=$!
+	pids="$pids $tpid"
+	for _ in $(seq 300); do grep -q ready "$out" && break; sleep 0.1; done
+	grep -q ready "$out" || vt_fail "$script not ready in 30 s (a loaded machine?): $(cat "$out")"
+}
+
+start_target out busy.py 30 0.001
+pid=$tpid
 rc=0
 "$VT_BIN" attach -o "$VT_TMP/d" --duration 1 --pythonpath "$PYDIR" $pid 2>err || rc=$?
 if [ $rc = 4 ]; then vt_skip "attach not permitted here: $(cat err)"; fi
@@ -26,11 +39,8 @@ s1=$(cat "$VT_TMP"/d/*.dat | wc -c); sleep 0.5; s2=$(cat "$VT_TMP"/d/*.dat | wc 
 [ "$s1" = "$s2" ] || vt_fail "trace still growing after the attach ended"
 # no -o, two processes from one directory: ./vmtrace-python-PID each
 # (docs/cli.md, Default output)
-LD_PRELOAD=$VT_PRELOAD "$PY" "$SCRIPTS/busy.py" 30 0.001 > out2 2>&1 &
-pid2=$!
-trap 'kill $pid $pid2 2>/dev/null || true' EXIT
-for _ in $(seq 300); do grep -q ready out2 && break; sleep 0.1; done
-grep -q ready out2 || vt_fail "busy.py not ready in 30 s (a loaded machine?): $(cat out2)"
+start_target out2 busy.py 30 0.001
+pid2=$tpid
 mkdir two
 for p in $pid $pid2; do
 	(cd two && "$VT_BIN" attach --duration 0.5 --pythonpath "$PYDIR" $p) 2>err ||
@@ -43,11 +53,8 @@ done
 # a process that never releases the GIL (one thread computing): after the
 # wait, started where gdb stopped it; it goes on running (the SIGINT that
 # stopped it is not passed on: no KeyboardInterrupt)
-LD_PRELOAD=$VT_PRELOAD "$PY" "$SCRIPTS/spin.py" > out3 2>&1 &
-pid3=$!
-trap 'kill $pid $pid2 $pid3 2>/dev/null || true' EXIT
-for _ in $(seq 300); do grep -q ready out3 && break; sleep 0.1; done
-grep -q ready out3 || vt_fail "spin.py not ready in 30 s (a loaded machine?): $(cat out3)"
+start_target out3 spin.py
+pid3=$tpid
 rc=0
 "$VT_BIN" attach -o "$VT_TMP/d3" --duration 0.5 --pythonpath "$PYDIR" $pid3 2>err || rc=$?
 [ $rc = 0 ] || vt_fail "attach to a spinning process: exit $rc: $(cat err)"
