@@ -31,6 +31,23 @@ static int has_warning(const struct align_model *m, const char *needle)
 	return 0;
 }
 
+/* Marker pair @i: a PIO marker from guest CPU @cpu bracketed by guest TSC
+ * [@before, @after], seen by the host at @h on vCPU @vcpu. */
+static void set_marker(struct vt_marker *g, struct align_host_marker *o, int i, uint64_t h,
+		       uint64_t before, uint64_t after, uint32_t cpu, int32_t vcpu)
+{
+	memset(g, 0, sizeof(*g));
+	g->kind = VT_MARKER_PIO;
+	g->size = 4;
+	g->addr = VT_MARKER_PORT;
+	g->value = VT_MARKER_VALUE(i);
+	g->cpu = cpu;
+	g->seq = (uint64_t)i;
+	g->tsc_guest_before = before;
+	g->tsc_guest_after = after;
+	*o = (struct align_host_marker){ h, vcpu, g->value, 1, 0 };
+}
+
 static void test_fmt(void)
 {
 	static const struct {
@@ -155,16 +172,8 @@ static void test_markers_any_vcpu(void)
 	for (int i = 0; i < 4; i++) {
 		uint64_t h = 2 * HZ + (uint64_t)i * HZ / 10;
 
-		memset(&g[i], 0, sizeof(g[i]));
-		g[i].kind = VT_MARKER_PIO;
-		g[i].size = 4;
-		g[i].addr = VT_MARKER_PORT;
-		g[i].value = VT_MARKER_VALUE(i);
-		g[i].cpu = VT_MARKER_CPU_NONE;
-		g[i].seq = (uint64_t)i;
-		g[i].tsc_guest_before = h + 500 - 1000;
-		g[i].tsc_guest_after = h + 500 + 1000;
-		o[i] = (struct align_host_marker){ h, ALIGN_VCPU_ANY, g[i].value, 1, 0 };
+		set_marker(&g[i], &o[i], i, h, h + 500 - 1000, h + 500 + 1000, VT_MARKER_CPU_NONE,
+			   ALIGN_VCPU_ANY);
 	}
 	in.guest_markers = g;
 	in.n_guest_markers = 4;
@@ -243,16 +252,7 @@ static void test_vcpu_without_source(void)
 	for (int i = 0; i < 2; i++) {
 		uint64_t h = (uint64_t)(i + 1) * HZ, gm = h + 40 + (uint64_t)i * (HZ * 4 / 10);
 
-		memset(&g[i], 0, sizeof(g[i]));
-		g[i].kind = VT_MARKER_PIO;
-		g[i].size = 4;
-		g[i].addr = VT_MARKER_PORT;
-		g[i].value = VT_MARKER_VALUE(i);
-		g[i].cpu = VT_MARKER_CPU_NONE;
-		g[i].seq = (uint64_t)i;
-		g[i].tsc_guest_before = gm - 100;
-		g[i].tsc_guest_after = gm + 100;
-		o[i] = (struct align_host_marker){ h, 1, g[i].value, 1, 0 };
+		set_marker(&g[i], &o[i], i, h, gm - 100, gm + 100, VT_MARKER_CPU_NONE, 1);
 	}
 	in.guest_markers = g;
 	in.n_guest_markers = 2;
@@ -334,16 +334,7 @@ static void test_stop_below_start(void)
 	for (int i = 0; i < 2; i++) {
 		uint64_t hm = H + (uint64_t)i * HZ, gm = hm - (1ULL << 63);
 
-		memset(&g[i], 0, sizeof(g[i]));
-		g[i].kind = VT_MARKER_PIO;
-		g[i].size = 4;
-		g[i].addr = VT_MARKER_PORT;
-		g[i].value = VT_MARKER_VALUE(i);
-		g[i].cpu = VT_MARKER_CPU_NONE;
-		g[i].seq = (uint64_t)i;
-		g[i].tsc_guest_before = gm - 100;
-		g[i].tsc_guest_after = gm + 100;
-		o[i] = (struct align_host_marker){ hm, 0, g[i].value, 1, 0 };
+		set_marker(&g[i], &o[i], i, hm, gm - 100, gm + 100, VT_MARKER_CPU_NONE, 0);
 	}
 	m = align_model_build(&in);
 	CHECK(m != NULL);
@@ -629,18 +620,9 @@ static void test_guest_max(void)
 static void mk_markers(struct vt_marker *g, struct align_host_marker *o, int n,
 		       const uint64_t *h, const int64_t *off, uint64_t w)
 {
-	for (int i = 0; i < n; i++) {
-		memset(&g[i], 0, sizeof(g[i]));
-		g[i].kind = VT_MARKER_PIO;
-		g[i].size = 4;
-		g[i].addr = VT_MARKER_PORT;
-		g[i].value = VT_MARKER_VALUE(i);
-		g[i].cpu = 0;
-		g[i].seq = (uint64_t)i;
-		g[i].tsc_guest_before = h[i] + (uint64_t)off[i] - w;
-		g[i].tsc_guest_after = h[i] + (uint64_t)off[i] + w;
-		o[i] = (struct align_host_marker){ h[i], 0, g[i].value, 1, 0 };
-	}
+	for (int i = 0; i < n; i++)
+		set_marker(&g[i], &o[i], i, h[i], h[i] + (uint64_t)off[i] - w,
+			   h[i] + (uint64_t)off[i] + w, 0, 0);
 }
 
 /* --fit-slope: one marker has no slope to fit (the known one, its
