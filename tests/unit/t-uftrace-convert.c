@@ -402,6 +402,17 @@ static void move_long(const char *in, char *p, size_t plen, size_t len)
 	CHECK(rename(in, p) == 0);
 }
 
+/* A finished-to-be directory @in with one task and no session (no map,
+ * no .sym), moved to a path of @len bytes, in @p */
+static void sessionless_long(const char *in, char *p, size_t plen, size_t len)
+{
+	make_dir(in, "tsc", "2000000000");
+	uft_fixture_put(in, "task.txt", "TASK timestamp=1.000000000 tid=101 pid=101\n", 43, 0);
+	snprintf(p, plen, "rm -f '%s'/sid-*.map '%s'/*.sym", in, in);
+	CHECK(system(p) == 0);
+	move_long(in, p, plen, len);
+}
+
 /* The last message names @p, too long for err.c's buffer: its start,
  * then "..." and the message's end (the path's end and the reason) */
 static int named(const char *p)
@@ -443,12 +454,8 @@ static void test_long(const char *in, const char *out)
 	rm_rf(p);
 	(void)out;
 
-	make_dir(in, "tsc", "2000000000");
 	/* no session (its map's name is longer than the temporary one) */
-	uft_fixture_put(in, "task.txt", "TASK timestamp=1.000000000 tid=101 pid=101\n", 43, 0);
-	snprintf(p, sizeof(p), "rm -f '%s'/sid-*.map '%s'/*.sym", in, in);
-	CHECK(system(p) == 0);
-	move_long(in, p, sizeof(p), PATH_MAX - 16);
+	sessionless_long(in, p, sizeof(p), PATH_MAX - 16);
 	CHECK(vt_uft_finish_ns(p, 0) == -1);
 	m = vt_err_msg();
 	CHECK(m == vt_err_msg() && named(p));
@@ -464,11 +471,7 @@ static void test_long(const char *in, const char *out)
 	/* room for the tasks' and task.txt's temporary files, not for
 	 * vmtrace.meta's (DIR/vmtrace.meta.tmpXXXXXX): the copies are made,
 	 * the meta's new clock is not written */
-	make_dir(in, "tsc", "2000000000");
-	uft_fixture_put(in, "task.txt", "TASK timestamp=1.000000000 tid=101 pid=101\n", 43, 0);
-	snprintf(p, sizeof(p), "rm -f '%s'/sid-*.map '%s'/*.sym", in, in);
-	CHECK(system(p) == 0);
-	move_long(in, p, sizeof(p), PATH_MAX - 21);
+	sessionless_long(in, p, sizeof(p), PATH_MAX - 21);
 	CHECK(vt_uft_finish_ns(p, 0) == -1);
 	CHECK(named(p) && strstr(vt_err_msg(), "/vmtrace.meta: path too long") != NULL);
 	{
