@@ -364,6 +364,14 @@ struct tsc_ns {
 	uint64_t width;		/* TSC ticks the clock read took */
 };
 
+uint64_t vt_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * VT_NS_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
 /* A (TSC, CLOCK_MONOTONIC_RAW) pair: the narrowest of several brackets. */
 static int sample_pair(struct tsc_ns *out)
 {

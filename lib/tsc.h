@@ -193,4 +193,7 @@ int vt_tsc_freq_span(struct vt_tsc_freq *f, uint64_t tsc0, uint64_t ns0, uint64_
 struct vt_meta;
 int vt_tsc_meta_set(struct vt_meta *m, const struct vt_tsc_freq *f);
 
+/* CLOCK_MONOTONIC now, in ns (hosted: elapsed times, the ns test clock). */
+uint64_t vt_mono_ns(void);
+
 #endif

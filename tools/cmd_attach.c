@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include "err.h"
 #include "cli.h"
+#include "tsc.h"
 
 #define ATTACH_OUT_MAX		65536
 #define ATTACH_CODE_MAX		(2 * PATH_MAX + 512)
@@ -45,10 +46,7 @@ static void attach_on_signal(int sig)
 
 static uint64_t attach_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return vt_mono_ns() / 1000000;
 }
 
 /* Run gdb on @pid calling PyRun_SimpleString(@code) with the GIL held, at

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include "cli.h"
 #include "elfread.h"
@@ -204,14 +203,6 @@ static int run_find_lib(char *out, size_t len)
 	return 0;
 }
 
-static uint64_t run_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * VT_NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 /* The TSC frequency and its source into @m (lib/tsc.c decides it; the
  * ~0.1 s calibration only when no other method gives a figure). */
 static int run_tsc_meta(struct vt_meta *m)
@@ -340,7 +331,7 @@ int cmd_run(int argc, char **argv)
 
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
-	start_ns = run_now_ns();
+	start_ns = vt_mono_ns();
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -367,7 +358,7 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGQUIT, &old_quit, NULL);
 
 	if (mcount_session_write_info(dir, prog, cmdline, status, o.depth,
-				      run_now_ns() - start_ns) < 0) {
+				      vt_mono_ns() - start_ns) < 0) {
 		vt_err_print("run");
 		return VT_EXIT_FAIL;
 	}

@@ -66,17 +66,9 @@ static struct vtpy_store *g_stores;
 static pthread_key_t g_key;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
-uint64_t vtpy_clock_ns_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * VT_NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t wall_ns(void)
 {
-	return vtpy_clock_ns_now();
+	return vt_mono_ns();
 }
 
 static void store_fail(struct vtpy_store *s, int err)

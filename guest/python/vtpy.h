@@ -64,7 +64,6 @@ extern unsigned vtpy_max_depth;
 /* Timestamps in CLOCK_MONOTONIC ns instead of the TSC (test option). */
 extern int vtpy_clock_ns;
 
-uint64_t vtpy_clock_ns_now(void);
 /* Make the calling thread's store ready for the current session: NULL if
  * tracing is off or its file cannot be created. */
 struct vtpy_store *vtpy_store_get(void);
@@ -76,7 +75,7 @@ struct vt_uft_record *vtpy_store_grow(struct vtpy_store *s);
 static inline uint64_t vtpy_now(void)
 {
 	if (unlikely(vtpy_clock_ns))
-		return vtpy_clock_ns_now();
+		return vt_mono_ns();
 	return vt_rdtsc();
 }
 

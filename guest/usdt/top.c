@@ -65,10 +65,7 @@ static void top_on_signal(int sig)
 
 static double top_now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / (double)VT_NS_PER_SEC;
+	return (double)vt_mono_ns() / (double)VT_NS_PER_SEC;
 }
 
 static void top_count(struct top_state *t, const char *key)
