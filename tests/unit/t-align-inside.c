@@ -9,24 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 #include "check.h"
+#include "marker_fixture.h"
 #include "align/align.h"
 #include "marker.h"
 
 #define HZ	2000000000ull
-
-static void marker(struct vt_marker *g, uint32_t cpu, uint64_t seq, uint64_t before,
-		   uint64_t after)
-{
-	memset(g, 0, sizeof(*g));
-	g->kind = VT_MARKER_PIO;
-	g->size = 4;
-	g->addr = VT_MARKER_PORT;
-	g->value = VT_MARKER_VALUE(seq);
-	g->cpu = cpu;
-	g->seq = seq;
-	g->tsc_guest_before = before;
-	g->tsc_guest_after = after;
-}
 
 /*
  * The model: vCPU 0 by debugfs (guest = host + 40), vCPU 1 only by two
@@ -57,7 +44,7 @@ static void test_inside(void)
 	for (int i = 0; i < 2; i++) {
 		uint64_t h = (uint64_t)(i + 1) * HZ, gm = h + 40 + (uint64_t)i * (HZ * 4 / 10);
 
-		marker(&mg[i], VT_MARKER_CPU_NONE, (uint64_t)i, gm - 100, gm + 100);
+		marker_fix_pio(&mg[i], VT_MARKER_CPU_NONE, (uint64_t)i, gm - 100, gm + 100);
 		mo[i] = (struct align_host_marker){ h, 1, mg[i].value, 1, 0 };
 	}
 	in.guest_markers = mg;
@@ -71,11 +58,11 @@ static void test_inside(void)
 	CHECK(align_model_nr_segments(m) == 2 && align_model_segment(m, 1)->vcpu == 1 &&
 	      align_model_segment(m, 1)->source == ALIGN_SRC_NONE);
 
-	marker(&g[0], 0, 0, 1200000040, 2100000040);
-	marker(&g[1], 0, 1, 1700000040, 3000000040);
-	marker(&g[2], 1, 2, 1500000040, 1600000040);
-	marker(&g[3], 2, 3, 1500000040, 1600000040);
-	marker(&g[4], VT_MARKER_CPU_NONE, 4, 1500000040, 1600000040);
+	marker_fix_pio(&g[0], 0, 0, 1200000040, 2100000040);
+	marker_fix_pio(&g[1], 0, 1, 1700000040, 3000000040);
+	marker_fix_pio(&g[2], 1, 2, 1500000040, 1600000040);
+	marker_fix_pio(&g[3], 2, 3, 1500000040, 1600000040);
+	marker_fix_pio(&g[4], VT_MARKER_CPU_NONE, 4, 1500000040, 1600000040);
 	memset(&s, 0, sizeof(s));
 	s.runs = runs;
 	s.n_runs = 4;

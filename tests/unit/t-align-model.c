@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "check.h"
+#include "marker_fixture.h"
 #include "align/align.h"
 
 #define HZ	2000000000ull
@@ -36,15 +37,7 @@ static int has_warning(const struct align_model *m, const char *needle)
 static void set_marker(struct vt_marker *g, struct align_host_marker *o, int i, uint64_t h,
 		       uint64_t before, uint64_t after, uint32_t cpu, int32_t vcpu)
 {
-	memset(g, 0, sizeof(*g));
-	g->kind = VT_MARKER_PIO;
-	g->size = 4;
-	g->addr = VT_MARKER_PORT;
-	g->value = VT_MARKER_VALUE(i);
-	g->cpu = cpu;
-	g->seq = (uint64_t)i;
-	g->tsc_guest_before = before;
-	g->tsc_guest_after = after;
+	marker_fix_pio(g, cpu, (uint64_t)i, before, after);
 	*o = (struct align_host_marker){ h, vcpu, g->value, 1, 0 };
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
+#include "marker_fixture.h"
 #include "align/align.h"
 #include "marker.h"
 #include "merge/merge.h"
@@ -37,16 +38,10 @@ static struct align_model *model(void)
 
 	for (int i = 0; i < NR; i++) {
 		uint64_t t = 1000000000ULL + (uint64_t)i * STEP;
+		uint64_t seq = (uint64_t)i + 1 + (i % 2 ? 1000 : 0);	/* two emitters' */
+		uint32_t cpu = vcpu_of(i) == ALIGN_VCPU_ANY ? VT_MARKER_CPU_NONE : (uint32_t)vcpu_of(i);
 
-		memset(&g[i], 0, sizeof(g[i]));
-		g[i].kind = VT_MARKER_PIO;
-		g[i].size = 4;
-		g[i].addr = VT_MARKER_PORT;
-		g[i].seq = (uint64_t)i + 1 + (i % 2 ? 1000 : 0);	/* two emitters' */
-		g[i].value = VT_MARKER_VALUE(g[i].seq);
-		g[i].cpu = vcpu_of(i) == ALIGN_VCPU_ANY ? VT_MARKER_CPU_NONE : (uint32_t)vcpu_of(i);
-		g[i].tsc_guest_before = t + 1000 - 100;
-		g[i].tsc_guest_after = t + 1000 + 100;
+		marker_fix_pio(&g[i], cpu, seq, t + 1000 - 100, t + 1000 + 100);
 		h[i] = (struct align_host_marker){ .tsc_host = t, .vcpu = vcpu_of(i),
 			.value = g[i].value, .has_value = 1, .tid = i < NR - 4 ? 4000 + i : 0 };
 	}
